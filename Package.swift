@@ -1,0 +1,40 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Playhead",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Playhead", targets: ["Playhead"]),
+        .executable(name: "playhead", targets: ["playhead"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]
+        ),
+        .target(
+            name: "Playhead",
+            dependencies: [
+                "CFFmpeg",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "playhead",
+            dependencies: [
+                "Playhead",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "PlayheadTests", dependencies: ["Playhead"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["Playhead", "playhead"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

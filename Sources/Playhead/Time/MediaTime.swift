@@ -1,0 +1,106 @@
+/// A point or span on a media timeline, kept as an exact rational number `value / timescale` seconds.
+///
+/// `MediaTime` follows the model of a rational media time: besides numeric times it can be
+/// *invalid* (no time at all), *indefinite* (a time that exists but is not known, such as the
+/// duration of a live stream), or positive or negative *infinity*.
+///
+/// Comparison is exact (`1/2 == 2/4`), and arithmetic is exact whenever the result's timescale
+/// fits; only then does it round, and the result says so in ``hasBeenRounded``.
+public struct MediaTime: Sendable {
+    /// The numerator: the time is `value / timescale` seconds.
+    public let value: Int64
+    /// The number of units per second (always positive for numeric times).
+    public let timescale: Int32
+    let kind: Kind
+    /// `true` when arithmetic had to round to produce this time.
+    public let hasBeenRounded: Bool
+
+    enum Kind: UInt8, Sendable {
+        case numeric, invalid, indefinite, positiveInfinity, negativeInfinity
+    }
+
+    private init(storage value: Int64, timescale: Int32, kind: Kind, rounded: Bool) {
+        self.value = value
+        self.timescale = timescale
+        self.kind = kind
+        self.hasBeenRounded = rounded
+    }
+
+    init(kind: Kind) {
+        self.init(storage: 0, timescale: 0, kind: kind, rounded: false)
+    }
+
+    /// A numeric time of `value / timescale` seconds. A timescale of zero or less gives ``invalid``.
+    public init(value: Int64, timescale: Int32) {
+        self.init(value: value, timescale: timescale, rounded: false)
+    }
+
+    init(value: Int64, timescale: Int32, rounded: Bool) {
+        if timescale <= 0 {
+            self.init(kind: .invalid)
+        } else {
+            self.init(storage: value, timescale: timescale, kind: .numeric, rounded: rounded)
+        }
+    }
+
+    /// The nearest time to `seconds` on the given timescale (rounded half away from zero).
+    /// NaN gives ``invalid``; ±infinity gives ``positiveInfinity`` / ``negativeInfinity``.
+    public init(seconds: Double, preferredTimescale: Int32 = 1_000_000) {
+        if seconds.isNaN || preferredTimescale <= 0 {
+            self.init(kind: .invalid)
+        } else if seconds.isInfinite {
+            self.init(kind: seconds > 0 ? .positiveInfinity : .negativeInfinity)
+        } else {
+            let scaled = (seconds * Double(preferredTimescale)).rounded(.toNearestOrAwayFromZero)
+            guard let exact = Int64(exactly: scaled) else {
+                self.init(kind: seconds > 0 ? .positiveInfinity : .negativeInfinity)
+                return
+            }
+            self.init(value: exact, timescale: preferredTimescale,
+                      rounded: Double(exact) / Double(preferredTimescale) != seconds)
+        }
+    }
+
+    /// Zero seconds.
+    public static let zero = MediaTime(value: 0, timescale: 1)
+    /// Not a time at all: the result of undefined operations.
+    public static let invalid = MediaTime(kind: .invalid)
+    /// A time that exists but is unknown, such as the duration of a live source.
+    public static let indefinite = MediaTime(kind: .indefinite)
+    /// Later than every numeric time.
+    public static let positiveInfinity = MediaTime(kind: .positiveInfinity)
+    /// Earlier than every numeric time.
+    public static let negativeInfinity = MediaTime(kind: .negativeInfinity)
+
+    /// `true` for every time but ``invalid``.
+    public var isValid: Bool { kind != .invalid }
+    /// `true` for ordinary finite times.
+    public var isNumeric: Bool { kind == .numeric }
+    /// `true` for ``indefinite``.
+    public var isIndefinite: Bool { kind == .indefinite }
+    /// `true` for ``positiveInfinity``.
+    public var isPositiveInfinity: Bool { kind == .positiveInfinity }
+    /// `true` for ``negativeInfinity``.
+    public var isNegativeInfinity: Bool { kind == .negativeInfinity }
+
+    /// The time in seconds as a floating-point number (NaN for invalid and indefinite times).
+    public var seconds: Double {
+        switch kind {
+        case .numeric: return Double(value) / Double(timescale)
+        case .positiveInfinity: return .infinity
+        case .negativeInfinity: return -.infinity
+        case .invalid, .indefinite: return .nan
+        }
+    }
+
+    /// The same time on another timescale, rounding half away from zero when it is not exact.
+    /// Non-numeric times are returned unchanged; an overflow gives ±infinity.
+    public func converted(toTimescale newScale: Int32) -> MediaTime {
+        guard kind == .numeric, newScale > 0 else { return newScale > 0 ? self : .invalid }
+        if newScale == timescale { return self }
+        guard let (q, exact) = RationalMath.rescale(value, multiplier: Int64(newScale), divisor: Int64(timescale)) else {
+            return value > 0 ? .positiveInfinity : .negativeInfinity
+        }
+        return MediaTime(value: q, timescale: newScale, rounded: hasBeenRounded || !exact)
+    }
+}

@@ -1,0 +1,27 @@
+/// A span of a timeline: a start and a duration.
+public struct TimeRange: Sendable, Hashable, CustomStringConvertible {
+    /// Where the range begins.
+    public var start: MediaTime
+    /// How long it lasts.
+    public var duration: MediaTime
+
+    public init(start: MediaTime, duration: MediaTime) {
+        self.start = start
+        self.duration = duration
+    }
+
+    public init(start: MediaTime, end: MediaTime) {
+        self.start = start
+        self.duration = end - start
+    }
+
+    /// The first time after the range.
+    public var end: MediaTime { start + duration }
+
+    /// `true` when `time` lies in `[start, end)`.
+    public func contains(_ time: MediaTime) -> Bool {
+        time >= start && time < end
+    }
+
+    public var description: String { "[\(start.seconds)s, +\(duration.seconds)s)" }
+}
