@@ -1,0 +1,64 @@
+/// The name of a loadable property of an ``Asset``; used to ask for a key's status.
+public struct AssetKey: Sendable, Hashable, CustomStringConvertible {
+    public let name: String
+
+    init(_ name: String) { self.name = name }
+
+    public var description: String { name }
+
+    public static let tracks = AssetKey("tracks")
+    public static let isPlayable = AssetKey("isPlayable")
+    public static let duration = AssetKey("duration")
+    public static let startTime = AssetKey("startTime")
+    public static let formatName = AssetKey("formatName")
+    public static let bitRate = AssetKey("bitRate")
+    public static let metadata = AssetKey("metadata")
+}
+
+/// A typed, loadable property of an ``Asset``: `try await asset.load(.tracks, .duration)`.
+public struct AssetProperty<Value: Sendable>: Sendable {
+    /// The key whose status tracks this property.
+    public let key: AssetKey
+    let read: @Sendable (AssetDescription) -> Value
+}
+
+extension AssetProperty where Value == [AssetTrack] {
+    /// Every stream of the container, in container order.
+    public static var tracks: AssetProperty { AssetProperty(key: .tracks) { $0.tracks } }
+}
+
+extension AssetProperty where Value == Bool {
+    /// `true` when at least one audio or video track can be decoded.
+    public static var isPlayable: AssetProperty { AssetProperty(key: .isPlayable) { $0.isPlayable } }
+}
+
+extension AssetProperty where Value == MediaTime {
+    /// The asset's duration; ``MediaTime/indefinite`` when the container does not say.
+    public static var duration: AssetProperty { AssetProperty(key: .duration) { $0.duration } }
+    /// The timestamp of the asset's first sample (often zero).
+    public static var startTime: AssetProperty { AssetProperty(key: .startTime) { $0.startTime } }
+}
+
+extension AssetProperty where Value == String {
+    /// FFmpeg's name for the container format, such as `mov,mp4,m4a,3gp,3g2,mj2` or `matroska,webm`.
+    public static var formatName: AssetProperty { AssetProperty(key: .formatName) { $0.formatName } }
+}
+
+extension AssetProperty where Value == Int? {
+    /// The container's overall bit rate in bits per second, when known.
+    public static var bitRate: AssetProperty { AssetProperty(key: .bitRate) { $0.bitRate } }
+}
+
+extension AssetProperty where Value == [String: String] {
+    /// The container's metadata tags (title, encoder, …).
+    public static var metadata: AssetProperty { AssetProperty(key: .metadata) { $0.metadata } }
+}
+
+/// Where the loading of one key stands.
+public enum AssetKeyStatus: Sendable, Hashable {
+    case notYetLoaded
+    case loading
+    case loaded
+    case failed(PlayheadError)
+    case cancelled
+}

@@ -1,0 +1,103 @@
+/// The kind of data a track carries.
+public enum MediaType: String, Sendable, Hashable, CaseIterable {
+    case video, audio, subtitle, data, attachment, unknown
+}
+
+/// One stream of an asset, as the container and codec describe it.
+public struct AssetTrack: Sendable, Hashable, Identifiable {
+    /// The stream's position in the container (0-based).
+    public var index: Int
+    /// The container's own identifier for the track (the MP4 track ID, the Matroska track number);
+    /// `index + 1` when the container has none.
+    public var trackID: Int
+    public var id: Int { index }
+    /// Video, audio, subtitle, …
+    public var mediaType: MediaType
+    /// FFmpeg's short codec name, such as `h264`, `hevc`, `vp9`, `aac`, `opus`.
+    public var codecName: String
+    /// `true` when a decoder for the codec exists in this build.
+    public var isPlayable: Bool
+    /// The track's bit rate in bits per second, when known.
+    public var bitRate: Int?
+    /// The number of frames the container claims, when it says.
+    public var frameCount: Int?
+    /// The track's time span on the asset's timeline.
+    public var timeRange: TimeRange
+    /// The language tag (ISO 639), when the container has one.
+    public var language: String?
+    /// Video properties; nil for other tracks.
+    public var video: VideoTrackInfo?
+    /// Audio properties; nil for other tracks.
+    public var audio: AudioTrackInfo?
+
+    public init(index: Int, trackID: Int, mediaType: MediaType, codecName: String, isPlayable: Bool,
+                bitRate: Int? = nil, frameCount: Int? = nil, timeRange: TimeRange, language: String? = nil,
+                video: VideoTrackInfo? = nil, audio: AudioTrackInfo? = nil) {
+        self.index = index
+        self.trackID = trackID
+        self.mediaType = mediaType
+        self.codecName = codecName
+        self.isPlayable = isPlayable
+        self.bitRate = bitRate
+        self.frameCount = frameCount
+        self.timeRange = timeRange
+        self.language = language
+        self.video = video
+        self.audio = audio
+    }
+
+    /// The stored frame size (video only).
+    public var naturalSize: PixelSize? { video?.naturalSize }
+    /// The size a display shows, after pixel aspect ratio and rotation (video only).
+    public var presentationSize: PixelSize? { video?.presentationSize }
+}
+
+/// What describes a video track's pictures.
+public struct VideoTrackInfo: Sendable, Hashable {
+    /// The stored frame size in pixels.
+    public var naturalSize: PixelSize
+    /// The shape of a stored pixel (1:1 unless anamorphic).
+    public var pixelAspectRatio: PixelAspectRatio
+    /// The turn (and mirror) a display applies to show the picture upright.
+    public var orientation: VideoOrientation
+    /// FFmpeg's pixel format name, such as `yuv420p`.
+    public var pixelFormat: String?
+    /// The average frame rate in frames per second, when known.
+    public var nominalFrameRate: Double?
+
+    public init(naturalSize: PixelSize, pixelAspectRatio: PixelAspectRatio, orientation: VideoOrientation,
+                pixelFormat: String?, nominalFrameRate: Double?) {
+        self.naturalSize = naturalSize
+        self.pixelAspectRatio = pixelAspectRatio
+        self.orientation = orientation
+        self.pixelFormat = pixelFormat
+        self.nominalFrameRate = nominalFrameRate
+    }
+
+    /// Clockwise degrees: 0, 90, 180 or 270.
+    public var rotation: Int { orientation.rotation }
+
+    /// The size a display shows: the width stretched by the pixel aspect ratio, then turned.
+    public var presentationSize: PixelSize {
+        naturalSize.presentationSize(pixelAspectRatio: pixelAspectRatio, orientation: orientation)
+    }
+}
+
+/// What describes an audio track's sound.
+public struct AudioTrackInfo: Sendable, Hashable {
+    /// Samples per second.
+    public var sampleRate: Int
+    /// Number of channels.
+    public var channelCount: Int
+    /// FFmpeg's description of the channel layout, such as `stereo` or `5.1`.
+    public var channelLayout: String?
+    /// FFmpeg's sample format name, such as `fltp`.
+    public var sampleFormat: String?
+
+    public init(sampleRate: Int, channelCount: Int, channelLayout: String?, sampleFormat: String?) {
+        self.sampleRate = sampleRate
+        self.channelCount = channelCount
+        self.channelLayout = channelLayout
+        self.sampleFormat = sampleFormat
+    }
+}

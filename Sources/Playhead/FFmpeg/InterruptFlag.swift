@@ -1,0 +1,53 @@
+import CFFmpeg
+import Synchronization
+
+/// The flag FFmpeg's interrupt callback polls during blocking I/O. Setting it makes the blocking
+/// call return `AVERROR_EXIT` promptly. Optionally also trips on a deadline.
+final class InterruptFlag: Sendable {
+    private let raised = Atomic<Bool>(false)
+    private let deadlineNanos: UInt64?
+
+    init(timeout: Duration? = nil) {
+        if let timeout {
+            let (s, attos) = timeout.components
+            let nanos = UInt64(max(0, s)) * 1_000_000_000 + UInt64(max(0, attos) / 1_000_000_000)
+            deadlineNanos = DispatchTimeNanos.now() + nanos
+        } else {
+            deadlineNanos = nil
+        }
+    }
+
+    func raise() { raised.store(true, ordering: .releasing) }
+
+    var isRaised: Bool { raised.load(ordering: .acquiring) }
+
+    /// `true` when the deadline (if any) has passed.
+    var hasTimedOut: Bool {
+        guard let deadlineNanos else { return false }
+        return DispatchTimeNanos.now() >= deadlineNanos
+    }
+
+    var shouldInterrupt: Bool { isRaised || hasTimedOut }
+
+    /// The callback record for `AVFormatContext.interrupt_callback`. The caller must keep `self`
+    /// alive for as long as the context may call it.
+    var callback: AVIOInterruptCB {
+        AVIOInterruptCB(
+            callback: { opaque in
+                guard let opaque else { return 0 }
+                let flag = Unmanaged<InterruptFlag>.fromOpaque(opaque).takeUnretainedValue()
+                return flag.shouldInterrupt ? 1 : 0
+            },
+            opaque: Unmanaged.passUnretained(self).toOpaque()
+        )
+    }
+}
+
+/// Monotonic nanoseconds, for deadlines.
+enum DispatchTimeNanos {
+    static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}

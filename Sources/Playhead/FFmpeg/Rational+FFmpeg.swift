@@ -1,0 +1,41 @@
+import CFFmpeg
+
+extension MediaTime {
+    /// An FFmpeg timestamp in `timeBase` units, exactly when the time base allows it.
+    /// `AV_NOPTS_VALUE` gives ``invalid``.
+    init(ffmpegTimestamp ts: Int64, timeBase: AVRational) {
+        guard ts != FFmpegConstants.noPTS, timeBase.num > 0, timeBase.den > 0 else {
+            self = .invalid
+            return
+        }
+        if timeBase.num == 1 {
+            self.init(value: ts, timescale: timeBase.den)
+            return
+        }
+        let (product, overflow) = ts.multipliedReportingOverflow(by: Int64(timeBase.num))
+        if !overflow {
+            self.init(value: product, timescale: timeBase.den)
+        } else {
+            // Too large to keep exactly: the nearest time on the stream's own timescale.
+            let seconds = Double(ts) * Double(timeBase.num) / Double(timeBase.den)
+            self = MediaTime(seconds: seconds, preferredTimescale: timeBase.den)
+        }
+    }
+
+    /// The time in `timeBase` units (rounded to nearest), or `AV_NOPTS_VALUE` when not numeric.
+    func ffmpegTimestamp(in timeBase: AVRational) -> Int64 {
+        guard isNumeric, timeBase.num > 0, timeBase.den > 0 else { return FFmpegConstants.noPTS }
+        return av_rescale_q_rnd(value, AVRational(num: 1, den: timescale), timeBase,
+                                AVRounding(rawValue: AV_ROUND_NEAR_INF.rawValue | AV_ROUND_PASS_MINMAX.rawValue))
+    }
+}
+
+enum FFmpegConstants {
+    static let noPTS = playhead_nopts_value()
+    static let timeBaseQ = playhead_time_base_q()
+}
+
+extension AVRational {
+    var isValidPositive: Bool { num > 0 && den > 0 }
+    var doubleValue: Double { den == 0 ? 0 : Double(num) / Double(den) }
+}
