@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import Playhead
+
+/// `playhead probe [--json] <path>...`: load every file's properties concurrently and report them.
+struct ProbeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "probe",
+        abstract: "Describe media files: container, duration, tracks.",
+        discussion: "All files are probed at once. Exit status: 0 when every file loaded, 1 when any failed (all are still reported), 2 on usage errors."
+    )
+
+    @Flag(help: "Print one JSON document instead of a table.")
+    var json = false
+
+    @Argument(help: "Media files or URLs.")
+    var paths: [String]
+
+    func validate() throws {
+        if paths.isEmpty { throw ValidationError("give at least one file to probe") }
+    }
+
+    func run() async throws {
+        let reports = await ProbeCommand.probeAll(paths)
+        if json {
+            try JSONOutput.write(ProbeDocument(assets: reports))
+        } else {
+            print(ProbeTable.render(reports), terminator: "")
+        }
+        if reports.contains(where: { $0.status != "loaded" }) {
+            throw ExitCode.someFilesFailed
+        }
+    }
+
+    /// Probes every path concurrently; the reports come back in argument order.
+    static func probeAll(_ paths: [String]) async -> [AssetReport] {
+        await withTaskGroup(of: (Int, AssetReport).self) { group in
+            for (position, path) in paths.enumerated() {
+                group.addTask { (position, await probe(path)) }
+            }
+            var reports = [AssetReport?](repeating: nil, count: paths.count)
+            for await (position, report) in group { reports[position] = report }
+            return reports.map { $0! }
+        }
+    }
+
+    static func probe(_ path: String) async -> AssetReport {
+        let asset = Asset(url: MediaLocation.url(for: path))
+        do {
+            let (format, duration, start, bitRate, tracks, playable) =
+                try await asset.load(.formatName, .duration, .startTime, .bitRate, .tracks, .isPlayable)
+            return AssetReport(path: path, format: format, duration: duration, startTime: start,
+                               bitRate: bitRate, tracks: tracks, isPlayable: playable)
+        } catch {
+            return AssetReport(path: path, error: error)
+        }
+    }
+}
+
+/// Turns a command-line argument into a URL: a path unless it carries a scheme FFmpeg opens.
+enum MediaLocation {
+    static func url(for argument: String) -> URL {
+        if let url = URL(string: argument), let scheme = url.scheme, scheme.count > 1, scheme != "file" {
+            return url
+        }
+        return URL(fileURLWithPath: argument)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Playhead
+
+/// `{"assets": [...]}`: the document `playhead probe --json` prints.
+struct ProbeDocument: Encodable {
+    var assets: [AssetReport]
+}
+
+/// One file's entry in the probe report. Optional fields are left out where they do not apply.
+struct AssetReport: Encodable {
+    var path: String
+    var status: String
+    var isPlayable: Bool?
+    var format: String?
+    var duration: Double?
+    var startTime: Double?
+    var bitRate: Int?
+    var tracks: [TrackReport]?
+    var error: ErrorReport?
+
+    init(path: String, format: String, duration: MediaTime, startTime: MediaTime, bitRate: Int?, tracks: [AssetTrack], isPlayable: Bool) {
+        self.path = path
+        self.status = "loaded"
+        self.isPlayable = isPlayable
+        self.format = format
+        self.duration = duration.jsonSeconds
+        self.startTime = startTime.jsonSeconds
+        self.bitRate = bitRate
+        self.tracks = tracks.map(TrackReport.init)
+    }
+
+    init(path: String, error: PlayheadError) {
+        self.path = path
+        self.status = error.code == .cancelled ? "cancelled" : "failed"
+        self.error = ErrorReport(error)
+    }
+}
+
+struct ErrorReport: Encodable {
+    var code: String
+    /// The message naming the file.
+    var message: String
+    var cause: String?
+    /// The message alone, for the table, which names the file already.
+    var reason: String
+
+    init(_ error: PlayheadError) {
+        code = error.code.description
+        message = error.file.map { "\($0): \(error.message)" } ?? error.message
+        cause = error.cause?.description
+        reason = error.message
+    }
+
+    enum CodingKeys: String, CodingKey { case code, message, cause }
+}
+
+struct SizeReport: Encodable {
+    var width: Int
+    var height: Int
+    init(_ size: PixelSize) { width = size.width; height = size.height }
+}
+
+struct TrackReport: Encodable {
+    struct Ratio: Encodable { var horizontal: Int; var vertical: Int }
+    struct Range: Encodable { var start: Double?; var duration: Double? }
+
+    var index: Int
+    var trackID: Int
+    var mediaType: String
+    var codec: String
+    var isPlayable: Bool
+    var naturalSize: SizeReport?
+    var pixelAspectRatio: Ratio?
+    var rotation: Int?
+    var mirrored: Bool?
+    var presentationSize: SizeReport?
+    var pixelFormat: String?
+    var nominalFrameRate: Double?
+    var timeRange: Range
+    var sampleRate: Int?
+    var channels: Int?
+    var channelLayout: String?
+    var language: String?
+    var bitRate: Int?
+
+    init(_ track: AssetTrack) {
+        index = track.index
+        trackID = track.trackID
+        mediaType = track.mediaType.rawValue
+        codec = track.codecName
+        isPlayable = track.isPlayable
+        if let video = track.video {
+            naturalSize = SizeReport(video.naturalSize)
+            pixelAspectRatio = Ratio(horizontal: video.pixelAspectRatio.horizontal, vertical: video.pixelAspectRatio.vertical)
+            rotation = video.rotation
+            mirrored = video.orientation.isMirrored ? true : nil
+            presentationSize = SizeReport(video.presentationSize)
+            pixelFormat = video.pixelFormat
+            nominalFrameRate = video.nominalFrameRate
+        }
+        if let audio = track.audio {
+            sampleRate = audio.sampleRate
+            channels = audio.channelCount
+            channelLayout = audio.channelLayout
+        }
+        timeRange = Range(start: track.timeRange.start.jsonSeconds, duration: track.timeRange.duration.jsonSeconds)
+        language = track.language
+        bitRate = track.bitRate
+    }
+}
+
+extension MediaTime {
+    /// Seconds for JSON: nil (left out) when not a finite time.
+    var jsonSeconds: Double? { isNumeric ? seconds : nil }
+}
+
+enum JSONOutput {
+    static func write<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(value)
+        data.append(0x0A)
+        FileHandle.standardOutput.write(data)
+    }
+}

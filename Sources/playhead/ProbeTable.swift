@@ -1,0 +1,42 @@
+import Foundation
+import Playhead
+
+/// The human-readable form of a probe: one block per file.
+enum ProbeTable {
+    static func render(_ reports: [AssetReport]) -> String {
+        var out = ""
+        for report in reports {
+            guard report.status == "loaded" else {
+                out += "\(report.path)  \(report.status.uppercased())  \(report.error.map { "[\($0.code)] \($0.reason)\($0.cause.map { " (\($0))" } ?? "")" } ?? "")\n"
+                continue
+            }
+            var header = "\(report.path)  \(report.format ?? "?")"
+            header += "  " + (report.duration.map { String(format: "%.3fs", $0) } ?? "duration unknown")
+            if let bitRate = report.bitRate { header += "  \(bitRate / 1000) kb/s" }
+            header += (report.isPlayable == true) ? "  playable" : "  not playable"
+            out += header + "\n"
+            for track in report.tracks ?? [] {
+                out += "  #\(track.index) \(track.mediaType) \(track.codec)" + details(track) + (track.isPlayable ? "" : " (no decoder)") + "\n"
+            }
+        }
+        return out
+    }
+
+    private static func details(_ track: TrackReport) -> String {
+        var parts: [String] = []
+        if let size = track.naturalSize {
+            parts.append("\(size.width)x\(size.height)")
+            if let par = track.pixelAspectRatio, par.horizontal != par.vertical { parts.append("PAR \(par.horizontal):\(par.vertical)") }
+            if let rotation = track.rotation, rotation != 0 { parts.append("rotated \(rotation)°") }
+            if let shown = track.presentationSize, shown.width != size.width || shown.height != size.height {
+                parts.append("shown \(shown.width)x\(shown.height)")
+            }
+            if let fps = track.nominalFrameRate { parts.append(String(format: "%.3g fps", fps)) }
+            if let pf = track.pixelFormat { parts.append(pf) }
+        }
+        if let rate = track.sampleRate { parts.append("\(rate) Hz") }
+        if let layout = track.channelLayout ?? track.channels.map({ "\($0) ch" }) { parts.append(layout) }
+        if let language = track.language { parts.append(language) }
+        return parts.isEmpty ? "" : " " + parts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+/// The sample clips and their recorded ffprobe descriptions. A missing clip fails the test that
+/// asked for it; nothing is skipped.
+enum Fixtures {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let sampleMedia = packageRoot.appendingPathComponent("SampleMedia")
+
+    /// Every good clip `SampleMedia/generate.sh` makes.
+    static let goodClips = ["h264-aac.mp4", "hevc-aac.mkv", "vp9-opus.webm", "4x3.mp4", "portrait.mp4", "anamorphic.mp4",
+                            "rotated-90.mp4", "odd-size.mp4", "video-only.mp4", "audio-only.m4a", "audio-only.mp3"]
+    /// Every bad file it makes.
+    static let badFiles = ["bad-empty.mp4", "bad-truncated.mp4", "bad-random.mp4", "bad-text.mp4"]
+
+    /// The path of a sample clip, which must exist.
+    static func clip(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let path = sampleMedia.appendingPathComponent(name).path
+        try #require(FileManager.default.fileExists(atPath: path), "missing fixture \(path): run SampleMedia/generate.sh", sourceLocation: sourceLocation)
+        return path
+    }
+
+    /// ffprobe's description of a clip, recorded by `generate.sh` into `SampleMedia/expected/`.
+    static func ffprobe(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> FFprobeDocument {
+        let path = sampleMedia.appendingPathComponent("expected/\(name).ffprobe.json").path
+        let data = try #require(FileManager.default.contents(atPath: path), "missing recorded ffprobe output \(path)", sourceLocation: sourceLocation)
+        return try JSONDecoder().decode(FFprobeDocument.self, from: data)
+    }
+}
+
+/// The parts of `ffprobe -show_format -show_streams -of json` the tests compare against.
+struct FFprobeDocument: Decodable {
+    struct Stream: Decodable {
+        struct SideData: Decodable {
+            var side_data_type: String?
+            var rotation: Int?
+        }
+        var index: Int
+        var codec_name: String?
+        var codec_type: String
+        var width: Int?
+        var height: Int?
+        var sample_aspect_ratio: String?
+        var avg_frame_rate: String?
+        var sample_rate: String?
+        var channels: Int?
+        var nb_read_frames: String?
+        var side_data_list: [SideData]?
+
+        /// ffprobe's `rotation` is the display matrix's counter-clockwise angle.
+        var counterClockwiseRotation: Int {
+            side_data_list?.first { $0.side_data_type == "Display Matrix" }?.rotation ?? 0
+        }
+
+        var frameRate: Double? {
+            guard let parts = avg_frame_rate?.split(separator: "/"), parts.count == 2,
+                  let n = Double(parts[0]), let d = Double(parts[1]), d > 0, n > 0 else { return nil }
+            return n / d
+        }
+
+        var pixelAspect: (Int, Int) {
+            guard let parts = sample_aspect_ratio?.split(separator: ":"), parts.count == 2,
+                  let h = Int(parts[0]), let v = Int(parts[1]), h > 0, v > 0 else { return (1, 1) }
+            return (h, v)
+        }
+    }
+    struct Format: Decodable {
+        var format_name: String
+        var duration: String?
+    }
+    var streams: [Stream]
+    var format: Format
+}
