@@ -1,0 +1,59 @@
+import CFFmpeg
+import Foundation
+
+/// Writes every frame as an image file, `frame-000001.png`, `frame-000002.png`, … (numbered from
+/// `firstNumber`), encoded by libavcodec's PNG or PPM (P6) encoder. Each file appears under its
+/// final name only once complete.
+public final class ImageSequenceSink: FrameSink {
+    /// The image formats.
+    public enum Format: String, Sendable, CaseIterable {
+        case png, ppm
+
+        var codec: AVCodecID { self == .png ? AV_CODEC_ID_PNG : AV_CODEC_ID_PPM }
+    }
+
+    public let pixelFormat: OutputPixelFormat = .rgb24
+    public let directory: String
+    public let format: Format
+    /// The number the next file gets.
+    public private(set) var nextNumber: Int
+    /// Files completed so far.
+    public private(set) var framesWritten = 0
+    private var encoder: FrameEncoder?
+
+    public init(directory: String, format: Format, firstNumber: Int = 1) {
+        self.directory = directory
+        self.format = format
+        self.nextNumber = firstNumber
+    }
+
+    public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
+        if encoder == nil {
+            encoder = try FrameEncoder(codec: format.codec, size: info.size, format: AV_PIX_FMT_RGB24,
+                                       timeBase: AVRational(num: 1, den: 25), target: directory)
+        }
+    }
+
+    public func write(_ frame: VideoFrame) throws(PlayheadError) {
+        guard let encoder else { throw PlayheadError(code: .invalidState, message: "write before begin", file: directory) }
+        let path = directory + "/" + Self.fileName(number: nextNumber, format: format)
+        try encoder.encode(frame.frame) { packet throws(PlayheadError) in
+            try AtomicFile.write(UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)), to: path)
+        }
+        nextNumber += 1
+        framesWritten += 1
+    }
+
+    public func finish() throws(PlayheadError) {}
+
+    public func abort() {
+        // Complete frames stay (they are real frames); no partial file is left behind, since each
+        // is renamed into place only when whole.
+    }
+
+    /// `frame-000042.png`.
+    public static func fileName(number: Int, format: Format) -> String {
+        let digits = String(number)
+        return "frame-" + String(repeating: "0", count: max(0, 6 - digits.count)) + digits + "." + format.rawValue
+    }
+}

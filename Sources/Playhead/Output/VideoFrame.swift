@@ -1,0 +1,84 @@
+import CFFmpeg
+
+/// The pixel layouts sinks can ask for.
+public enum OutputPixelFormat: String, Sendable, Hashable {
+    /// Packed 8-bit RGB, 3 bytes a pixel, one plane.
+    case rgb24
+    /// Planar 8-bit YUV 4:2:0 (three planes; chroma at half width and height).
+    case yuv420p
+    /// Whatever the decoder produces, unconverted when the geometry allows (for decode-only runs).
+    case native
+
+    var ffmpeg: AVPixelFormat? {
+        switch self {
+        case .rgb24: return AV_PIX_FMT_RGB24
+        case .yuv420p: return AV_PIX_FMT_YUV420P
+        case .native: return nil
+        }
+    }
+}
+
+/// One plane of a frame's pixels.
+public struct PixelPlane {
+    /// The first byte of the plane's first row.
+    public let baseAddress: UnsafePointer<UInt8>
+    /// Bytes from one row to the next (may exceed the visible width).
+    public let bytesPerRow: Int
+    /// Rows in the plane.
+    public let rows: Int
+    /// Bytes of visible pixels in a row.
+    public let visibleBytesPerRow: Int
+}
+
+/// A decoded, converted frame, lent to a ``FrameSink`` for the length of one `write` call.
+///
+/// The pixels belong to the pipeline and are reused for a later frame as soon as `write` returns:
+/// copy what you need to keep.
+public struct VideoFrame {
+    /// Where the frame sits on its source's timeline.
+    public let presentationTime: MediaTime
+    /// How long it is shown.
+    public let duration: MediaTime
+    /// Its position in the decode order of presented frames: 0, 1, 2, …
+    public let index: Int
+    /// The file or URL it came from.
+    public let source: String
+    /// The pixel size.
+    public let size: PixelSize
+    /// The pixel layout.
+    public let pixelFormat: OutputPixelFormat
+    /// FFmpeg's name for the pixel format (useful with ``OutputPixelFormat/native``).
+    public let pixelFormatName: String
+    let frame: UnsafeMutablePointer<AVFrame>
+
+    /// The number of planes (1 for rgb24, 3 for yuv420p).
+    public var planeCount: Int { Int(av_pix_fmt_count_planes(AVPixelFormat(rawValue: frame.pointee.format))) }
+
+    /// Plane `index`'s pixels.
+    public func plane(_ index: Int) -> PixelPlane {
+        precondition(index >= 0 && index < planeCount)
+        let format = AVPixelFormat(rawValue: frame.pointee.format)
+        let f = frame.pointee
+        let data = [f.data.0, f.data.1, f.data.2, f.data.3][index]!
+        let stride = Int([f.linesize.0, f.linesize.1, f.linesize.2, f.linesize.3][index])
+        let rows = index == 0 || index == 3 ? size.height : Int(-((-Int32(size.height)) >> Int32(av_pix_fmt_desc_get(format).pointee.log2_chroma_h)))
+        let visible = Int(av_image_get_linesize(format, Int32(size.width), Int32(index)))
+        return PixelPlane(baseAddress: UnsafePointer(data), bytesPerRow: stride, rows: rows, visibleBytesPerRow: visible)
+    }
+}
+
+/// What a sink is told before the first frame.
+public struct FrameStreamInfo: Sendable, Hashable {
+    /// The file or URL being decoded.
+    public var source: String
+    /// The size of every frame that follows.
+    public var size: PixelSize
+    /// The frames' pixel layout.
+    public var pixelFormat: OutputPixelFormat
+    /// The nominal frame rate, when known.
+    public var frameRate: Double?
+    /// The layout of the picture in the canvas.
+    public var layout: FrameLayout
+    /// The timescale in which the source's times are counted.
+    public var timescale: Int32
+}
