@@ -1,0 +1,55 @@
+/// How a ``DecodeSession`` decodes and what frames it produces.
+public struct DecodeConfiguration: Sendable, Hashable {
+    /// The canvas size; nil means the track's presentation size (after pixel aspect and rotation).
+    public var outputSize: PixelSize?
+    /// How the picture is placed in the canvas.
+    public var gravity: VideoGravity
+    /// Honor the track's pixel aspect ratio and display matrix (default), or use stored pixels as they are.
+    public var appliesPreferredTrackTransform: Bool
+    /// Stop after this many frames.
+    public var frameLimit: Int?
+    /// Decoder threads; 0 lets FFmpeg choose from the core count.
+    public var decoderThreads: Int
+    /// Packets the demux thread may read ahead of the decoder.
+    public var packetQueueCapacity: Int
+    /// Converted frames that may wait for the sink.
+    public var frameQueueCapacity: Int
+
+    public init(outputSize: PixelSize? = nil, gravity: VideoGravity = .resizeAspect, appliesPreferredTrackTransform: Bool = true,
+                frameLimit: Int? = nil, decoderThreads: Int = 0, packetQueueCapacity: Int = 64, frameQueueCapacity: Int = 3) {
+        self.outputSize = outputSize
+        self.gravity = gravity
+        self.appliesPreferredTrackTransform = appliesPreferredTrackTransform
+        self.frameLimit = frameLimit
+        self.decoderThreads = decoderThreads
+        self.packetQueueCapacity = max(2, packetQueueCapacity)
+        self.frameQueueCapacity = max(1, frameQueueCapacity)
+    }
+}
+
+/// How a decode session ended, with its counts.
+public struct DecodeResult: Sendable, Hashable {
+    public enum Status: Sendable, Hashable {
+        /// Every frame was decoded and delivered, and the sink finished.
+        case completed
+        /// Something failed; the counts say how far it got. Output is incomplete.
+        case failed(PlayheadError)
+        /// Cancelled before the end.
+        case cancelled
+    }
+
+    public var status: Status
+    /// The file or URL decoded.
+    public var source: String
+    /// Frames that came out of the decoder.
+    public var framesDecoded: Int
+    /// Frames the sink took.
+    public var framesDelivered: Int
+    /// The canvas size, once known.
+    public var outputSize: PixelSize?
+    /// The first and last delivered frames' presentation times.
+    public var firstPresentationTime: MediaTime?
+    public var lastPresentationTime: MediaTime?
+    /// Packets the decoder could not decode (damaged data); any makes the status `failed`.
+    public var decodeErrorCount: Int
+}

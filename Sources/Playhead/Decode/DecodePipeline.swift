@@ -1,0 +1,355 @@
+import CFFmpeg
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// One run of a ``DecodeSession``. Its `run` executes on the session thread, which opens the file,
+/// then decodes and converts while a demux thread reads packets and an output thread feeds the sink.
+///
+/// Ownership: the `FormatContext` belongs to the demux thread once it starts; the decoder, the
+/// converter and the decoded frame to the session thread; the sink to the output thread. Packets
+/// and canvases move between them by slot number (see ``SlotChannel`` and ``SlotStorage``).
+final class DecodePipeline: Sendable {
+    private let session: DecodeSession
+    private let logger: Logger
+    private var source: String { session.source }
+    private var configuration: DecodeConfiguration { session.configuration }
+
+    /// What the three threads report back; written under the mutex, read after they finish.
+    private struct Outcome {
+        var readError: PlayheadError?
+        var sinkError: PlayheadError?
+        var delivered = 0
+        var firstPTS: MediaTime?
+        var lastPTS: MediaTime?
+    }
+    private let outcome = Mutex(Outcome())
+    /// Set to stop the demux and output threads early without it counting as a cancellation
+    /// (frame limit reached, sink failed).
+    private let stopRequested = Atomic<Bool>(false)
+
+    init(session: DecodeSession, logger: Logger) {
+        self.session = session
+        self.logger = logger
+    }
+
+    func run(sink: sending any FrameSink) -> DecodeResult {
+        var result = DecodeResult(status: .completed, source: source, framesDecoded: 0, framesDelivered: 0,
+                                  outputSize: nil, firstPresentationTime: nil, lastPresentationTime: nil, decodeErrorCount: 0)
+        do throws(PlayheadError) {
+            try decode(sink: SoleOwner(sink), result: &result)
+        } catch {
+            result.status = session.interrupt.isRaised ? .cancelled : .failed(error)
+        }
+        if case .failed(let error) = result.status {
+            logger.debug("decode failed", metadata: ["file": "\(source)", "error": "\(error)"])
+        }
+        return result
+    }
+
+    private func decode(sink sinkOwner: SoleOwner<any FrameSink>, result: inout DecodeResult) throws(PlayheadError) {
+        var sinkHandedOff = false
+        defer { if !sinkHandedOff { sinkOwner.value.abort() } }
+        if session.interrupt.isRaised { throw .cancelled(file: source) }
+
+        if !source.contains("://") { try MediaProbe.checkLocalFile(source) }
+        let format = try FormatContext.open(source, interrupt: session.interrupt)
+        try format.findStreamInfo()
+        let streamIndex = av_find_best_stream(format.pointer, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        guard streamIndex >= 0 else {
+            throw PlayheadError(code: .noVideoTrack, message: "no video track to decode", file: source)
+        }
+        for i in 0..<format.streamCount where i != Int(streamIndex) {
+            format.stream(at: i).pointee.discard = AVDISCARD_ALL
+        }
+        let stream = format.stream(at: Int(streamIndex))
+        let timeBase = stream.pointee.time_base
+        let decoder = try VideoDecoder(stream: stream, threads: configuration.decoderThreads, source: source)
+
+        // Geometry, fixed for the session.
+        let parameters = stream.pointee.codecpar.pointee
+        let stored = PixelSize(width: Int(parameters.width), height: Int(parameters.height))
+        guard !stored.isEmpty else {
+            throw PlayheadError(code: .decodeFailed, message: "the video track has no picture size", file: source)
+        }
+        var par = PixelAspectRatio.square
+        var orientation = VideoOrientation.identity
+        if configuration.appliesPreferredTrackTransform {
+            let sar = av_guess_sample_aspect_ratio(format.pointer, stream, nil)
+            if sar.num > 0, sar.den > 0 { par = PixelAspectRatio(horizontal: Int(sar.num), vertical: Int(sar.den)) }
+            orientation = FormatContext.orientation(of: stream)
+        }
+        let sinkFormat = sinkOwner.value.pixelFormat
+        let outputFormat = sinkFormat.ffmpeg ?? AVPixelFormat(rawValue: parameters.format)
+        let alignment = Self.alignment(of: outputFormat)
+        var canvas = configuration.outputSize ?? stored.presentationSize(pixelAspectRatio: par, orientation: orientation)
+        canvas = PixelSize(width: (canvas.width + alignment - 1) / alignment * alignment,
+                           height: (canvas.height + alignment - 1) / alignment * alignment)
+        guard canvas.width <= 16384, canvas.height <= 16384, !canvas.isEmpty else {
+            throw PlayheadError(code: .invalidArgument, message: "output size \(canvas) is out of range", file: source)
+        }
+        let layout = configuration.gravity.layout(stored: stored, pixelAspectRatio: par, orientation: orientation, canvas: canvas, alignment: alignment)
+        let passthrough = sinkFormat == .native && canvas == stored && !layout.hasBars
+            && layout.sourceCrop == PixelRect(size: stored) && orientation == .identity
+        result.outputSize = canvas
+
+        let rate = stream.pointee.avg_frame_rate.isValidPositive ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
+        let frameDuration = rate.isValidPositive ? MediaTime(value: Int64(rate.den), timescale: rate.num) : MediaTime.invalid
+        let info = FrameStreamInfo(source: source, size: canvas, pixelFormat: sinkFormat,
+                                   frameRate: rate.isValidPositive ? rate.doubleValue : nil, layout: layout, timescale: timeBase.den)
+
+        // The pools and the channels between the threads.
+        let packetCount = configuration.packetQueueCapacity, canvasCount = configuration.frameQueueCapacity
+        let packets = SlotStorage((0..<packetCount).map { _ in OwnedPacket() })
+        var canvasList: [CanvasSlot] = []
+        for _ in 0..<canvasCount {
+            canvasList.append(CanvasSlot(frame: passthrough ? OwnedFrame() : try OwnedFrame(size: canvas, format: outputFormat)))
+        }
+        let canvases = SlotStorage(canvasList)
+        let freePackets = SlotChannel(capacity: packetCount, filledWith: 0..<packetCount)
+        let readyPackets = SlotChannel(capacity: packetCount)
+        let freeCanvases = SlotChannel(capacity: canvasCount, filledWith: 0..<canvasCount)
+        let readyCanvases = SlotChannel(capacity: canvasCount)
+        session.register([freePackets, readyPackets, freeCanvases, readyCanvases])
+        let stopEverything: @Sendable () -> Void = { [self] in
+            self.stopRequested.store(true, ordering: .releasing)
+            for channel in [freePackets, readyPackets, freeCanvases, readyCanvases] { channel.cancel() }
+        }
+
+        // Demux thread: owns the format context from here on.
+        let demuxDone = DispatchSemaphore(value: 0)
+        // The decoder copied what it needed from the stream; from here this thread never touches
+        // `format` again, so the demux thread is its only user.
+        let formatOwner = SoleOwner(handingOver: format)
+        startThread("playhead.demux") { [self] in
+            demux(formatOwner.value, streamIndex: streamIndex, packets: packets, free: freePackets, ready: readyPackets)
+            demuxDone.signal()
+        }
+
+        // Output thread: owns the sink from here on.
+        let outputDone = DispatchSemaphore(value: 0)
+        sinkHandedOff = true
+        startThread("playhead.output") { [self] in
+            output(sinkOwner.value, info: info, canvases: canvases, free: freeCanvases, ready: readyCanvases, stop: stopEverything)
+            outputDone.signal()
+        }
+
+        // This thread: decode and convert.
+        let converter = FrameConverter(layout: layout, outputFormat: outputFormat, source: source)
+        var state = DecodeLoopState(frameDuration: frameDuration, limit: configuration.frameLimit)
+        let decoded = OwnedFrame()
+        let deliver = { (state: inout DecodeLoopState) -> Bool in
+            self.deliver(decoded, state: &state, timeBase: timeBase, passthrough: passthrough, converter: converter,
+                         canvases: canvases, free: freeCanvases, ready: readyCanvases)
+        }
+        var running = true
+        while running, let slot = readyPackets.receive() {
+            let packet = packets[slot].pointer
+            running = feed(decoder, packet: packet, decoded: decoded, state: &state, deliver: deliver)
+            av_packet_unref(packet)
+            freePackets.send(slot)
+        }
+        if running, !session.interrupt.isRaised, !stopRequested.load(ordering: .acquiring) {
+            _ = feed(decoder, packet: nil, decoded: decoded, state: &state, deliver: deliver)
+        }
+        if state.limitReached || state.conversionError != nil { stopDemuxOnly(freePackets: freePackets, readyPackets: readyPackets) }
+        readyCanvases.close()
+        demuxDone.wait()
+        outputDone.wait()
+
+        let reported = outcome.withLock { $0 }
+        result.framesDecoded = state.decoded
+        result.framesDelivered = reported.delivered
+        result.firstPresentationTime = reported.firstPTS
+        result.lastPresentationTime = reported.lastPTS
+        result.decodeErrorCount = state.decodeErrors
+        if let error = reported.sinkError {
+            result.status = .failed(error)
+        } else if session.interrupt.isRaised {
+            result.status = .cancelled
+        } else if let error = state.conversionError ?? reported.readError {
+            result.status = .failed(error)
+        } else if let error = state.firstDecodeError {
+            var summary = error
+            summary.message = "\(state.decodeErrors) packet(s) could not be decoded; first: \(error.message)"
+            result.status = .failed(summary)
+        }
+    }
+
+    private func stopDemuxOnly(freePackets: SlotChannel, readyPackets: SlotChannel) {
+        stopRequested.store(true, ordering: .releasing)
+        freePackets.cancel()
+        readyPackets.cancel()
+    }
+
+    // MARK: The session thread's decoding
+
+    struct DecodeLoopState {
+        var decoded = 0
+        var nextIndex = 0
+        var decodeErrors = 0
+        var firstDecodeError: PlayheadError?
+        var conversionError: PlayheadError?
+        var limitReached = false
+        var lastPTS = MediaTime.invalid
+        var lastDuration = MediaTime.invalid
+        let frameDuration: MediaTime
+        let limit: Int?
+
+        init(frameDuration: MediaTime, limit: Int?) {
+            self.frameDuration = frameDuration
+            self.limit = limit
+        }
+
+        mutating func record(_ error: PlayheadError) {
+            decodeErrors += 1
+            if firstDecodeError == nil { firstDecodeError = error }
+        }
+    }
+
+    /// Sends one packet (nil drains) and delivers every frame it yields. False to stop decoding.
+    private func feed(_ decoder: VideoDecoder, packet: UnsafeMutablePointer<AVPacket>?, decoded: OwnedFrame,
+                      state: inout DecodeLoopState, deliver: (inout DecodeLoopState) -> Bool) -> Bool {
+        while true {
+            var accepted = true
+            do throws(PlayheadError) {
+                accepted = try decoder.send(packet)
+            } catch {
+                state.record(error)
+            }
+            while true {
+                let got: Bool
+                do throws(PlayheadError) {
+                    got = try decoder.receive(into: decoded)
+                } catch {
+                    state.record(error)
+                    break
+                }
+                guard got else { break }
+                if !deliver(&state) { return false }
+            }
+            if accepted { return true }
+        }
+    }
+
+    private func deliver(_ decoded: OwnedFrame, state: inout DecodeLoopState, timeBase: AVRational, passthrough: Bool,
+                         converter: FrameConverter, canvases: SlotStorage<CanvasSlot>, free: SlotChannel, ready: SlotChannel) -> Bool {
+        defer { av_frame_unref(decoded.pointer) }
+        state.decoded += 1
+        let frame = decoded.pointer.pointee
+        var pts = MediaTime(ffmpegTimestamp: frame.best_effort_timestamp, timeBase: timeBase)
+        if !pts.isNumeric {
+            pts = state.lastPTS.isNumeric && state.lastDuration.isNumeric ? state.lastPTS + state.lastDuration : .zero
+        }
+        var duration = frame.pkt_duration > 0 ? MediaTime(ffmpegTimestamp: frame.pkt_duration, timeBase: timeBase) : state.frameDuration
+        if !duration.isNumeric { duration = .invalid }
+        state.lastPTS = pts
+        state.lastDuration = duration
+
+        guard let slot = free.receive() else { return false }
+        let canvas = canvases[slot]
+        if passthrough {
+            av_frame_unref(canvas.frame.pointer)
+            av_frame_move_ref(canvas.frame.pointer, decoded.pointer)
+        } else {
+            do throws(PlayheadError) {
+                try converter.convert(decoded, into: canvas.frame)
+            } catch {
+                state.conversionError = error
+                free.send(slot)
+                return false
+            }
+        }
+        canvas.presentationTime = pts
+        canvas.duration = duration
+        canvas.index = state.nextIndex
+        state.nextIndex += 1
+        ready.send(slot)
+        if let limit = state.limit, state.nextIndex >= limit {
+            state.limitReached = true
+            return false
+        }
+        return true
+    }
+
+    // MARK: The demux thread
+
+    private func demux(_ format: FormatContext, streamIndex: Int32, packets: SlotStorage<OwnedPacket>, free: SlotChannel, ready: SlotChannel) {
+        defer { ready.close() }
+        while !session.interrupt.isRaised, !stopRequested.load(ordering: .acquiring) {
+            guard let slot = free.receive() else { return }
+            let packet = packets[slot].pointer
+            let result = av_read_frame(format.pointer, packet)
+            if result < 0 {
+                free.send(slot)
+                if result != FFmpegError.eof, !session.interrupt.isRaised {
+                    let error = FFmpegError.error(.readFailed, "reading stopped early: the file is damaged or truncated",
+                                                  function: "av_read_frame", result: result, file: source)
+                    outcome.withLock { $0.readError = error }
+                }
+                return
+            }
+            if packet.pointee.stream_index != streamIndex {
+                av_packet_unref(packet)
+                free.send(slot)
+                continue
+            }
+            ready.send(slot)
+        }
+    }
+
+    // MARK: The output thread
+
+    private func output(_ sink: any FrameSink, info: FrameStreamInfo, canvases: SlotStorage<CanvasSlot>,
+                        free: SlotChannel, ready: SlotChannel, stop: @Sendable () -> Void) {
+        var delivered = 0
+        var first: MediaTime?
+        var last: MediaTime?
+        var sinkError: PlayheadError?
+        do throws(PlayheadError) {
+            try sink.begin(info)
+            while let slot = ready.receive() {
+                let canvas = canvases[slot]
+                let frame = canvas.frame
+                let view = VideoFrame(presentationTime: canvas.presentationTime, duration: canvas.duration, index: canvas.index,
+                                      source: info.source, size: frame.size, pixelFormat: info.pixelFormat,
+                                      pixelFormatName: FrameConverter.name(frame.format), frame: frame.pointer)
+                try sink.write(view)
+                delivered += 1
+                if first == nil { first = canvas.presentationTime }
+                last = canvas.presentationTime
+                free.send(slot)
+            }
+        } catch {
+            sinkError = error
+            stop()
+        }
+        let cancelled = session.interrupt.isRaised
+        if sinkError == nil, !cancelled {
+            do throws(PlayheadError) { try sink.finish() } catch { sinkError = error }
+        }
+        if sinkError != nil || cancelled { sink.abort() }
+        outcome.withLock {
+            $0.delivered = delivered
+            $0.firstPTS = first
+            $0.lastPTS = last
+            $0.sinkError = sinkError
+        }
+    }
+
+    // MARK: Helpers
+
+    private func startThread(_ name: String, _ body: @escaping @Sendable () -> Void) {
+        let thread = Thread(block: body)
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// 2 for formats with chroma at half resolution, so bars and content fall on the chroma grid.
+    static func alignment(of format: AVPixelFormat) -> Int {
+        guard let d = av_pix_fmt_desc_get(format) else { return 1 }
+        return 1 << Int(max(d.pointee.log2_chroma_w, d.pointee.log2_chroma_h))
+    }
+}

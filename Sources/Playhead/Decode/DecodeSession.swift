@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Decodes a file's best video track into a ``FrameSink``: demuxing on one dedicated thread,
+/// decoding (with FFmpeg's frame threads) and scaling into the canvas on another, and the sink on
+/// a third. Bounded pools of packets and canvases between them give back-pressure; nothing is
+/// allocated per frame once running.
+///
+/// ```swift
+/// let session = DecodeSession(source: "clip.mp4", configuration: .init(outputSize: .init(width: 640, height: 360)))
+/// let result = await session.run(into: ImageSequenceSink(directory: "out", format: .png))
+/// ```
+public final class DecodeSession: Sendable {
+    public let source: String
+    public let configuration: DecodeConfiguration
+    let interrupt = InterruptFlag()
+    private let logger: Logger
+    private let channels = Mutex<[SlotChannel]>([])
+
+    public init(source: String, configuration: DecodeConfiguration = DecodeConfiguration(), logger: Logger? = nil) {
+        self.source = source
+        self.configuration = configuration
+        self.logger = logger ?? Logger(label: "playhead.decode", factory: { _ in SwiftLogNoOpLogHandler() })
+    }
+
+    /// Decodes to the end (or the frame limit) and returns how it went. Cancelling the calling
+    /// task cancels the session. The sink is used on the session's own output thread.
+    public func run(into sink: sending some FrameSink) async -> DecodeResult {
+        let owner = SoleOwner(sink as any FrameSink)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<DecodeResult, Never>) in
+                let thread = Thread { [self] in
+                    let pipeline = DecodePipeline(session: self, logger: logger)
+                    continuation.resume(returning: pipeline.run(sink: owner.value))
+                }
+                thread.name = "playhead.decode"
+                thread.stackSize = 1 << 20
+                thread.start()
+            }
+        } onCancel: {
+            self.cancel()
+        }
+    }
+
+    /// Stops every thread of the session promptly; `run` returns a `cancelled` result.
+    public func cancel() {
+        interrupt.raise()
+        for channel in channels.withLock({ $0 }) { channel.cancel() }
+    }
+
+    /// The pipeline registers its channels so that `cancel()` can wake every waiting thread.
+    func register(_ list: [SlotChannel]) {
+        channels.withLock { $0.append(contentsOf: list) }
+        if interrupt.isRaised { for channel in list { channel.cancel() } }
+    }
+}

@@ -1,0 +1,39 @@
+import CFFmpeg
+
+/// A converted frame waiting for the sink, with its timing.
+final class CanvasSlot {
+    let frame: OwnedFrame
+    var presentationTime = MediaTime.invalid
+    var duration = MediaTime.invalid
+    var index = 0
+
+    init(frame: OwnedFrame) { self.frame = frame }
+}
+
+/// The preallocated packets or canvases of one pipeline, reached by slot number.
+///
+/// `@unchecked Sendable` is safe here because no slot is ever touched by two threads at once: a
+/// thread may touch slot `i` only while it owns number `i`, which it gets from a ``SlotChannel``
+/// receive and gives up with a send. The channel's mutex orders each hand-over, so every write a
+/// thread made to the slot happens before the next owner's reads. The array itself is immutable.
+final class SlotStorage<Slot>: @unchecked Sendable {
+    private let slots: [Slot]
+
+    init(_ slots: [Slot]) { self.slots = slots }
+
+    subscript(index: Int) -> Slot { slots[index] }
+    var count: Int { slots.count }
+}
+
+/// Moves a value that is not `Sendable` to the one thread that will use it.
+///
+/// `@unchecked Sendable` is safe because it is only made from a `sending` value (the caller kept no
+/// usable reference) and is opened by exactly one thread, after which nothing else touches it.
+struct SoleOwner<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: sending Value) { self.value = value }
+
+    /// For a value the compiler cannot prove disconnected (it shares a region with objects that
+    /// only copied data from it). The caller promises, at the call site, never to touch it again.
+    init(handingOver value: Value) { self.value = value }
+}
