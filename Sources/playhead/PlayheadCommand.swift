@@ -6,7 +6,7 @@ struct PlayheadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playhead",
         abstract: "A headless media engine: probe files, play them into frame dumps.",
-        subcommands: [ProbeCommand.self]
+        subcommands: [ProbeCommand.self, PlayCommand.self]
     )
 }
 

@@ -1,0 +1,60 @@
+import Foundation
+import Playhead
+
+/// `summary.json` of a `play` run.
+struct PlaySummary: Encodable {
+    var files: [FileReport]
+    var elapsed: Double
+
+    /// Written under a temporary name and renamed, so a reader never sees half a summary.
+    func write(to url: URL) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try encoder.encode(self).write(to: url, options: .atomic)
+    }
+}
+
+/// One file's line in the summary.
+struct FileReport: Encodable {
+    var path: String
+    var output: String?
+    var status: String
+    var framesDecoded: Int
+    var framesWritten: Int
+    var decodeErrors: Int
+    var outputSize: SizeReport?
+    var firstPTS: Double?
+    var lastPTS: Double?
+    var error: ErrorReport?
+
+    init(path: String, output: String?, result: DecodeResult?, error: PlayheadError?) {
+        self.path = path
+        self.output = output
+        framesDecoded = result?.framesDecoded ?? 0
+        framesWritten = output == nil ? 0 : (result?.framesDelivered ?? 0)
+        decodeErrors = result?.decodeErrorCount ?? 0
+        outputSize = result?.outputSize.map(SizeReport.init)
+        firstPTS = result?.firstPresentationTime?.jsonSeconds
+        lastPTS = result?.lastPresentationTime?.jsonSeconds
+        switch result?.status {
+        case .completed?:
+            status = "completed"
+        case .cancelled?:
+            status = "cancelled"
+        case .failed(let failure)?:
+            status = "failed"
+            self.error = ErrorReport(failure)
+        case nil:
+            status = "failed"
+            self.error = error.map(ErrorReport.init)
+        }
+    }
+
+    /// The line printed when the file is done.
+    var line: String {
+        var text = "\(path)  \(status)  \(framesWritten > 0 ? framesWritten : framesDecoded) frames"
+        if let output { text += " → \(output)" }
+        if let error { text += "  [\(error.code)] \(error.reason)" }
+        return text
+    }
+}
