@@ -42,5 +42,13 @@ done
 head -c "$(( $(stat -c %s h264-aac.mp4) / 3 ))" h264-aac.mp4 > bad-truncated.mp4
 # Seeded noise: random-looking bytes that no demuxer accepts, the same on every run.
 ff -f lavfi -i "anoisesrc=color=white:seed=7:sample_rate=8000:duration=2" -f s16le -c:a pcm_s16le bad-random.mp4
+# Damaged but openable: the index is at the front (faststart), so the file opens, and then...
+ff -f lavfi -i "$(video 320x180)" "${x264[@]}" -movflags +faststart faststart.tmp.mp4
+# ...the data stops at 60% (a cut download),
+head -c "$(( $(stat -c %s faststart.tmp.mp4) * 6 / 10 ))" faststart.tmp.mp4 > damaged-cut.mp4
+# ...or 4 KiB in the middle of the media data are zeroed (a bad sector).
+cp faststart.tmp.mp4 damaged-zeroed.mp4
+dd if=/dev/zero of=damaged-zeroed.mp4 bs=1 seek="$(( $(stat -c %s faststart.tmp.mp4) / 2 ))" count=4096 conv=notrunc status=none
+rm -f faststart.tmp.mp4
 printf 'This is a text file with a media file name.\nIt has no audio or video in it.\n' > bad-text.mp4
 echo "sample clips written to $(pwd)"
