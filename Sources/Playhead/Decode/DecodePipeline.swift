@@ -277,19 +277,27 @@ final class DecodePipeline: Sendable {
 
     private func demux(_ format: FormatContext, streamIndex: Int32, packets: SlotStorage<OwnedPacket>, free: SlotChannel, ready: SlotChannel) {
         defer { ready.close() }
+        // A damaged sample fails one read and the demuxer moves past it, as the ffmpeg tools do;
+        // give up only after this many failures in a row.
+        let maximumConsecutiveErrors = 32
+        var consecutiveErrors = 0
         while !session.interrupt.isRaised, !stopRequested.load(ordering: .acquiring) {
             guard let slot = free.receive() else { return }
             let packet = packets[slot].pointer
             let result = av_read_frame(format.pointer, packet)
             if result < 0 {
                 free.send(slot)
-                if result != FFmpegError.eof, !session.interrupt.isRaised {
-                    let error = FFmpegError.error(.readFailed, "reading stopped early: the file is damaged or truncated",
+                if result == FFmpegError.eof || result == FFmpegError.exit || session.interrupt.isRaised { return }
+                if outcome.withLock({ $0.readError }) == nil {
+                    let error = FFmpegError.error(.readFailed, "part of the file could not be read: it is damaged or truncated",
                                                   function: "av_read_frame", result: result, file: source)
                     outcome.withLock { $0.readError = error }
                 }
-                return
+                consecutiveErrors += 1
+                if consecutiveErrors >= maximumConsecutiveErrors || format.pointer.pointee.pb?.pointee.eof_reached != 0 { return }
+                continue
             }
+            consecutiveErrors = 0
             if packet.pointee.stream_index != streamIndex {
                 av_packet_unref(packet)
                 free.send(slot)
