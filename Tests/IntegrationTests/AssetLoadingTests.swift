@@ -37,7 +37,7 @@ import Testing
         if case .failure(let error as PlayheadError) = result { #expect(error.code == .cancelled) }
         #expect(await asset.status(of: .tracks) == .cancelled)
         // FFmpeg's open itself stopped and closed its connection.
-        #expect(await Task.detached { server.peerClosesConnection(timeoutMilliseconds: 3000) }.value)
+        #expect(try await offPool { server.peerClosesConnection(timeoutMilliseconds: 3000) })
     }
 
     @Test func cancellingTheOnlyWaitingTaskInterruptsTheOpen() async throws {
@@ -55,7 +55,7 @@ import Testing
         }
         // The probe itself was interrupted, not left running for nobody.
         try await waitUntil { await asset.status(of: .tracks) == .cancelled }
-        #expect(await Task.detached { server.peerClosesConnection(timeoutMilliseconds: 3000) }.value)
+        #expect(try await offPool { server.peerClosesConnection(timeoutMilliseconds: 3000) })
     }
 
     @Test func openTimeoutGivesUpOnASilentSource() async throws {

@@ -3,9 +3,9 @@ import Testing
 
 /// `playhead probe` run as a person runs it: the built binary, its output and its exit status.
 @Suite struct CLIProbeTests {
-    @Test func jsonReportsEveryGoodClipAsLoaded() throws {
+    @Test func jsonReportsEveryGoodClipAsLoaded() async throws {
         let paths = try Fixtures.goodClips.map { try Fixtures.clip($0) }
-        let run = try CLI.run(["probe", "--json"] + paths)
+        let run = try await CLI.run(["probe", "--json"] + paths)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let assets = try CLI.assets(run.stdout)
         #expect(assets.map { $0["path"] as? String } == paths)
@@ -30,14 +30,14 @@ import Testing
         }
     }
 
-    @Test func badFilesAreReportedFailedWithExitStatusOne() throws {
+    @Test func badFilesAreReportedFailedWithExitStatusOne() async throws {
         let good = try Fixtures.clip("h264-aac.mp4")
         let bad = try Fixtures.badFiles.map { try Fixtures.clip($0) }
         let missing = Fixtures.sampleMedia.appendingPathComponent("missing.mp4").path
         let directory = Fixtures.sampleMedia.path
         let paths = [bad[0], good] + bad.dropFirst() + [missing, directory]
         let start = ContinuousClock.now
-        let run = try CLI.run(["probe", "--json"] + paths)
+        let run = try await CLI.run(["probe", "--json"] + paths)
         #expect(ContinuousClock.now - start < .seconds(5))
         #expect(run.status == 1)
         let assets = try CLI.assets(run.stdout)
@@ -57,24 +57,24 @@ import Testing
         }
     }
 
-    @Test func tableNamesEveryFile() throws {
+    @Test func tableNamesEveryFile() async throws {
         let paths = [try Fixtures.clip("anamorphic.mp4"), try Fixtures.clip("bad-text.mp4")]
-        let run = try CLI.run(["probe"] + paths)
+        let run = try await CLI.run(["probe"] + paths)
         #expect(run.status == 1)
         #expect(run.stdout.contains("\(paths[0])  mov,mp4"))
         #expect(run.stdout.contains("shown 320x180"))
         #expect(run.stdout.contains("\(paths[1])  FAILED  [demux.unrecognizedFormat]"))
     }
 
-    @Test func usageErrorsExitWithTwo() throws {
-        #expect(try CLI.run(["probe"]).status == 2)
-        #expect(try CLI.run(["probe", "--no-such-flag", "x.mp4"]).status == 2)
+    @Test func usageErrorsExitWithTwo() async throws {
+        #expect(try await CLI.run(["probe"]).status == 2)
+        #expect(try await CLI.run(["probe", "--no-such-flag", "x.mp4"]).status == 2)
     }
 }
 
 /// Runs the `playhead` binary built beside the test bundle.
 enum CLI {
-    struct Result {
+    struct Result: Sendable {
         var status: Int32
         var stdout: String
         var stderr: String
@@ -90,9 +90,14 @@ enum CLI {
         return try #require(found, "no playhead binary at \(candidates.map(\.path)): run swift build first", sourceLocation: sourceLocation)
     }
 
-    static func run(_ arguments: [String], in directory: URL? = nil) throws -> Result {
+    static func run(_ arguments: [String], in directory: URL? = nil) async throws -> Result {
+        let executable = try binary()
+        return try await offPool { try runBlocking(executable, arguments, in: directory) }
+    }
+
+    private static func runBlocking(_ executable: URL, _ arguments: [String], in directory: URL?) throws -> Result {
         let process = Process()
-        process.executableURL = try binary()
+        process.executableURL = executable
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
         let out = Pipe(), err = Pipe()

@@ -10,6 +10,10 @@ enum Fixtures {
     /// Every good clip `SampleMedia/generate.sh` makes.
     static let goodClips = ["h264-aac.mp4", "hevc-aac.mkv", "vp9-opus.webm", "4x3.mp4", "portrait.mp4", "anamorphic.mp4",
                             "rotated-90.mp4", "odd-size.mp4", "video-only.mp4", "audio-only.m4a", "audio-only.mp3"]
+    /// The good clips with a video track.
+    static let videoClips = goodClips.filter { !$0.hasPrefix("audio-only") }
+    /// Openable clips with damaged media data.
+    static let damagedClips = ["damaged-cut.mp4", "damaged-zeroed.mp4"]
     /// Every bad file it makes.
     static let badFiles = ["bad-empty.mp4", "bad-truncated.mp4", "bad-random.mp4", "bad-text.mp4"]
 
@@ -45,6 +49,7 @@ struct FFprobeDocument: Decodable {
         var sample_rate: String?
         var channels: Int?
         var nb_read_frames: String?
+        var start_time: String?
         var side_data_list: [SideData]?
 
         /// ffprobe's `rotation` is the display matrix's counter-clockwise angle.

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+/// `playhead play` end to end: frame files, summary.json, exit status.
+@Suite struct CLIPlayTests {
+    @Test func dumpsEveryFrameOfSeveralFilesAndSummarizes() async throws {
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let clips = ["h264-aac.mp4", "rotated-90.mp4", "vp9-opus.webm"]
+        let paths = try clips.map { try Fixtures.clip($0) }
+        let run = try await CLI.run(["play", "--out", out.path] + paths)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+
+        let summary = try readSummary(out)
+        let files = try #require(summary["files"] as? [[String: Any]])
+        #expect(files.map { $0["path"] as? String } == paths)
+        for (position, (clip, file)) in zip(clips, files).enumerated() {
+            let stream = try #require(try Fixtures.ffprobe(clip).streams.first { $0.codec_type == "video" })
+            let expectedFrames = try #require(stream.nb_read_frames.flatMap(Int.init))
+            #expect(file["status"] as? String == "completed")
+            #expect(file["framesDecoded"] as? Int == expectedFrames)
+            #expect(file["framesWritten"] as? Int == expectedFrames)
+            #expect(file["firstPTS"] as? Double == stream.start_time.flatMap(Double.init))
+            let folder = out.appendingPathComponent(String(format: "%02d-%@", position + 1, clip))
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+            #expect(names.count == expectedFrames)
+            #expect(names.first == "frame-000001.png")
+            #expect(names.last == String(format: "frame-%06d.png", expectedFrames))
+            #expect(!names.contains { $0.hasPrefix(".") }, "no temporary file may be left")
+        }
+        let rotatedSize = try #require(files[1]["outputSize"] as? [String: Int])
+        #expect(rotatedSize == ["width": 180, "height": 320])
+    }
+
+    @Test func pngFramesHoldTheDecodedPictures() async throws {
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let clip = try Fixtures.clip("4x3.mp4")
+        let run = try await CLI.run(["play", "--out", out.path, "--size", "640x360", "--frames", "3", clip])
+        #expect(run.status == 0)
+        let png = out.appendingPathComponent("01-4x3.mp4/frame-000003.png").path
+        // Decode the PNG with ffmpeg, and compare with ffmpeg's own fit of frame 2 into 640x360.
+        let fromPNG = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        let expected = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", clip, "-vf",
+            "select=eq(n\\,2),scale=640:360:force_original_aspect_ratio=decrease,pad=640:360:(ow-iw)/2:(oh-ih)/2",
+            "-vsync", "0", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        #expect(fromPNG.count == 640 * 360 * 3)
+        #expect(Reference.psnr(fromPNG, expected) >= 30)
+    }
+
+    @Test func y4mAndPPMDumpsAreReadableByFFmpeg() async throws {
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let clip = try Fixtures.clip("odd-size.mp4")
+        #expect(try await CLI.run(["play", "--out", out.path, "--format", "y4m", clip]).status == 0)
+        let y4m = out.appendingPathComponent("01-odd-size.mp4/frames.y4m").path
+        let probe = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries",
+                                                                            "stream=width,height,nb_read_frames", "-of", "csv=p=0", y4m]), as: UTF8.self)
+        // 321x181 is rounded up to even for 4:2:0.
+        #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "322,182,50")
+
+        #expect(try await CLI.run(["play", "--out", out.path, "--format", "ppm", "--frames", "2", clip]).status == 0)
+        let ppm = out.appendingPathComponent("01-odd-size.mp4/frame-000002.ppm")
+        let bytes = try Data(contentsOf: ppm)
+        #expect(bytes.starts(with: Data("P6\n321 181\n255\n".utf8)))
+        #expect(bytes.count == "P6\n321 181\n255\n".utf8.count + 321 * 181 * 3)
+    }
+
+    @Test func badFileAmongGoodOnesFailsAloneWithExitOne() async throws {
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let paths = [try Fixtures.clip("h264-aac.mp4"), try Fixtures.clip("bad-random.mp4"), try Fixtures.clip("damaged-cut.mp4")]
+        let run = try await CLI.run(["play", "--out", out.path, "--format", "none", "--json"] + paths)
+        #expect(run.status == 1)
+        let fromStdout = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let files = try #require(fromStdout["files"] as? [[String: Any]])
+        #expect(files.map { $0["status"] as? String } == ["completed", "failed", "failed"])
+        #expect((files[1]["error"] as? [String: Any])?["code"] as? String == "demux.unrecognizedFormat")
+        #expect(((files[2]["error"] as? [String: Any])?["message"] as? String)?.contains("damaged-cut.mp4") == true)
+        #expect((files[2]["framesDecoded"] as? Int ?? 0) > 0)
+        let onDisk = try readSummary(out)
+        #expect((onDisk["files"] as? [[String: Any]])?.count == 3)
+    }
+
+    @Test func usageErrorsExitWithTwo() async throws {
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        #expect(try await CLI.run(["play", clip]).status == 2)
+        #expect(try await CLI.run(["play", "--out", "/tmp/x", "--size", "wide", clip]).status == 2)
+        #expect(try await CLI.run(["play", "--out", "/tmp/x", "--gravity", "sideways", clip]).status == 2)
+        #expect(try await CLI.run(["play", "--out", "/tmp/x", "--frames", "0", clip]).status == 2)
+    }
+
+    private func temporaryFolder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    private func readSummary(_ out: URL) throws -> [String: Any] {
+        let data = try Data(contentsOf: out.appendingPathComponent("summary.json"))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+}

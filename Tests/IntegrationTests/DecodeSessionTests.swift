@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+@testable import Playhead
+
+/// Real decodes of the sample clips, checked against ffprobe's counts and ffmpeg's pixels.
+@Suite struct DecodeSessionTests {
+    @Test(arguments: Fixtures.videoClips)
+    func framesDecodedEqualFFprobeCount(clip: String) async throws {
+        let path = try Fixtures.clip(clip)
+        let expected = try Fixtures.ffprobe(clip)
+        let video = try #require(expected.streams.first { $0.codec_type == "video" })
+        let count = try #require(video.nb_read_frames.flatMap(Int.init))
+        let sink = NullSink()
+        let result = await DecodeSession(source: path).run(into: sink)
+        #expect(result.status == .completed)
+        #expect(result.framesDecoded == count)
+        #expect(result.framesDelivered == count)
+        #expect(result.decodeErrorCount == 0)
+    }
+
+    @Test(arguments: Fixtures.videoClips)
+    func firstAndMiddleFramesMatchFFmpeg(clip: String) async throws {
+        let path = try Fixtures.clip(clip)
+        let sink = InMemorySink(pixelFormat: .rgb24)
+        let result = await DecodeSession(source: path, configuration: DecodeConfiguration(appliesPreferredTrackTransform: false)).run(into: sink)
+        #expect(result.status == .completed)
+        let frames = sink.frames
+        try #require(frames.count > 2)
+        for index in [0, frames.count / 2] {
+            let reference = try await Reference.rgbFrame(path, index: index)
+            try #require(reference.count == frames[index].bytes.count, "frame \(index) sizes differ")
+            let psnr = Reference.psnr(frames[index].bytes, reference)
+            #expect(psnr >= 40, "\(clip) frame \(index): PSNR \(psnr) dB")
+        }
+    }
+
+    @Test func rotatedClipComesOutAsADisplayShowsIt() async throws {
+        let path = try Fixtures.clip("rotated-90.mp4")
+        let sink = InMemorySink(limit: 1)
+        let result = await DecodeSession(source: path, configuration: DecodeConfiguration(frameLimit: 1)).run(into: sink)
+        #expect(result.outputSize == PixelSize(width: 180, height: 320))
+        let frame = try #require(sink.frames.first)
+        #expect(frame.size == PixelSize(width: 180, height: 320))
+        // ffmpeg turns by the display matrix too.
+        let reference = try await Reference.rgbFrame(path, index: 0, autorotate: true)
+        #expect(Reference.psnr(frame.bytes, reference) >= 40)
+    }
+
+    @Test func anamorphicClipComesOutWide() async throws {
+        let sink = InMemorySink(limit: 1)
+        let result = await DecodeSession(source: try Fixtures.clip("anamorphic.mp4"), configuration: DecodeConfiguration(frameLimit: 1)).run(into: sink)
+        #expect(result.outputSize == PixelSize(width: 320, height: 180))
+        // Matches ffmpeg's own scaling of the stored picture to the displayed size.
+        let reference = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", try Fixtures.clip("anamorphic.mp4"),
+                                                                    "-vf", "scale=320:180", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        let frame = try #require(sink.frames.first)
+        #expect(Reference.psnr(frame.bytes, reference) >= 30)
+    }
+
+    @Test func aspectFitPillarboxesA4x3ClipIn16x9() async throws {
+        let frame = try await firstFrame("4x3.mp4", size: PixelSize(width: 640, height: 360), gravity: .resizeAspect)
+        #expect(frame.size == PixelSize(width: 640, height: 360))
+        // 4:3 at height 360 is 480 wide: bars of 80 columns on each side.
+        #expect(columnsAreBlack(frame, 0..<80))
+        #expect(columnsAreBlack(frame, 560..<640))
+        #expect(!columnsAreBlack(frame, 80..<82))
+        #expect(!columnsAreBlack(frame, 558..<560))
+    }
+
+    @Test func aspectFillHasNoBars() async throws {
+        let frame = try await firstFrame("4x3.mp4", size: PixelSize(width: 640, height: 360), gravity: .resizeAspectFill)
+        #expect(!columnsAreBlack(frame, 0..<2))
+        #expect(!columnsAreBlack(frame, 638..<640))
+        #expect(!rowsAreBlack(frame, 0..<2))
+    }
+
+    @Test func stretchFillsTheCanvas() async throws {
+        let frame = try await firstFrame("portrait.mp4", size: PixelSize(width: 640, height: 360), gravity: .resize)
+        #expect(!columnsAreBlack(frame, 0..<2))
+        #expect(!columnsAreBlack(frame, 638..<640))
+    }
+
+    @Test func rotatedClipIsPillarboxedUpright() async throws {
+        // Shown 180x320 → fit into 640x360 is 203x360 (rgb needs no even alignment), centered.
+        let frame = try await firstFrame("rotated-90.mp4", size: PixelSize(width: 640, height: 360), gravity: .resizeAspect)
+        #expect(columnsAreBlack(frame, 0..<218))
+        #expect(columnsAreBlack(frame, 422..<640))
+        #expect(!columnsAreBlack(frame, 220..<420))
+    }
+
+    @Test func framesCarryTimesAndIndices() async throws {
+        let sink = InMemorySink(limit: 50)
+        let result = await DecodeSession(source: try Fixtures.clip("h264-aac.mp4"), configuration: DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18))).run(into: sink)
+        #expect(result.status == .completed)
+        let frames = sink.frames
+        #expect(frames.map(\.index) == Array(0..<frames.count))
+        for frame in frames {
+            #expect(frame.presentationTime == MediaTime(value: Int64(frame.index), timescale: 25))
+            #expect(frame.duration == MediaTime(value: 1, timescale: 25))
+        }
+        #expect(result.firstPresentationTime == .zero)
+        #expect(result.lastPresentationTime == MediaTime(value: 49, timescale: 25))
+        #expect(sink.isFinished)
+    }
+
+    @Test func frameLimitStopsEarlyAndCompletes() async throws {
+        let sink = InMemorySink()
+        let result = await DecodeSession(source: try Fixtures.clip("h264-aac.mp4"), configuration: DecodeConfiguration(frameLimit: 7)).run(into: sink)
+        #expect(result.status == .completed)
+        #expect(result.framesDelivered == 7)
+        #expect(sink.frames.count == 7)
+    }
+
+    @Test func cancellingMidDecodeStopsPromptly() async throws {
+        let session = DecodeSession(source: try Fixtures.clip("h264-aac.mp4"))
+        let sink = CancellingSink(after: 5, cancel: { session.cancel() })
+        let result = await session.run(into: sink)
+        #expect(result.status == .cancelled)
+        #expect(result.framesDelivered >= 5 && result.framesDelivered < 50)
+        #expect(sink.aborted)
+    }
+
+    @Test func cancellingTheTaskCancelsTheSession() async throws {
+        let path = try Fixtures.clip("h264-aac.mp4")
+        let task = Task { await DecodeSession(source: path).run(into: SlowSink()) }
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        let result = await task.value
+        #expect(result.status == .cancelled)
+        #expect(result.framesDelivered < 50)
+    }
+
+    @Test(arguments: Fixtures.damagedClips)
+    func damagedClipsDecodeWhatTheyCanAndSaySo(clip: String) async throws {
+        let result = await DecodeSession(source: try Fixtures.clip(clip)).run(into: NullSink())
+        #expect(result.framesDelivered > 0)
+        guard case .failed(let error) = result.status else {
+            Issue.record("\(clip) should be reported failed, got \(result.status)")
+            return
+        }
+        #expect(error.file?.hasSuffix(clip) == true)
+        #expect(error.code.family == .decode || error.code.family == .io)
+    }
+
+    @Test func badFilesFailBeforeAnyFrame() async throws {
+        for name in Fixtures.badFiles {
+            let sink = InMemorySink()
+            let result = await DecodeSession(source: try Fixtures.clip(name)).run(into: sink)
+            guard case .failed(let error) = result.status else {
+                Issue.record("\(name) should fail")
+                continue
+            }
+            #expect(error.code.family == .demux)
+            #expect(result.framesDelivered == 0)
+            #expect(!sink.isFinished)
+        }
+        let audioOnly = await DecodeSession(source: try Fixtures.clip("audio-only.m4a")).run(into: NullSink())
+        #expect(audioOnly.status == .failed(PlayheadError(code: .noVideoTrack, message: "no video track to decode", file: try Fixtures.clip("audio-only.m4a"))))
+    }
+
+    @Test func unwritableOutputFailsTheSession() async throws {
+        let result = await DecodeSession(source: try Fixtures.clip("h264-aac.mp4")).run(into: ImageSequenceSink(directory: "/dev/null/frames", format: .png))
+        guard case .failed(let error) = result.status else {
+            Issue.record("writing under /dev/null should fail, got \(result.status)")
+            return
+        }
+        #expect(error.code == .writeFailed)
+        #expect(result.framesDelivered == 0)
+    }
+
+    // MARK: Helpers
+
+    private func firstFrame(_ clip: String, size: PixelSize, gravity: VideoGravity) async throws -> InMemorySink.Frame {
+        let sink = InMemorySink(limit: 1)
+        let configuration = DecodeConfiguration(outputSize: size, gravity: gravity, frameLimit: 1)
+        let result = await DecodeSession(source: try Fixtures.clip(clip), configuration: configuration).run(into: sink)
+        #expect(result.status == .completed)
+        return try #require(sink.frames.first)
+    }
+
+    private func columnsAreBlack(_ frame: InMemorySink.Frame, _ columns: Range<Int>) -> Bool {
+        for y in 0..<frame.size.height {
+            for x in columns {
+                let i = (y * frame.size.width + x) * 3
+                if frame.bytes[i] > 8 || frame.bytes[i + 1] > 8 || frame.bytes[i + 2] > 8 { return false }
+            }
+        }
+        return true
+    }
+
+    private func rowsAreBlack(_ frame: InMemorySink.Frame, _ rows: Range<Int>) -> Bool {
+        for y in rows {
+            for x in 0..<frame.size.width {
+                let i = (y * frame.size.width + x) * 3
+                if frame.bytes[i] > 8 || frame.bytes[i + 1] > 8 || frame.bytes[i + 2] > 8 { return false }
+            }
+        }
+        return true
+    }
+}
+

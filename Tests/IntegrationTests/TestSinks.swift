@@ -1,0 +1,38 @@
+import Foundation
+import Playhead
+import Synchronization
+
+/// Calls `cancel` once `after` frames arrived; remembers whether it was aborted.
+final class CancellingSink: FrameSink, Sendable {
+    let pixelFormat = OutputPixelFormat.rgb24
+    let after: Int
+    let cancel: @Sendable () -> Void
+    private let state = Mutex((received: 0, aborted: false))
+
+    init(after: Int, cancel: @escaping @Sendable () -> Void) {
+        self.after = after
+        self.cancel = cancel
+    }
+
+    var aborted: Bool { state.withLock { $0.aborted } }
+
+    func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
+    func write(_ frame: VideoFrame) throws(PlayheadError) {
+        let received = state.withLock { s -> Int in
+            s.received += 1
+            return s.received
+        }
+        if received == after { cancel() }
+    }
+    func finish() throws(PlayheadError) {}
+    func abort() { state.withLock { $0.aborted = true } }
+}
+
+/// Takes 20 ms per frame, so a session is still running when a test cancels it.
+final class SlowSink: FrameSink {
+    let pixelFormat = OutputPixelFormat.rgb24
+    func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
+    func write(_ frame: VideoFrame) throws(PlayheadError) { usleep(20_000) }
+    func finish() throws(PlayheadError) {}
+    func abort() {}
+}
