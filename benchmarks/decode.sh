@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Benchmark (issue: decode sessions): on a 1080p H.264 clip, in one run,
+#   1. decode only: `playhead play --format none` against `ffmpeg -i clip -map 0:v -f null -`
+#   2. aspect-fit 640x360 PNG dumps against ffmpeg's scale+pad into PNG files
+# and the peak memory (max RSS) of one playhead session. Prints ratios (ffmpeg time / playhead
+# time: above 1 means playhead is faster).
+# Usage: benchmarks/decode.sh [runs]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh release >/dev/null
+bin="$(swift build -c release --show-bin-path)/playhead"
+runs="${1:-5}"
+cache=".bench"
+mkdir -p "$cache"
+clip="$cache/1080p30-h264-20s.mp4"
+if [ ! -f "$clip" ]; then
+  echo "making $clip"
+  ffmpeg -hide_banner -loglevel error -y -f lavfi -i "testsrc2=size=1920x1080:rate=30:duration=20" \
+    -c:v libx264 -preset fast -crf 23 -bf 2 -g 250 -pix_fmt yuv420p "$clip"
+fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/ff" "$tmp/ph"
+
+hyperfine --warmup 1 --runs "$runs" --export-json "$tmp/decode.json" \
+  -n playhead "$bin play --format none --out $tmp/ph $clip" \
+  -n ffmpeg "ffmpeg -hide_banner -loglevel error -i $clip -map 0:v -f null -"
+
+hyperfine --warmup 1 --runs "$runs" --export-json "$tmp/png.json" \
+  --prepare "rm -rf $tmp/ff/* $tmp/ph/*" \
+  -n playhead "$bin play --size 640x360 --gravity aspect-fit --format png --out $tmp/ph $clip" \
+  -n ffmpeg "ffmpeg -hide_banner -loglevel error -i $clip -vf 'scale=640:360:force_original_aspect_ratio=decrease,pad=640:360:(ow-iw)/2:(oh-ih)/2' $tmp/ff/out_%06d.png"
+
+rss_decode=$(/usr/bin/time -f %M "$bin" play --format none --out "$tmp/ph" "$clip" 2>&1 >/dev/null | tail -1)
+rss_png=$(/usr/bin/time -f %M "$bin" play --size 640x360 --format png --out "$tmp/ph" "$clip" 2>&1 >/dev/null | tail -1)
+rss_ffmpeg=$(/usr/bin/time -f %M ffmpeg -hide_banner -loglevel error -i "$clip" -map 0:v -f null - 2>&1 | tail -1)
+
+python3 - "$tmp/decode.json" "$tmp/png.json" "$rss_decode" "$rss_png" "$rss_ffmpeg" <<'PY'
+import json, sys
+def ratio(path):
+    r = {x["command"]: x["mean"] for x in json.load(open(path))["results"]}
+    return r["ffmpeg"] / r["playhead"], r["playhead"], r["ffmpeg"]
+for name, path, target in [("decode only (--format none)", sys.argv[1], 0.95), ("aspect-fit 640x360 PNG", sys.argv[2], 1.0)]:
+    q, p, f = ratio(path)
+    print(f"{name}: playhead {p:.2f} s, ffmpeg {f:.2f} s, throughput ratio {q:.2f} (target >= {target})")
+print(f"peak RSS: playhead decode-only {int(sys.argv[3])/1024:.0f} MiB, playhead PNG {int(sys.argv[4])/1024:.0f} MiB, ffmpeg decode-only {int(sys.argv[5])/1024:.0f} MiB")
+PY
