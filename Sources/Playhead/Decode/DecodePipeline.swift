@@ -315,14 +315,16 @@ final class DecodePipeline: Sendable {
         var first: MediaTime?
         var last: MediaTime?
         var sinkError: PlayheadError?
+        var formatName: String?
         do throws(PlayheadError) {
             try sink.begin(info)
             while let slot = ready.receive() {
                 let canvas = canvases[slot]
                 let frame = canvas.frame
+                if formatName == nil { formatName = FrameConverter.name(frame.format) }
                 let view = VideoFrame(presentationTime: canvas.presentationTime, duration: canvas.duration, index: canvas.index,
                                       source: info.source, size: frame.size, pixelFormat: info.pixelFormat,
-                                      pixelFormatName: FrameConverter.name(frame.format), frame: frame.pointer)
+                                      pixelFormatName: formatName!, frame: frame.pointer)
                 try sink.write(view)
                 delivered += 1
                 if first == nil { first = canvas.presentationTime }

@@ -85,31 +85,35 @@ final class FrameConverter {
 
     typealias Planes = (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?)
 
-    /// The frame's plane pointers moved to `rect`'s origin.
+    /// The frame's plane pointers moved to `rect`'s origin (no allocation: called per frame).
     static func planes(of frame: UnsafeMutablePointer<AVFrame>, offsetBy rect: PixelRect, format: AVPixelFormat) -> Planes {
         let f = frame.pointee
         var planes: Planes = (f.data.0, f.data.1, f.data.2, f.data.3)
         guard rect.x != 0 || rect.y != 0, let descriptor = av_pix_fmt_desc_get(format) else { return planes }
         let d = descriptor.pointee
-        let strides = [Int(f.linesize.0), Int(f.linesize.1), Int(f.linesize.2), Int(f.linesize.3)]
-        var steps = [0, 0, 0, 0]
-        withUnsafeBytes(of: d.comp) { raw in
-            let components = raw.bindMemory(to: AVComponentDescriptor.self)
-            for c in 0..<Int(d.nb_components) {
-                let plane = Int(components[c].plane)
-                steps[plane] = max(steps[plane], Int(components[c].step))
+        // Bytes per pixel of each plane: the largest step of the components stored in it.
+        var steps: (Int, Int, Int, Int) = (0, 0, 0, 0)
+        let components = d.comp
+        func note(_ c: AVComponentDescriptor) {
+            switch c.plane {
+            case 0: steps.0 = max(steps.0, Int(c.step))
+            case 1: steps.1 = max(steps.1, Int(c.step))
+            case 2: steps.2 = max(steps.2, Int(c.step))
+            default: steps.3 = max(steps.3, Int(c.step))
             }
         }
-        func offset(_ plane: Int) -> Int {
-            let isChroma = (plane == 1 || plane == 2) && (d.flags & UInt64(AV_PIX_FMT_FLAG_RGB)) == 0
-            let x = isChroma ? rect.x >> Int(d.log2_chroma_w) : rect.x
-            let y = isChroma ? rect.y >> Int(d.log2_chroma_h) : rect.y
-            return y * strides[plane] + x * steps[plane]
-        }
-        planes.0 = planes.0.map { $0 + offset(0) }
-        planes.1 = planes.1.map { $0 + offset(1) }
-        planes.2 = planes.2.map { $0 + offset(2) }
-        planes.3 = planes.3.map { $0 + offset(3) }
+        let count = Int(d.nb_components)
+        if count > 0 { note(components.0) }
+        if count > 1 { note(components.1) }
+        if count > 2 { note(components.2) }
+        if count > 3 { note(components.3) }
+        let subsampled = (d.flags & UInt64(AV_PIX_FMT_FLAG_RGB)) == 0
+        let cx = subsampled ? rect.x >> Int(d.log2_chroma_w) : rect.x
+        let cy = subsampled ? rect.y >> Int(d.log2_chroma_h) : rect.y
+        planes.0 = planes.0.map { $0 + rect.y * Int(f.linesize.0) + rect.x * steps.0 }
+        planes.1 = planes.1.map { $0 + cy * Int(f.linesize.1) + cx * steps.1 }
+        planes.2 = planes.2.map { $0 + cy * Int(f.linesize.2) + cx * steps.2 }
+        planes.3 = planes.3.map { $0 + rect.y * Int(f.linesize.3) + rect.x * steps.3 }
         return planes
     }
 

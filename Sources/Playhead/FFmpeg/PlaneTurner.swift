@@ -10,18 +10,27 @@ enum PlaneTurner {
         let planeCount = isPacked ? 1 : Int(av_pix_fmt_count_planes(format))
         let bytesPerPixel = isPacked ? Int(av_get_bits_per_pixel(descriptor)) / 8 : 1
         let s = source.pointer.pointee, c = canvas.pointer.pointee
-        let srcData = [s.data.0, s.data.1, s.data.2, s.data.3], srcStride = [Int(s.linesize.0), Int(s.linesize.1), Int(s.linesize.2), Int(s.linesize.3)]
-        let dstData = [c.data.0, c.data.1, c.data.2, c.data.3], dstStride = [Int(c.linesize.0), Int(c.linesize.1), Int(c.linesize.2), Int(c.linesize.3)]
         for plane in 0..<planeCount {
             let chroma = !isPacked && (plane == 1 || plane == 2)
             let hs = chroma ? Int(d.log2_chroma_w) : 0, vs = chroma ? Int(d.log2_chroma_h) : 0
-            guard let src = srcData[plane], let dst = dstData[plane] else { continue }
+            let (srcData, srcStride) = Self.plane(plane, of: s)
+            let (dstData, dstStride) = Self.plane(plane, of: c)
+            guard let src = srcData, let dst = dstData else { continue }
             let sw = (Int(s.width) + (1 << hs) - 1) >> hs, sh = (Int(s.height) + (1 << vs) - 1) >> vs
             let ox = content.x >> hs, oy = content.y >> vs
             let cw = (content.width + (1 << hs) - 1) >> hs, ch = (content.height + (1 << vs) - 1) >> vs
-            turnPlane(src: src, srcStride: srcStride[plane], srcWidth: sw, srcHeight: sh,
-                      dst: dst + oy * dstStride[plane] + ox * bytesPerPixel, dstStride: dstStride[plane],
+            turnPlane(src: src, srcStride: srcStride, srcWidth: sw, srcHeight: sh,
+                      dst: dst + oy * dstStride + ox * bytesPerPixel, dstStride: dstStride,
                       width: cw, height: ch, bytesPerPixel: bytesPerPixel, orientation: orientation)
+        }
+    }
+
+    static func plane(_ index: Int, of frame: AVFrame) -> (UnsafeMutablePointer<UInt8>?, Int) {
+        switch index {
+        case 0: return (frame.data.0, Int(frame.linesize.0))
+        case 1: return (frame.data.1, Int(frame.linesize.1))
+        case 2: return (frame.data.2, Int(frame.linesize.2))
+        default: return (frame.data.3, Int(frame.linesize.3))
         }
     }
 

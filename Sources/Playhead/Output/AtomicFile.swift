@@ -3,9 +3,10 @@ import Foundation
 /// Writes a file under a temporary name in the same folder and renames it into place, so a
 /// reader never sees a half-written file under the final name.
 enum AtomicFile {
+    /// `folder/.name.partial` for `folder/name`.
     static func temporaryPath(for path: String) -> String {
-        let url = URL(fileURLWithPath: path)
-        return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial").path
+        guard let slash = path.lastIndex(of: "/") else { return ".\(path).partial" }
+        return String(path[...slash]) + "." + String(path[path.index(after: slash)...]) + ".partial"
     }
 
     static func write(_ bytes: UnsafeRawBufferPointer, to path: String) throws(PlayheadError) {

@@ -58,12 +58,10 @@ public struct VideoFrame {
     public func plane(_ index: Int) -> PixelPlane {
         precondition(index >= 0 && index < planeCount)
         let format = AVPixelFormat(rawValue: frame.pointee.format)
-        let f = frame.pointee
-        let data = [f.data.0, f.data.1, f.data.2, f.data.3][index]!
-        let stride = Int([f.linesize.0, f.linesize.1, f.linesize.2, f.linesize.3][index])
+        let (data, stride) = PlaneTurner.plane(index, of: frame.pointee)
         let rows = index == 0 || index == 3 ? size.height : Int(-((-Int32(size.height)) >> Int32(av_pix_fmt_desc_get(format).pointee.log2_chroma_h)))
         let visible = Int(av_image_get_linesize(format, Int32(size.width), Int32(index)))
-        return PixelPlane(baseAddress: UnsafePointer(data), bytesPerRow: stride, rows: rows, visibleBytesPerRow: visible)
+        return PixelPlane(baseAddress: UnsafePointer(data!), bytesPerRow: stride, rows: rows, visibleBytesPerRow: visible)
     }
 }
 
