@@ -36,3 +36,26 @@ final class SlowSink: FrameSink {
     func finish() throws(PlayheadError) {}
     func abort() {}
 }
+
+/// Records a player item's events, and how many callbacks ever ran at once.
+final class RecordingObserver: PlayerItemObserver, Sendable {
+    private let state = Mutex((events: [PlayerItemEvent](), active: 0, maximum: 0))
+    private let onEvent: (@Sendable (PlayerItem, PlayerItemEvent) -> Void)?
+
+    init(onEvent: (@Sendable (PlayerItem, PlayerItemEvent) -> Void)? = nil) {
+        self.onEvent = onEvent
+    }
+
+    var events: [PlayerItemEvent] { state.withLock { $0.events } }
+    var maximumConcurrentCallbacks: Int { state.withLock { $0.maximum } }
+
+    func playerItem(_ item: PlayerItem, didReceive event: PlayerItemEvent) {
+        state.withLock { s in
+            s.active += 1
+            s.maximum = max(s.maximum, s.active)
+            s.events.append(event)
+        }
+        onEvent?(item, event)
+        state.withLock { $0.active -= 1 }
+    }
+}

@@ -1,0 +1,147 @@
+import Synchronization
+
+/// One thing to play: an ``Asset`` with its playback status and events.
+///
+/// ```swift
+/// let item = PlayerItem(asset: Asset(path: "clip.mp4"))
+/// item.addObserver(myObserver)          // gets .statusChanged(.unknown) first
+/// for await event in item.events { … }  // or as an AsyncSequence
+/// try await item.prepare()              // loads the asset: readyToPlay, or failed
+/// ```
+public final class PlayerItem: Sendable {
+    /// The asset this item plays.
+    public let asset: Asset
+
+    private struct Guarded {
+        var state = PlayerItemState<ObjectIdentifier>()
+        var observers: [ObjectIdentifier: WeakObserver] = [:]
+        var duration = MediaTime.indefinite
+        var presentationSize: PixelSize?
+        var currentTime = MediaTime.zero
+    }
+
+    private struct WeakObserver {
+        weak var observer: (any PlayerItemObserver)?
+    }
+
+    private let guarded = Mutex(Guarded())
+
+    public init(asset: Asset) {
+        self.asset = asset
+    }
+
+    /// The current status.
+    public var status: PlayerItemStatus { guarded.withLock { $0.state.status } }
+    /// The item's duration, once ready (indefinite before).
+    public var duration: MediaTime { guarded.withLock { $0.duration } }
+    /// The displayed size of the video track, once ready (nil for audio-only items).
+    public var presentationSize: PixelSize? { guarded.withLock { $0.presentationSize } }
+    /// Where playback of this item stands.
+    public var currentTime: MediaTime { guarded.withLock { $0.currentTime } }
+
+    /// Loads what playback needs from the asset and moves to `readyToPlay`, or to `failed` with
+    /// the asset's error (also when nothing in it is playable). Safe to call more than once.
+    public func prepare() async {
+        do {
+            let (tracks, duration, playable) = try await asset.load(.tracks, .duration, .isPlayable)
+            guard playable else {
+                fail(PlayheadError(code: .decoderNotFound, message: "no playable audio or video track", file: asset.source))
+                return
+            }
+            let size = tracks.first { $0.mediaType == .video && $0.isPlayable }?.presentationSize
+            update { guarded in
+                guarded.duration = duration
+                guarded.presentationSize = size
+                _ = guarded.state.transition(to: .readyToPlay)
+            }
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// Registers an observer (held weakly). It first receives the current status.
+    public func addObserver(_ observer: any PlayerItemObserver) {
+        update { guarded in
+            let id = ObjectIdentifier(observer)
+            guarded.observers[id] = WeakObserver(observer: observer)
+            guarded.state.add(id)
+        }
+    }
+
+    /// Stops delivering to an observer.
+    public func removeObserver(_ observer: any PlayerItemObserver) {
+        update { guarded in
+            let id = ObjectIdentifier(observer)
+            guarded.observers[id] = nil
+            guarded.state.remove(id)
+        }
+    }
+
+    /// Every event from now on, starting with the current status, as an `AsyncSequence`. The
+    /// stream ends when the consuming task stops iterating.
+    public var events: AsyncStream<PlayerItemEvent> {
+        let (stream, continuation) = AsyncStream<PlayerItemEvent>.makeStream(bufferingPolicy: .unbounded)
+        let relay = StreamRelay(continuation: continuation)
+        addObserver(relay)
+        continuation.onTermination = { [weak self, relay] _ in self?.removeObserver(relay) }
+        return stream
+    }
+
+    // MARK: Used by players
+
+    /// Marks the item failed (if it is not already) and tells observers.
+    func fail(_ error: PlayheadError) {
+        update { _ = $0.state.transition(to: .failed(error)) }
+    }
+
+    /// Posts an event to the observers (status changes go through the state rules instead).
+    func post(_ event: PlayerItemEvent) {
+        update { guarded in
+            if case .timeJumped(_, let to) = event { guarded.currentTime = to }
+            if case .playedToEnd(let at) = event { guarded.currentTime = at }
+            guarded.state.post(event)
+        }
+    }
+
+    /// Sets the current time without an event (normal progress).
+    func setCurrentTime(_ time: MediaTime) {
+        guarded.withLock { $0.currentTime = time }
+    }
+
+    /// Changes state under the lock, then delivers whatever is queued outside it.
+    private func update(_ change: (inout Guarded) -> Void) {
+        var batch = guarded.withLock { g -> [(event: PlayerItemEvent, to: [ObjectIdentifier])]? in
+            change(&g)
+            return g.state.beginDelivery()
+        }
+        while let current = batch {
+            for (event, ids) in current {
+                for id in ids {
+                    // Looked up per event so that an observer removed or released meanwhile gets nothing.
+                    let observer = guarded.withLock { g -> (any PlayerItemObserver)? in
+                        guard g.state.observers.contains(id) else { return nil }
+                        if let live = g.observers[id]?.observer { return live }
+                        g.observers[id] = nil
+                        g.state.remove(id)
+                        return nil
+                    }
+                    observer?.playerItem(self, didReceive: event)
+                }
+            }
+            batch = guarded.withLock { $0.state.continueDelivery() }
+        }
+    }
+}
+
+/// Forwards an item's events into an `AsyncStream`.
+private final class StreamRelay: PlayerItemObserver {
+    let continuation: AsyncStream<PlayerItemEvent>.Continuation
+
+    init(continuation: AsyncStream<PlayerItemEvent>.Continuation) {
+        self.continuation = continuation
+    }
+
+    func playerItem(_ item: PlayerItem, didReceive event: PlayerItemEvent) {
+        continuation.yield(event)
+    }
+}
