@@ -14,9 +14,20 @@ public struct DecodeConfiguration: Sendable, Hashable {
     public var packetQueueCapacity: Int
     /// Converted frames that may wait for the sink.
     public var frameQueueCapacity: Int
+    /// Where to start; nil starts at the beginning.
+    public var startTime: MediaTime?
+    /// How far before and after `startTime` the first frame may lie. Zero (the default) is
+    /// frame-exact: the first frame delivered is the one showing at `startTime`. Otherwise the
+    /// session starts at the keyframe nearest to `startTime` inside the window, found in the index.
+    public var startToleranceBefore: MediaTime
+    public var startToleranceAfter: MediaTime
 
     public init(outputSize: PixelSize? = nil, gravity: VideoGravity = .resizeAspect, appliesPreferredTrackTransform: Bool = true,
-                frameLimit: Int? = nil, decoderThreads: Int = 0, packetQueueCapacity: Int = 64, frameQueueCapacity: Int = 3) {
+                frameLimit: Int? = nil, decoderThreads: Int = 0, packetQueueCapacity: Int = 64, frameQueueCapacity: Int = 3,
+                startTime: MediaTime? = nil, startToleranceBefore: MediaTime = .zero, startToleranceAfter: MediaTime = .zero) {
+        self.startTime = startTime
+        self.startToleranceBefore = startToleranceBefore
+        self.startToleranceAfter = startToleranceAfter
         self.outputSize = outputSize
         self.gravity = gravity
         self.appliesPreferredTrackTransform = appliesPreferredTrackTransform

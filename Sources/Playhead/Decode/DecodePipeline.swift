@@ -66,6 +66,7 @@ final class DecodePipeline: Sendable {
         let stream = format.stream(at: Int(streamIndex))
         let timeBase = stream.pointee.time_base
         let decoder = try VideoDecoder(stream: stream, threads: configuration.decoderThreads, source: source)
+        let dropBefore = try seek(format, streamIndex: streamIndex, timeBase: timeBase)
 
         // Geometry, fixed for the session.
         let parameters = stream.pointee.codecpar.pointee
@@ -138,6 +139,7 @@ final class DecodePipeline: Sendable {
         // This thread: decode and convert.
         let converter = FrameConverter(layout: layout, outputFormat: outputFormat, source: source)
         var state = DecodeLoopState(frameDuration: frameDuration, limit: configuration.frameLimit)
+        state.dropBefore = dropBefore
         let decoded = OwnedFrame()
         let deliver = { (state: inout DecodeLoopState) -> Bool in
             self.deliver(decoded, state: &state, timeBase: timeBase, passthrough: passthrough, converter: converter,
@@ -177,6 +179,28 @@ final class DecodePipeline: Sendable {
         }
     }
 
+    /// Seeks for `configuration.startTime`. Returns the time before which decoded frames are dropped
+    /// (frame-exact starts), or nil.
+    private func seek(_ format: FormatContext, streamIndex: Int32, timeBase: AVRational) throws(PlayheadError) -> MediaTime? {
+        guard let target = configuration.startTime, target.isNumeric, target > .zero else { return nil }
+        let before = configuration.startToleranceBefore, after = configuration.startToleranceAfter
+        let exact = !(before > .zero) && !(after > .zero)
+        let ts = target.ffmpegTimestamp(in: timeBase)
+        if !exact {
+            // The keyframe nearest to the target inside the window, chosen by the demuxer from its index.
+            let low = before.isNumeric ? (target - before).ffmpegTimestamp(in: timeBase) : Int64.min
+            let high = after.isNumeric ? (target + after).ffmpegTimestamp(in: timeBase) : Int64.max
+            if avformat_seek_file(format.pointer, streamIndex, low, ts, high, 0) >= 0 { return nil }
+        }
+        // Frame-exact (or no keyframe in the window): the keyframe at or before the target, then
+        // decode forward and drop what ends before it.
+        let result = avformat_seek_file(format.pointer, streamIndex, Int64.min, ts, ts, 0)
+        guard result >= 0 else {
+            throw FFmpegError.error(.seekFailed, "could not seek to \(target.seconds) s", function: "avformat_seek_file", result: result, file: source)
+        }
+        return target
+    }
+
     private func stopDemuxOnly(freePackets: SlotChannel, readyPackets: SlotChannel) {
         stopRequested.store(true, ordering: .releasing)
         freePackets.cancel()
@@ -194,6 +218,8 @@ final class DecodePipeline: Sendable {
         var limitReached = false
         var lastPTS = MediaTime.invalid
         var lastDuration = MediaTime.invalid
+        /// Frames that end at or before this time are decoded but not delivered (frame-exact start).
+        var dropBefore: MediaTime?
         let frameDuration: MediaTime
         let limit: Int?
 
@@ -246,6 +272,11 @@ final class DecodePipeline: Sendable {
         if !duration.isNumeric { duration = .invalid }
         state.lastPTS = pts
         state.lastDuration = duration
+        if let target = state.dropBefore {
+            let end = duration.isNumeric ? pts + duration : pts
+            if end <= target, pts < target { return true }
+            state.dropBefore = nil
+        }
 
         guard let slot = free.receive() else { return false }
         let canvas = canvases[slot]
