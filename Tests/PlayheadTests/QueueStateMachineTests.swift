@@ -1,0 +1,84 @@
+import Testing
+@testable import Playhead
+
+@Suite struct QueueStateMachineTests {
+    typealias Machine = QueueStateMachine<String>
+    let failure = PlayheadError(code: .unrecognizedFormat, message: "not media", file: "b")
+
+    func queue(_ ids: [String], action: ActionAtItemEnd = .advance) -> Machine {
+        var machine = Machine(actionAtItemEnd: action)
+        for id in ids { _ = machine.insert(id, after: nil) }
+        return machine
+    }
+
+    @Test func playStartsTheCurrentItemAndPrerollsTheNext() {
+        var machine = queue(["a", "b", "c"])
+        #expect(machine.timeControlStatus == .paused)
+        #expect(machine.play() == [.setRate(1), .start("a", presenting: true), .start("b", presenting: false)])
+        #expect(machine.timeControlStatus == .waitingToPlay)
+        machine.currentPresented("a")
+        #expect(machine.timeControlStatus == .playing)
+    }
+
+    @Test func endAdvancesToThePrerolledItemWithoutRestartingIt() {
+        var machine = queue(["a", "b", "c"])
+        _ = machine.play()
+        #expect(machine.itemEnded("a") == [.reportEnd("a"), .currentChanged(from: "a", to: "b"), .present("b"), .start("c", presenting: false)])
+        #expect(machine.itemEnded("b") == [.reportEnd("b"), .currentChanged(from: "b", to: "c"), .present("c")])
+        #expect(machine.itemEnded("c") == [.reportEnd("c"), .currentChanged(from: "c", to: nil)])
+        #expect(machine.items.isEmpty)
+        #expect(machine.timeControlStatus == .waitingToPlay)
+    }
+
+    @Test func aFailedItemIsReportedAndSkipped() {
+        var machine = queue(["a", "b", "c"])
+        _ = machine.play()
+        // The pre-rolled item fails while a plays: reported, dropped, and c pre-rolls instead.
+        #expect(machine.itemFailed("b", failure) == [.reportFailure("b", failure), .start("c", presenting: false)])
+        #expect(machine.items == ["a", "c"])
+        // The current item fails: reported, and the queue goes on.
+        #expect(machine.itemFailed("a", failure) == [.reportFailure("a", failure), .currentChanged(from: "a", to: "c"), .present("c")])
+    }
+
+    @Test func pauseAtEndStaysOnTheItem() {
+        var machine = queue(["a", "b"], action: .pause)
+        _ = machine.play()
+        #expect(machine.itemEnded("a") == [.reportEnd("a"), .setRate(0)])
+        #expect(machine.current == "a")
+        #expect(machine.timeControlStatus == .paused)
+    }
+
+    @Test func noneAtEndDoesNothingMore() {
+        var machine = queue(["a", "b"], action: .none)
+        _ = machine.play()
+        #expect(machine.itemEnded("a") == [.reportEnd("a")])
+        #expect(machine.current == "a")
+        #expect(machine.rate == 1)
+    }
+
+    @Test func editsStopWhatNoLongerPlays() {
+        var machine = queue(["a", "b", "c"])
+        _ = machine.play()
+        #expect(machine.remove("b") == [.stop("b"), .start("c", presenting: false)])
+        #expect(machine.advanceToNextItem() == [.stop("a"), .currentChanged(from: "a", to: "c"), .present("c")])
+        #expect(machine.insert("d", after: "c") == [.start("d", presenting: false)])
+        #expect(machine.removeAll() == [.stop("c"), .stop("d"), .currentChanged(from: "c", to: nil)])
+        #expect(machine.items.isEmpty)
+    }
+
+    @Test func insertAfterPlacesTheItem() {
+        var machine = queue(["a", "c"])
+        #expect(machine.insert("b", after: "a") == [])
+        #expect(machine.items == ["a", "b", "c"])
+        #expect(machine.insert("a", after: nil) == [], "an item already queued is not queued twice")
+    }
+
+    @Test func nothingStartsWhilePaused() {
+        var machine = Machine(actionAtItemEnd: .advance)
+        #expect(machine.insert("a", after: nil) == [.currentChanged(from: nil, to: "a")])
+        #expect(machine.setRate(0) == [])
+        #expect(machine.setRate(2) == [.setRate(2), .start("a", presenting: true)])
+        #expect(machine.pause() == [.setRate(0)])
+        #expect(machine.play() == [.setRate(1)])
+    }
+}
