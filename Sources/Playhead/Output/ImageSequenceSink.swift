@@ -20,6 +20,7 @@ public final class ImageSequenceSink: FrameSink {
     /// Files completed so far.
     public private(set) var framesWritten = 0
     private var encoder: FrameEncoder?
+    private var encoderSize: PixelSize?
 
     public init(directory: String, format: Format, firstNumber: Int = 1) {
         self.directory = directory
@@ -28,9 +29,11 @@ public final class ImageSequenceSink: FrameSink {
     }
 
     public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
-        if encoder == nil {
+        // A new stream of another size (the next item of a queue) gets an encoder of its own size.
+        if encoder == nil || encoderSize != info.size {
             encoder = try FrameEncoder(codec: format.codec, size: info.size, format: AV_PIX_FMT_RGB24,
                                        timeBase: AVRational(num: 1, den: 25), target: directory)
+            encoderSize = info.size
         }
     }
 

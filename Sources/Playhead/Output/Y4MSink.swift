@@ -18,8 +18,14 @@ public final class Y4MSink: FrameSink {
 
     deinit { close(removing: true) }
 
+    private var size: PixelSize?
+
     public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
+        if let size, size != info.size {
+            throw PlayheadError(code: .invalidArgument, message: "a Y4M file holds one frame size (\(size)); this stream is \(info.size): give an output size", file: path)
+        }
         guard muxer == nil else { return }
+        size = info.size
         let temporary = AtomicFile.temporaryPath(for: path)
         var context: UnsafeMutablePointer<AVFormatContext>?
         var result = avformat_alloc_output_context2(&context, nil, "yuv4mpegpipe", temporary)

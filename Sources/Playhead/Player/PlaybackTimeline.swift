@@ -1,0 +1,83 @@
+import Synchronization
+
+/// The presentation timeline shared by a player's item presenters: one continuous media position
+/// across items (so the next item starts exactly where the last frame of the previous one ended),
+/// mapped onto the clock by an anchor and the rate. Also the statistics of what was presented.
+final class PlaybackTimeline: Sendable {
+    struct Statistics: Sendable, Hashable {
+        var presented = 0
+        var dropped = 0
+        var lateness: [Double] = []
+    }
+
+    private struct State {
+        var rate: Double = 0
+        /// Clock time and timeline position that correspond; nil until the first frame after a
+        /// start, seek or resume sets it.
+        var anchor: (clock: Duration, position: Double)?
+        /// Where the next item begins: the end of the last presented frame.
+        var cursor: Double = 0
+        var statistics = Statistics()
+    }
+
+    let clock: any PlaybackClock
+    let realtime: Bool
+    private let state = Mutex(State())
+
+    init(clock: any PlaybackClock, realtime: Bool) {
+        self.clock = clock
+        self.realtime = realtime
+    }
+
+    var rate: Double { state.withLock { $0.rate } }
+    var cursor: Double { state.withLock { $0.cursor } }
+    var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// A new rate; the position reached so far is kept.
+    func setRate(_ rate: Double) {
+        let now = clock.now()
+        state.withLock { s in
+            if let anchor = s.anchor, s.rate > 0 {
+                s.anchor = (now, anchor.position + (now - anchor.clock).seconds * s.rate)
+            }
+            if rate == 0 || s.rate == 0 { s.anchor = nil }
+            s.rate = rate
+        }
+    }
+
+    /// Forget the anchor: the next frame re-anchors (after a seek).
+    func reanchor(at position: Double) {
+        state.withLock { s in
+            s.anchor = nil
+            s.cursor = position
+        }
+    }
+
+    /// When the frame at `position` is due on the clock; anchors on the first call. Nil while paused.
+    func due(_ position: Double) -> Duration? {
+        let now = clock.now()
+        return state.withLock { s -> Duration? in
+            guard s.rate > 0 else { return nil }
+            guard let anchor = s.anchor else {
+                s.anchor = (now, position)
+                return now
+            }
+            return anchor.clock + .seconds((position - anchor.position) / s.rate)
+        }
+    }
+
+    func presented(position: Double, duration: Double, lateness: Double?) {
+        state.withLock { s in
+            s.cursor = position + duration
+            s.statistics.presented += 1
+            if let lateness { s.statistics.lateness.append(lateness) }
+        }
+    }
+
+    func dropped(position: Double, duration: Double) {
+        state.withLock { s in
+            s.cursor = position + duration
+            s.statistics.dropped += 1
+        }
+    }
+}
