@@ -1,0 +1,122 @@
+import Dispatch
+import Synchronization
+
+/// The sink of one item's decode session inside a player. It holds frames back until the item is
+/// allowed to present (pre-roll), then hands them to the player's output: at once in
+/// as-fast-as-possible mode, or at their time on the playback clock in realtime mode, dropping
+/// frames that are more than a frame late.
+final class ItemPresenter: FrameSink, Sendable {
+    let pixelFormat: OutputPixelFormat
+    private let output: SharedOutput
+    private let timeline: PlaybackTimeline
+    private let item: PlayerItem
+    private let gate = DispatchSemaphore(value: 0)
+    private let events: @Sendable (PresenterEvent) -> Void
+
+    enum PresenterEvent: Sendable {
+        /// The first frame arrived (decoded at its start or seek position).
+        case firstFrameReady(MediaTime)
+        /// The first frame was shown.
+        case firstFramePresented
+        case timeReached(MediaTime)
+    }
+
+    private struct State {
+        var open = false
+        var cancelled = false
+        var info: FrameStreamInfo?
+        var offset: Double?
+        var firstFrameSeen = false
+    }
+    private let state = Mutex(State())
+
+    init(item: PlayerItem, output: SharedOutput, timeline: PlaybackTimeline, presenting: Bool,
+         events: @escaping @Sendable (PresenterEvent) -> Void) {
+        self.item = item
+        self.output = output
+        self.timeline = timeline
+        self.pixelFormat = output.pixelFormat
+        self.events = events
+        if presenting { open() }
+    }
+
+    /// Lets the item present.
+    func open() {
+        let wasOpen = state.withLock { s -> Bool in
+            defer { s.open = true }
+            return s.open
+        }
+        if !wasOpen { gate.signal() }
+    }
+
+    /// Releases a presenter waiting at its gate (its session is being cancelled).
+    func cancel() {
+        state.withLock { $0.cancelled = true }
+        gate.signal()
+    }
+
+    private var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
+        state.withLock { $0.info = info }
+    }
+
+    func write(_ frame: VideoFrame) throws(PlayheadError) {
+        let first = state.withLock { s -> Bool in
+            defer { s.firstFrameSeen = true }
+            return !s.firstFrameSeen
+        }
+        if first {
+            events(.firstFrameReady(frame.presentationTime))
+            // Pre-roll ends here: wait until this item may present.
+            gate.wait()
+            if isCancelled { return }
+            guard let info = state.withLock({ $0.info }) else { return }
+            try output.begin(info)
+            let cursor = timeline.cursor
+            state.withLock { $0.offset = cursor - frame.presentationTime.seconds }
+        }
+        if isCancelled { return }
+        let offset = state.withLock { $0.offset } ?? 0
+        let position = offset + frame.presentationTime.seconds
+        let duration = frame.duration.isNumeric ? frame.duration.seconds : 0
+        var lateness: Double?
+        if timeline.realtime {
+            guard let late = waitUntilDue(position) else { return }
+            if late > max(duration, 0.001), !first {
+                timeline.dropped(position: position, duration: duration)
+                return
+            }
+            lateness = late
+        } else {
+            // As fast as possible, but a paused player holds its frames.
+            while timeline.rate == 0 {
+                if isCancelled { return }
+                timeline.clock.sleep(for: .milliseconds(5))
+            }
+        }
+        try output.write(frame)
+        timeline.presented(position: position, duration: duration, lateness: lateness)
+        item.setCurrentTime(frame.presentationTime)
+        if first { events(.firstFramePresented) }
+        events(.timeReached(frame.presentationTime))
+    }
+
+    /// Sleeps (in short steps, to notice pause and cancellation) until the position is due.
+    /// Returns how late the frame is, or nil when cancelled.
+    private func waitUntilDue(_ position: Double) -> Double? {
+        while !isCancelled {
+            guard let due = timeline.due(position) else {
+                timeline.clock.sleep(for: .milliseconds(5)) // paused
+                continue
+            }
+            let remaining = due - timeline.clock.now()
+            if remaining <= .zero { return (Duration.zero - remaining).seconds }
+            timeline.clock.sleep(for: min(remaining, .milliseconds(10)))
+        }
+        return nil
+    }
+
+    func finish() throws(PlayheadError) {}
+    func abort() {}
+}

@@ -1,0 +1,47 @@
+/// How a player presents.
+public struct PlayerConfiguration: Sendable, Hashable {
+    /// `true`: frames reach the output at their presentation time on the playback clock (late
+    /// frames are dropped and counted). `false`: every frame is delivered in order, as fast as
+    /// decoding allows.
+    public var realtime: Bool
+    /// Canvas size, gravity and decoder threads for every item.
+    public var decoding: DecodeConfiguration
+
+    public init(realtime: Bool = false, decoding: DecodeConfiguration = DecodeConfiguration()) {
+        self.realtime = realtime
+        self.decoding = decoding
+    }
+}
+
+/// What a player reports, in order.
+public enum PlayerEvent: Sendable, Hashable {
+    case currentItemChanged(from: PlayerItem?, to: PlayerItem?)
+    case rateChanged(Double)
+    case itemEnded(PlayerItem)
+    case itemFailed(PlayerItem, PlayheadError)
+}
+
+/// What a player presented so far.
+public struct PlaybackStatistics: Sendable, Hashable {
+    public var framesPresented: Int
+    public var framesDropped: Int
+    /// Seconds by which presented frames missed their time (realtime mode only), sorted.
+    public var lateness: [Double]
+
+    /// The lateness below which `fraction` of frames were presented (0.99 for p99).
+    public func latenessPercentile(_ fraction: Double) -> Double? {
+        guard !lateness.isEmpty else { return nil }
+        let index = min(lateness.count - 1, Int((Double(lateness.count - 1) * fraction).rounded(.up)))
+        return lateness[index]
+    }
+}
+
+/// Identifies a periodic time observer, for removal.
+public struct TimeObserverToken: Sendable, Hashable {
+    let id: Int
+}
+
+extension PlayerItem: Hashable {
+    public static func == (lhs: PlayerItem, rhs: PlayerItem) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

@@ -1,0 +1,316 @@
+import Foundation
+import Synchronization
+
+/// Plays a queue of items, one after another, into one output sink, advancing at each item's end.
+///
+/// While an item plays, the next one is pre-rolled: opened, decoded and converted up to its first
+/// frame, which waits at its presenter's gate, so the transition adds no gap. A failed item is
+/// reported (to its observers, and as a ``PlayerEvent``) and skipped; the queue goes on.
+///
+/// The queue's rules live in a pure state machine; this class holds it under a mutex and performs
+/// the actions it returns outside the lock.
+public final class QueuePlayer: Sendable {
+    struct ItemRun: Sendable {
+        let session: DecodeSession
+        let presenter: ItemPresenter
+    }
+
+    private struct TimeObserver: Sendable {
+        var interval: MediaTime
+        var next: MediaTime?
+        var block: @Sendable (MediaTime) -> Void
+    }
+
+    private struct Engine {
+        var machine: QueueStateMachine<ObjectIdentifier>
+        var items: [ObjectIdentifier: PlayerItem] = [:]
+        var runs: [ObjectIdentifier: ItemRun] = [:]
+        var listeners: [Int: AsyncStream<PlayerEvent>.Continuation] = [:]
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var seekWaiters: [ObjectIdentifier: (from: MediaTime, continuation: CheckedContinuation<MediaTime?, Never>)] = [:]
+        var timeObservers: [Int: TimeObserver] = [:]
+        var nextToken = 0
+        var endedWithoutAdvance = false
+    }
+
+    private let engine: Mutex<Engine>
+    private let output: SharedOutput
+    private let timeline: PlaybackTimeline
+    public let configuration: PlayerConfiguration
+
+    /// A player for `items` writing every presented frame to `output`.
+    public init(items: [PlayerItem] = [], output: sending some FrameSink, configuration: PlayerConfiguration = PlayerConfiguration(),
+                clock: any PlaybackClock = SystemPlaybackClock(), actionAtItemEnd: ActionAtItemEnd = .advance) {
+        self.output = SharedOutput(output)
+        self.configuration = configuration
+        self.timeline = PlaybackTimeline(clock: clock, realtime: configuration.realtime)
+        var engine = Engine(machine: QueueStateMachine(actionAtItemEnd: actionAtItemEnd))
+        for item in items {
+            engine.items[ObjectIdentifier(item)] = item
+            _ = engine.machine.insert(ObjectIdentifier(item), after: nil)
+        }
+        self.engine = Mutex(engine)
+    }
+
+    // MARK: The queue
+
+    /// The queued items; the first is the current one.
+    public func items() -> [PlayerItem] {
+        engine.withLock { e in e.machine.items.compactMap { e.items[$0] } }
+    }
+
+    public var currentItem: PlayerItem? {
+        engine.withLock { e in e.machine.current.flatMap { e.items[$0] } }
+    }
+
+    /// Queues `item` after `after` (at the end when nil or not queued).
+    public func insert(_ item: PlayerItem, after: PlayerItem?) {
+        handle { e in
+            e.items[ObjectIdentifier(item)] = item
+            e.endedWithoutAdvance = false
+            return e.machine.insert(ObjectIdentifier(item), after: after.map(ObjectIdentifier.init))
+        }
+    }
+
+    public func remove(_ item: PlayerItem) {
+        handle { $0.machine.remove(ObjectIdentifier(item)) }
+    }
+
+    public func removeAllItems() {
+        handle { $0.machine.removeAll() }
+    }
+
+    /// Ends the current item now and goes on with the next.
+    public func advanceToNextItem() {
+        handle { $0.machine.advanceToNextItem() }
+    }
+
+    public var actionAtItemEnd: ActionAtItemEnd {
+        get { engine.withLock { $0.machine.actionAtItemEnd } }
+        set { engine.withLock { $0.machine.actionAtItemEnd = newValue } }
+    }
+
+    // MARK: Rate
+
+    public func play() { handle { $0.machine.play() } }
+    public func pause() { handle { $0.machine.pause() } }
+
+    /// 0 is paused, 1 normal speed; other positive rates scale realtime pacing.
+    public var rate: Double {
+        get { engine.withLock { $0.machine.rate } }
+        set { handle { $0.machine.setRate(newValue) } }
+    }
+
+    public var timeControlStatus: TimeControlStatus { engine.withLock { $0.machine.timeControlStatus } }
+
+    /// Frames presented and dropped, and lateness, so far.
+    public var statistics: PlaybackStatistics {
+        let s = timeline.statistics
+        return PlaybackStatistics(framesPresented: s.presented, framesDropped: s.dropped, lateness: s.lateness.sorted())
+    }
+
+    // MARK: Seeking
+
+    /// Moves the current item to `time`. With zero tolerances (the default) the first frame shown is
+    /// the one showing at `time`; otherwise the nearest keyframe inside the tolerances. Returns
+    /// where playback landed (nil when there is no current item or the seek was superseded).
+    @discardableResult
+    public func seek(to time: MediaTime, toleranceBefore: MediaTime = .zero, toleranceAfter: MediaTime = .zero) async -> MediaTime? {
+        guard let (id, item) = engine.withLock({ e in e.machine.current.flatMap { id in e.items[id].map { (id, $0) } } }) else { return nil }
+        let from = item.currentTime
+        return await withCheckedContinuation { continuation in
+            let (old, superseded) = engine.withLock { e in
+                (e.runs.removeValue(forKey: id), e.seekWaiters.updateValue((from, continuation), forKey: id))
+            }
+            superseded?.continuation.resume(returning: nil)
+            old?.presenter.cancel()
+            old?.session.cancel()
+            timeline.reanchor(at: timeline.cursor)
+            var decoding = configuration.decoding
+            decoding.startTime = time
+            decoding.startToleranceBefore = toleranceBefore
+            decoding.startToleranceAfter = toleranceAfter
+            start(id, presenting: true, decoding: decoding)
+        }
+    }
+
+    // MARK: Observing
+
+    /// Calls `block` with the current item's time every `interval` of media time while frames are
+    /// presented (on a presentation thread; keep it short).
+    @discardableResult
+    public func addPeriodicTimeObserver(forInterval interval: MediaTime, using block: @escaping @Sendable (MediaTime) -> Void) -> TimeObserverToken {
+        engine.withLock { e in
+            e.nextToken += 1
+            e.timeObservers[e.nextToken] = TimeObserver(interval: interval, next: nil, block: block)
+            return TimeObserverToken(id: e.nextToken)
+        }
+    }
+
+    public func removeTimeObserver(_ token: TimeObserverToken) {
+        _ = engine.withLock { $0.timeObservers.removeValue(forKey: token.id) }
+    }
+
+    /// The player's events from now on.
+    public var events: AsyncStream<PlayerEvent> {
+        let (stream, continuation) = AsyncStream<PlayerEvent>.makeStream()
+        let key = engine.withLock { e -> Int in
+            e.nextToken += 1
+            e.listeners[e.nextToken] = continuation
+            return e.nextToken
+        }
+        continuation.onTermination = { [weak self] _ in _ = self?.engine.withLock { $0.listeners.removeValue(forKey: key) } }
+        return stream
+    }
+
+    /// Returns once nothing is left to play: the queue is empty, or an item ended with
+    /// `actionAtItemEnd` `.pause` or `.none`.
+    public func waitUntilIdle() async {
+        await withCheckedContinuation { continuation in
+            let idle = engine.withLock { e -> Bool in
+                if e.machine.items.isEmpty || e.endedWithoutAdvance { return true }
+                e.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+
+    /// Completes the output (for a Y4M file, writes its end and renames it into place). Call once
+    /// playing is done.
+    public func finishOutput() throws(PlayheadError) {
+        try output.finish()
+    }
+
+    // MARK: Performing the state machine's actions
+
+    private typealias Action = QueueStateMachine<ObjectIdentifier>.Action
+
+    private func handle(_ change: (inout Engine) -> [Action]) {
+        let actions = engine.withLock { change(&$0) }
+        perform(actions)
+    }
+
+    private func perform(_ actions: [Action]) {
+        for action in actions {
+            switch action {
+            case .start(let id, let presenting):
+                start(id, presenting: presenting, decoding: configuration.decoding)
+            case .present(let id):
+                engine.withLock { $0.runs[id] }?.presenter.open()
+            case .stop(let id):
+                let run = engine.withLock { $0.runs.removeValue(forKey: id) }
+                run?.presenter.cancel()
+                run?.session.cancel()
+            case .currentChanged(let from, let to):
+                let (old, new) = engine.withLock { e in (from.flatMap { e.items[$0] }, to.flatMap { e.items[$0] }) }
+                emit(.currentItemChanged(from: old, to: new))
+            case .setRate(let rate):
+                timeline.setRate(rate)
+                emit(.rateChanged(rate))
+            case .reportEnd(let id):
+                guard let item = engine.withLock({ $0.items[id] }) else { continue }
+                item.post(.playedToEnd(at: item.currentTime))
+                emit(.itemEnded(item))
+                engine.withLock { if $0.machine.current == id { $0.endedWithoutAdvance = true } }
+            case .reportFailure(let id, let error):
+                guard let item = engine.withLock({ $0.items[id] }) else { continue }
+                let wasReady = item.status == .readyToPlay
+                item.fail(error)
+                if wasReady { item.post(.failedToPlayToEnd(error)) }
+                emit(.itemFailed(item, error))
+            }
+        }
+        settle()
+    }
+
+    /// Forgets items that left the queue and wakes idle waiters.
+    private func settle() {
+        let waiters = engine.withLock { e -> [CheckedContinuation<Void, Never>] in
+            let queued = Set(e.machine.items)
+            for id in e.items.keys where !queued.contains(id) && e.runs[id] == nil { e.items[id] = nil }
+            guard e.machine.items.isEmpty || e.endedWithoutAdvance else { return [] }
+            defer { e.idleWaiters.removeAll() }
+            return e.idleWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func emit(_ event: PlayerEvent) {
+        for listener in engine.withLock({ Array($0.listeners.values) }) { listener.yield(event) }
+    }
+
+    private func start(_ id: ObjectIdentifier, presenting: Bool, decoding: DecodeConfiguration) {
+        guard let item = engine.withLock({ $0.items[id] }) else { return }
+        if let existing = engine.withLock({ $0.runs[id] }), decoding.startTime == nil {
+            // Already running (pre-rolled, or started by a seek while paused).
+            if presenting { existing.presenter.open() }
+            return
+        }
+        let presenter = ItemPresenter(item: item, output: output, timeline: timeline, presenting: presenting) { [weak self] event in
+            self?.presenterEvent(id, event)
+        }
+        let session = DecodeSession(source: item.asset.source, configuration: decoding)
+        let run = ItemRun(session: session, presenter: presenter)
+        engine.withLock { $0.runs[id] = run }
+        Task { await self.runItem(id, item: item, run: run) }
+    }
+
+    private func runItem(_ id: ObjectIdentifier, item: PlayerItem, run: ItemRun) async {
+        await item.prepare()
+        if case .failed(let error) = item.status {
+            guard isCurrentRun(id, run) else { return }
+            handle { e in
+                e.runs[id] = nil
+                return e.machine.itemFailed(id, error)
+            }
+            return
+        }
+        let result = await run.session.run(into: run.presenter)
+        guard isCurrentRun(id, run) else { return }
+        switch result.status {
+        case .completed:
+            handle { e in
+                e.runs[id] = nil
+                return e.machine.itemEnded(id)
+            }
+        case .failed(let error):
+            handle { e in
+                e.runs[id] = nil
+                return e.machine.itemFailed(id, error)
+            }
+        case .cancelled:
+            break
+        }
+    }
+
+    private func isCurrentRun(_ id: ObjectIdentifier, _ run: ItemRun) -> Bool {
+        engine.withLock { $0.runs[id]?.session === run.session }
+    }
+
+    private func presenterEvent(_ id: ObjectIdentifier, _ event: ItemPresenter.PresenterEvent) {
+        switch event {
+        case .firstFrameReady(let time):
+            guard let waiter = engine.withLock({ $0.seekWaiters.removeValue(forKey: id) }) else { return }
+            engine.withLock { $0.items[id] }?.post(.timeJumped(from: waiter.from, to: time))
+            waiter.continuation.resume(returning: time)
+        case .firstFramePresented:
+            engine.withLock { $0.machine.currentPresented(id) }
+        case .timeReached(let time):
+            let due = engine.withLock { e -> [@Sendable (MediaTime) -> Void] in
+                var blocks: [@Sendable (MediaTime) -> Void] = []
+                for (key, var observer) in e.timeObservers {
+                    // Fires at the first frame, then at the first frame on or past each multiple of the interval.
+                    if observer.next == nil || time >= observer.next! || time < observer.next! - observer.interval {
+                        blocks.append(observer.block)
+                        let intervals = Int64((time.seconds / observer.interval.seconds).rounded(.down)) + 1
+                        observer.next = observer.interval * intervals
+                        e.timeObservers[key] = observer
+                    }
+                }
+                return blocks
+            }
+            for block in due { block(time) }
+        }
+    }
+}
