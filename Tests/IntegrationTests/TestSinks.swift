@@ -59,3 +59,40 @@ final class RecordingObserver: PlayerItemObserver, Sendable {
         state.withLock { $0.active -= 1 }
     }
 }
+
+/// Clock times at which frames reached the output.
+final class TimeLog: Sendable {
+    struct Entry: Sendable { var clock: Duration; var presentationTime: MediaTime }
+    let clock: any PlaybackClock
+    private let log = Mutex([Entry]())
+    init(clock: any PlaybackClock) { self.clock = clock }
+    func record(_ time: MediaTime) { log.withLock { $0.append(Entry(clock: clock.now(), presentationTime: time)) } }
+    var entries: [Entry] { log.withLock { $0 } }
+}
+
+/// Records when each frame arrives; optionally "takes" `cost` of clock time per frame.
+final class TimestampSink: FrameSink, Sendable {
+    let pixelFormat = OutputPixelFormat.rgb24
+    let log: TimeLog
+    let cost: Duration
+    let clock: ManualPlaybackClock?
+    init(log: TimeLog, cost: Duration = .zero, clock: ManualPlaybackClock? = nil) {
+        self.log = log
+        self.cost = cost
+        self.clock = clock
+    }
+    func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
+    func write(_ frame: VideoFrame) throws(PlayheadError) {
+        log.record(frame.presentationTime)
+        if cost > .zero { clock?.advance(by: cost) }
+    }
+    func finish() throws(PlayheadError) {}
+    func abort() {}
+}
+
+/// Times passed to a periodic observer, in seconds.
+final class TickLog: Sendable {
+    private let log = Mutex([Double]())
+    func add(_ time: MediaTime) { log.withLock { $0.append(time.seconds) } }
+    var times: [Double] { log.withLock { $0 } }
+}
