@@ -48,6 +48,12 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-sessions"), help: "Files decoded at once.")
     var maxSessions: Int = 4
 
+    @Flag(help: "Play the files in sequence through one queue player into DIR/queue/, frames numbered continuously.")
+    var queue = false
+
+    @Flag(help: "Pace presentation at rate 1.0 on the clock (late frames are dropped and counted); default: as fast as possible.")
+    var realtime = false
+
     @Flag(help: "Print the summary as JSON on standard output.")
     var json = false
 
@@ -75,6 +81,17 @@ struct PlayCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("cannot create the output folder \(out): \(error.localizedDescription)")
         }
+        if queue {
+            let decoding = DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity, frameLimit: frames)
+            let summary = try await QueuePlayback(paths: paths, out: outURL, format: format, decoding: decoding, realtime: realtime).run()
+            try summary.write(to: outURL.appendingPathComponent("summary.json"))
+            if json { try JSONOutput.write(summary) } else {
+                for report in summary.files { FileHandle.standardError.write(Data((report.line + "\n").utf8)) }
+            }
+            if summary.files.contains(where: { $0.status != "completed" }) { throw ExitCode.someFilesFailed }
+            return
+        }
+        if realtime { throw ValidationError("--realtime goes with --queue") }
         let start = ContinuousClock.now
         let concurrent = min(maxSessions, paths.count)
         let cores = ProcessInfo.processInfo.activeProcessorCount

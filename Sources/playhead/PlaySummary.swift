@@ -5,6 +5,13 @@ import Playhead
 struct PlaySummary: Encodable {
     var files: [FileReport]
     var elapsed: Double
+    /// Present for `--queue` runs.
+    var queue: QueueReport?
+
+    init(files: [FileReport], elapsed: Double) {
+        self.files = files
+        self.elapsed = elapsed
+    }
 
     /// Written under a temporary name and renamed, so a reader never sees half a summary.
     func write(to url: URL) throws {
@@ -50,6 +57,16 @@ struct FileReport: Encodable {
         }
     }
 
+    /// A queued file's entry (frames counted as they reached the output).
+    init(queued source: String, path: String, status: String, frames: Int, error: PlayheadError?) {
+        self.path = path
+        self.status = status
+        framesDecoded = frames
+        framesWritten = frames
+        decodeErrors = 0
+        self.error = error.map(ErrorReport.init)
+    }
+
     /// The line printed when the file is done.
     var line: String {
         var text = "\(path)  \(status)  \(framesWritten > 0 ? framesWritten : framesDecoded) frames"
@@ -57,4 +74,13 @@ struct FileReport: Encodable {
         if let error { text += "  [\(error.code)] \(error.reason)" }
         return text
     }
+}
+
+/// The queue's totals in `summary.json`.
+struct QueueReport: Encodable {
+    var output: String?
+    var framesPresented: Int
+    var framesDropped: Int
+    var latenessP99: Double?
+    var realtime: Bool
 }

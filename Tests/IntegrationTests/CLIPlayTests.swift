@@ -82,6 +82,27 @@ import Testing
         #expect((onDisk["files"] as? [[String: Any]])?.count == 3)
     }
 
+    @Test func queueNumbersFramesContinuouslyAndSkipsABadFile() async throws {
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let names = ["4x3.mp4", "bad-text.mp4", "portrait.mp4", "hevc-aac.mkv"]
+        let paths = try names.map { try Fixtures.clip($0) }
+        let run = try await CLI.run(["play", "--queue", "--out", out.path, "--size", "160x90"] + paths)
+        #expect(run.status == 1, "a failed item makes the exit status 1")
+        let expected = try ["4x3.mp4", "portrait.mp4", "hevc-aac.mkv"].map {
+            try #require(try Fixtures.ffprobe($0).streams.first { $0.codec_type == "video" }?.nb_read_frames.flatMap(Int.init))
+        }
+        let total = expected.reduce(0, +)
+        let names_ = try FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("queue").path).sorted()
+        #expect(names_ == (1...total).map { String(format: "frame-%06d.png", $0) })
+        let summary = try readSummary(out)
+        let files = try #require(summary["files"] as? [[String: Any]])
+        #expect(files.map { $0["status"] as? String } == ["completed", "failed", "completed", "completed"])
+        #expect(files.map { $0["framesWritten"] as? Int } == [expected[0], 0, expected[1], expected[2]])
+        let queue = try #require(summary["queue"] as? [String: Any])
+        #expect(queue["framesPresented"] as? Int == total)
+    }
+
     @Test func usageErrorsExitWithTwo() async throws {
         let clip = try Fixtures.clip("h264-aac.mp4")
         #expect(try await CLI.run(["play", clip]).status == 2)

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Benchmark (issue: the player model): realtime playback on the real clock.
+#   1. one 5 s clip (1080p30 H.264): wall time against 5 s, and presentation lateness (p99);
+#   2. a queue of two such clips: total time against 10 s, so a transition's cost shows as the
+#      difference (it should stay under one frame interval, 33 ms).
+# Usage: benchmarks/realtime.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh release >/dev/null
+bin="$(swift build -c release --show-bin-path)/playhead"
+mkdir -p .bench
+clip=".bench/1080p30-h264-5s.mp4"
+[ -f "$clip" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i "testsrc2=size=1920x1080:rate=30:duration=5" \
+  -c:v libx264 -preset fast -crf 23 -bf 2 -g 60 -pix_fmt yuv420p "$clip"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+"$bin" play --queue --realtime --format none --out "$tmp/one" "$clip" 2>/dev/null
+"$bin" play --queue --realtime --format none --out "$tmp/two" "$clip" "$clip" 2>/dev/null
+
+python3 - "$tmp/one/summary.json" "$tmp/two/summary.json" <<'PY'
+import json, sys
+frame = 1 / 30
+for path, clips in [(sys.argv[1], 1), (sys.argv[2], 2)]:
+    s = json.load(open(path))
+    q = s["queue"]
+    # The last frame is due (frames - 1) intervals after the first; add one interval for its display.
+    shown = s["elapsed"]
+    expected = 5.0 * clips
+    print(f"{clips} x 5 s clip: {shown:.3f} s elapsed (expected {expected:.3f} s incl. opening: {100 * (shown - expected) / expected:+.2f}%), "
+          f"presented {q['framesPresented']}, dropped {q['framesDropped']}, lateness p99 {1000 * (q['latenessP99'] or 0):.2f} ms")
+one = json.load(open(sys.argv[1]))["elapsed"]
+two = json.load(open(sys.argv[2]))["elapsed"]
+print(f"transition cost: {1000 * (two - 2 * one):+.1f} ms (one frame interval is {1000 * frame:.1f} ms)")
+PY
