@@ -96,6 +96,68 @@ import Testing
         #expect(statistics.framesPresented + statistics.framesDropped == 50)
     }
 
+    @Test func rateTwoPresentsTwiceAsFast() async throws {
+        let clock = ManualPlaybackClock()
+        let times = TimeLog(clock: clock)
+        let player = Player(item: PlayerItem(asset: Asset(path: try Fixtures.clip("h264-aac.mp4"))), output: TimestampSink(log: times),
+                            configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
+        player.rate = 2
+        #expect(player.rate == 2)
+        await player.waitUntilIdle()
+        let presented = times.entries
+        #expect(presented.count == 50)
+        #expect(abs((presented[49].clock - presented[0].clock).seconds - 49.0 / 50) < 1e-6)
+    }
+
+    @Test func pauseHoldsFramesAndResumeGoesOnWithoutDrops() async throws {
+        let clock = ManualPlaybackClock()
+        let times = TimeLog(clock: clock)
+        let player = Player(item: PlayerItem(asset: Asset(path: try Fixtures.clip("h264-aac.mp4"))), output: TimestampSink(log: times),
+                            configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
+        player.addPeriodicTimeObserver(forInterval: MediaTime(value: 1, timescale: 2)) { time in
+            if time >= MediaTime(value: 1, timescale: 2), time < MediaTime(value: 14, timescale: 25) { player.pause() }
+        }
+        player.play()
+        // Paused at 0.5 s: frames stop arriving.
+        for _ in 0..<500 where player.timeControlStatus != .paused { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(player.timeControlStatus == .paused)
+        try await Task.sleep(for: .milliseconds(50))
+        let heldAt = times.entries.count
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(times.entries.count == heldAt, "no frame is presented while paused")
+        #expect(heldAt < 50)
+        player.play()
+        await player.waitUntilIdle()
+        #expect(times.entries.count == 50)
+        #expect(player.statistics.framesDropped == 0)
+    }
+
+    @Test func replaceCurrentItemPlaysTheNewOne() async throws {
+        let sink = InMemorySink()
+        let first = PlayerItem(asset: Asset(path: try Fixtures.clip("h264-aac.mp4")))
+        let second = PlayerItem(asset: Asset(path: try Fixtures.clip("4x3.mp4")))
+        let player = Player(item: first, output: sink, configuration: PlayerConfiguration(decoding: small))
+        player.replaceCurrentItem(with: second)
+        #expect(player.currentItem === second)
+        player.play()
+        await player.waitUntilIdle()
+        #expect(sink.frames.count == 50)
+        #expect(second.status == .readyToPlay)
+        #expect(first.status == .unknown, "the replaced item was never loaded")
+    }
+
+    @Test func fallingBehindIsReportedAsAStall() async throws {
+        let clock = ManualPlaybackClock()
+        let item = PlayerItem(asset: Asset(path: try Fixtures.clip("h264-aac.mp4")))
+        let observer = RecordingObserver()
+        item.addObserver(observer)
+        let slow = TimestampSink(log: TimeLog(clock: clock), cost: .milliseconds(100), clock: clock)
+        let player = Player(item: item, output: slow, configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
+        player.play()
+        await player.waitUntilIdle()
+        #expect(observer.events.contains(.stalled))
+    }
+
     @Test func exactSeekShowsFrameKFirst() async throws {
         let path = try Fixtures.clip("h264-aac.mp4")
         let reference = await SeekTests.allFrames(path)

@@ -27,6 +27,7 @@ final class ItemPresenter: FrameSink, Sendable {
         var info: FrameStreamInfo?
         var offset: Double?
         var firstFrameSeen = false
+        var stalled = false
     }
     private let state = Mutex(State())
 
@@ -84,9 +85,13 @@ final class ItemPresenter: FrameSink, Sendable {
         if timeline.realtime {
             guard let late = waitUntilDue(position) else { return }
             if late > max(duration, 0.001), !first {
+                // The frame came after its time: decoding fell behind (an underrun). Say so once
+                // per episode, and drop it.
+                if !state.withLock({ s in defer { s.stalled = true }; return s.stalled }) { item.post(.stalled) }
                 timeline.dropped(position: position, duration: duration)
                 return
             }
+            state.withLock { $0.stalled = false }
             lateness = late
         } else {
             // As fast as possible, but a paused player holds its frames.
