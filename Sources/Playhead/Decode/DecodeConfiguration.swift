@@ -21,10 +21,14 @@ public struct DecodeConfiguration: Sendable, Hashable {
     /// session starts at the keyframe nearest to `startTime` inside the window, found in the index.
     public var startToleranceBefore: MediaTime
     public var startToleranceAfter: MediaTime
+    /// Where to stop: frames at or after this time are not delivered; nil plays to the end.
+    public var endTime: MediaTime?
 
     public init(outputSize: PixelSize? = nil, gravity: VideoGravity = .resizeAspect, appliesPreferredTrackTransform: Bool = true,
                 frameLimit: Int? = nil, decoderThreads: Int = 0, packetQueueCapacity: Int = 64, frameQueueCapacity: Int = 3,
-                startTime: MediaTime? = nil, startToleranceBefore: MediaTime = .zero, startToleranceAfter: MediaTime = .zero) {
+                startTime: MediaTime? = nil, startToleranceBefore: MediaTime = .zero, startToleranceAfter: MediaTime = .zero,
+                endTime: MediaTime? = nil) {
+        self.endTime = endTime
         self.startTime = startTime
         self.startToleranceBefore = startToleranceBefore
         self.startToleranceAfter = startToleranceAfter

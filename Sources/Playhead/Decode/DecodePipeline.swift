@@ -272,6 +272,10 @@ final class DecodePipeline: Sendable {
         if !duration.isNumeric { duration = .invalid }
         state.lastPTS = pts
         state.lastDuration = duration
+        if let end = configuration.endTime, pts >= end {
+            state.limitReached = true
+            return false
+        }
         if let target = state.dropBefore {
             let end = duration.isNumeric ? pts + duration : pts
             if end <= target, pts < target { return true }

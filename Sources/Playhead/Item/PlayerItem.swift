@@ -26,8 +26,13 @@ public final class PlayerItem: Sendable {
 
     private let guarded = Mutex(Guarded())
 
-    public init(asset: Asset) {
+    /// The part of the asset this item plays; nil plays all of it.
+    public let timeRange: TimeRange?
+
+    /// An item playing `asset`, or only `timeRange` of it (from its start, frame-exact, to its end).
+    public init(asset: Asset, timeRange: TimeRange? = nil) {
         self.asset = asset
+        self.timeRange = timeRange
     }
 
     /// The current status.

@@ -247,6 +247,11 @@ public final class QueuePlayer: Sendable {
             if presenting { existing.presenter.open() }
             return
         }
+        var decoding = decoding
+        if let range = item.timeRange {
+            if decoding.startTime == nil { decoding.startTime = range.start }
+            decoding.endTime = range.end
+        }
         let presenter = ItemPresenter(item: item, output: output, timeline: timeline, presenting: presenting) { [weak self] event in
             self?.presenterEvent(id, event)
         }
