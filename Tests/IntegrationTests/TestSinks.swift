@@ -28,11 +28,13 @@ final class CancellingSink: FrameSink, Sendable {
     func abort() { state.withLock { $0.aborted = true } }
 }
 
-/// Takes 20 ms per frame, so a session is still running when a test cancels it.
+/// Takes a while per frame (20 ms by default), so a session is still running when a test looks.
 final class SlowSink: FrameSink {
     let pixelFormat = OutputPixelFormat.rgb24
+    let microseconds: UInt32
+    init(microseconds: UInt32 = 20_000) { self.microseconds = microseconds }
     func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
-    func write(_ frame: VideoFrame) throws(PlayheadError) { usleep(20_000) }
+    func write(_ frame: VideoFrame) throws(PlayheadError) { usleep(microseconds) }
     func finish() throws(PlayheadError) {}
     func abort() {}
 }

@@ -15,7 +15,6 @@ public final class PlayerLooper: Sendable {
         var failure: PlayheadError?
     }
     private let state: Mutex<State>
-    private let watcher = Mutex<Task<Void, Never>?>(nil)
 
     /// Starts looping `templateItem` on `player` (nil `loopCount` loops until disabled). The player's
     /// queue is emptied first; call `play()` on the player to start.
@@ -25,26 +24,19 @@ public final class PlayerLooper: Sendable {
         self.timeRange = timeRange ?? templateItem.timeRange
         self.state = Mutex(State(machine: LooperStateMachine(loopCount: loopCount)))
         player.removeAllItems()
-        let events = player.events
-        let task = Task { [weak self] in
-            for await event in events {
-                guard let self else { return }
-                switch event {
-                case .itemEnded(let item): self.handle(item) { $0.iterationEnded() }
-                case .itemFailed(let item, let error):
-                    self.state.withLock { $0.failure = $0.failure ?? error }
-                    self.handle(item) { $0.iterationFailed() }
-                default: break
-                }
-                if self.isFinished { return }
+        player.addEventHandler { [weak self] event in
+            guard let self else { return }
+            switch event {
+            case .itemEnded(let item):
+                self.handle(item) { $0.iterationEnded() }
+            case .itemFailed(let item, let error):
+                self.state.withLock { $0.failure = $0.failure ?? error }
+                self.handle(item) { $0.iterationFailed() }
+            default:
+                break
             }
         }
-        watcher.withLock { $0 = task }
         perform(state.withLock { $0.machine.start() })
-    }
-
-    deinit {
-        watcher.withLock { $0?.cancel() }
     }
 
     /// Iterations played to their end so far.

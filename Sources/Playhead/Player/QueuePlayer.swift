@@ -26,6 +26,7 @@ public final class QueuePlayer: Sendable {
         var items: [ObjectIdentifier: PlayerItem] = [:]
         var runs: [ObjectIdentifier: ItemRun] = [:]
         var listeners: [Int: AsyncStream<PlayerEvent>.Continuation] = [:]
+        var handlers: [@Sendable (PlayerEvent) -> Void] = []
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
         var seekWaiters: [ObjectIdentifier: (from: MediaTime, continuation: CheckedContinuation<MediaTime?, Never>)] = [:]
         var timeObservers: [Int: TimeObserver] = [:]
@@ -182,6 +183,11 @@ public final class QueuePlayer: Sendable {
         try output.finish()
     }
 
+    /// Gives the output up (for a Y4M file, removes the unfinished file).
+    public func abortOutput() {
+        output.abort()
+    }
+
     // MARK: Performing the state machine's actions
 
     private typealias Action = QueueStateMachine<ObjectIdentifier>.Action
@@ -237,7 +243,16 @@ public final class QueuePlayer: Sendable {
     }
 
     private func emit(_ event: PlayerEvent) {
-        for listener in engine.withLock({ Array($0.listeners.values) }) { listener.yield(event) }
+        let (listeners, handlers) = engine.withLock { (Array($0.listeners.values), $0.handlers) }
+        // Synchronous handlers first (a looper queues its next copy before anyone sees the queue idle).
+        for handler in handlers { handler(event) }
+        for listener in listeners { listener.yield(event) }
+    }
+
+    /// Calls `handler` for every event, synchronously, on the thread that produced it, before idle
+    /// waiters are woken. For components built on the player (the looper); never called under a lock.
+    func addEventHandler(_ handler: @escaping @Sendable (PlayerEvent) -> Void) {
+        engine.withLock { $0.handlers.append(handler) }
     }
 
     private func start(_ id: ObjectIdentifier, presenting: Bool, decoding: DecodeConfiguration) {

@@ -1,0 +1,186 @@
+import Foundation
+import Synchronization
+
+/// Runs playback sessions, at most `maxConcurrentSessions` at once (default 4); later requests wait
+/// in the order they came and start as slots free. Each session plays one source into its own sink,
+/// once, a number of times, or until stopped (gapless loops), realtime or as fast as possible.
+///
+/// The pool's rules live in a pure state machine; the actor performs its actions. Sessions share the
+/// machine's cores: a session whose request leaves `decoderThreads` at 0 gets an even share.
+public actor PlaybackCoordinator {
+    public nonisolated let maxConcurrentSessions: Int
+    private let clock: any PlaybackClock
+    private var machine: CoordinatorStateMachine<SessionID>
+    private var nextID = 0
+    private var pending: [SessionID: (request: PlaybackRequest, output: @Sendable () -> any FrameSink)] = [:]
+    private var running: [SessionID: RunningSession] = [:]
+    private var outcomes: [SessionID: SessionOutcome] = [:]
+    private var outcomeWaiters: [SessionID: [CheckedContinuation<SessionOutcome, Never>]] = [:]
+    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    private nonisolated let listeners = Mutex<[Int: AsyncStream<CoordinatorEvent>.Continuation]>([:])
+    private nonisolated let listenerKeys = Atomic<Int>(0)
+
+    private struct RunningSession {
+        let request: PlaybackRequest
+        let player: QueuePlayer
+        let looper: PlayerLooper?
+        let item: PlayerItem
+        var cancelled = false
+    }
+
+    public init(maxConcurrentSessions: Int = 4, clock: any PlaybackClock = SystemPlaybackClock()) {
+        self.maxConcurrentSessions = max(1, maxConcurrentSessions)
+        self.clock = clock
+        self.machine = CoordinatorStateMachine(limit: max(1, maxConcurrentSessions))
+    }
+
+    /// Accepts a request. `output` makes the session's sink when it starts.
+    @discardableResult
+    public func submit(_ request: PlaybackRequest, output: @escaping @Sendable () -> any FrameSink) -> SessionID {
+        nextID += 1
+        let id = SessionID(value: nextID)
+        pending[id] = (request, output)
+        emit(.queued(id))
+        perform(machine.submit(id))
+        return id
+    }
+
+    /// Cancels a waiting or running session.
+    public func cancel(_ id: SessionID) { perform(machine.cancel(id)) }
+
+    /// Cancels every session.
+    public func cancelAll() { perform(machine.cancelAll()) }
+
+    /// Lets a looping session finish its current iteration, then end (completed).
+    public func stopLooping(_ id: SessionID) { running[id]?.looper?.disableLooping() }
+
+    public var runningSessions: [SessionID] { machine.running }
+    public var waitingSessions: [SessionID] { machine.waiting }
+    /// The most sessions that ever ran at once.
+    public var peakConcurrentSessions: Int { machine.peak }
+
+    /// Progress of every running session.
+    public func progress() -> [SessionProgress] {
+        machine.running.compactMap { id in
+            guard let session = running[id] else { return nil }
+            return SessionProgress(id: id, source: session.request.source, framesPresented: session.player.statistics.framesPresented,
+                                   loopsCompleted: session.looper?.loopsCompleted ?? 0, loop: session.request.loop)
+        }
+    }
+
+    /// Waits for a session's end.
+    public func outcome(of id: SessionID) async -> SessionOutcome {
+        if let outcome = outcomes[id] { return outcome }
+        return await withCheckedContinuation { outcomeWaiters[id, default: []].append($0) }
+    }
+
+    /// Waits until no session runs or waits.
+    public func waitUntilIdle() async {
+        if machine.running.isEmpty, machine.waiting.isEmpty { return }
+        await withCheckedContinuation { idleWaiters.append($0) }
+    }
+
+    /// Events from now on.
+    public nonisolated var events: AsyncStream<CoordinatorEvent> {
+        let (stream, continuation) = AsyncStream<CoordinatorEvent>.makeStream()
+        let key = listenerKeys.wrappingAdd(1, ordering: .relaxed).newValue
+        listeners.withLock { $0[key] = continuation }
+        continuation.onTermination = { [weak self] _ in _ = self?.listeners.withLock { $0.removeValue(forKey: key) } }
+        return stream
+    }
+
+    // MARK: Performing the pool's actions
+
+    private func perform(_ actions: [CoordinatorStateMachine<SessionID>.Action]) {
+        for action in actions {
+            switch action {
+            case .start(let id):
+                start(id)
+            case .dropWaiting(let id):
+                let source = pending.removeValue(forKey: id)?.request.source ?? ""
+                finish(SessionOutcome(id: id, source: source, status: .cancelled, framesPresented: 0, framesDropped: 0, loopsCompleted: 0))
+            case .stopRunning(let id):
+                guard var session = running[id] else { continue }
+                session.cancelled = true
+                running[id] = session
+                session.looper?.disableLooping()
+                session.player.removeAllItems()
+            }
+        }
+    }
+
+    private func start(_ id: SessionID) {
+        guard let (request, makeOutput) = pending.removeValue(forKey: id) else { return }
+        var decoding = request.decoding
+        if decoding.decoderThreads == 0, maxConcurrentSessions > 1 {
+            // Share the cores between the sessions that can run at once instead of each taking all.
+            let sharing = min(maxConcurrentSessions, machine.running.count + machine.waiting.count)
+            if sharing > 1 { decoding.decoderThreads = max(1, ProcessInfo.processInfo.activeProcessorCount / sharing) }
+        }
+        let asset = Asset(url: request.source.contains("://") ? URL(string: request.source) ?? URL(fileURLWithPath: request.source)
+                                                             : URL(fileURLWithPath: request.source))
+        let item = PlayerItem(asset: asset, timeRange: request.timeRange)
+        let looping = request.loop != .none
+        let player = QueuePlayer(items: looping ? [] : [item], output: makeOutput(),
+                                 configuration: PlayerConfiguration(realtime: request.realtime, decoding: decoding), clock: clock)
+        var looper: PlayerLooper?
+        switch request.loop {
+        case .none: looper = nil
+        case .count(let n): looper = PlayerLooper(player: player, templateItem: item, loopCount: n)
+        case .forever: looper = PlayerLooper(player: player, templateItem: item, loopCount: nil)
+        }
+        running[id] = RunningSession(request: request, player: player, looper: looper, item: item)
+        emit(.started(id))
+        player.play()
+        Task {
+            await player.waitUntilIdle()
+            await self.sessionEnded(id)
+        }
+    }
+
+    private func sessionEnded(_ id: SessionID) {
+        guard let session = running.removeValue(forKey: id) else { return }
+        let statistics = session.player.statistics
+        var status: SessionOutcome.Status = .completed
+        if session.cancelled {
+            session.player.abortOutput()
+            status = .cancelled
+        } else if let failure = session.looper?.failure ?? session.item.failureError {
+            session.player.abortOutput()
+            status = .failed(failure)
+        } else {
+            do throws(PlayheadError) {
+                try session.player.finishOutput()
+            } catch {
+                status = .failed(error)
+            }
+        }
+        let loops = session.looper?.loopsCompleted ?? (status == .completed ? 1 : 0)
+        finish(SessionOutcome(id: id, source: session.request.source, status: status, framesPresented: statistics.framesPresented,
+                              framesDropped: statistics.framesDropped, loopsCompleted: loops))
+        perform(machine.finished(id))
+        if machine.running.isEmpty, machine.waiting.isEmpty {
+            let waiters = idleWaiters
+            idleWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    private func finish(_ outcome: SessionOutcome) {
+        outcomes[outcome.id] = outcome
+        emit(.finished(outcome))
+        for waiter in outcomeWaiters.removeValue(forKey: outcome.id) ?? [] { waiter.resume(returning: outcome) }
+    }
+
+    private nonisolated func emit(_ event: CoordinatorEvent) {
+        for listener in listeners.withLock({ Array($0.values) }) { listener.yield(event) }
+    }
+}
+
+extension PlayerItem {
+    /// The error, when the item failed.
+    var failureError: PlayheadError? {
+        if case .failed(let error) = status { return error }
+        return nil
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// How often a session plays its item.
+public enum LoopPolicy: Sendable, Hashable {
+    /// Once.
+    case none
+    /// This many times, back to back, gaplessly.
+    case count(Int)
+    /// Until stopped with ``PlaybackCoordinator/stopLooping(_:)`` or cancelled.
+    case forever
+}
+
+/// One thing for a ``PlaybackCoordinator`` to play, with its policies.
+public struct PlaybackRequest: Sendable, Hashable {
+    /// A path or an FFmpeg URL.
+    public var source: String
+    public var loop: LoopPolicy
+    /// Pace at rate 1.0 on the clock, or deliver frames as fast as possible.
+    public var realtime: Bool
+    /// Canvas size, gravity, frame limit; `decoderThreads` 0 lets the coordinator share the cores.
+    public var decoding: DecodeConfiguration
+    /// Play only this part of the source.
+    public var timeRange: TimeRange?
+
+    public init(source: String, loop: LoopPolicy = .none, realtime: Bool = false,
+                decoding: DecodeConfiguration = DecodeConfiguration(), timeRange: TimeRange? = nil) {
+        self.source = source
+        self.loop = loop
+        self.realtime = realtime
+        self.decoding = decoding
+        self.timeRange = timeRange
+    }
+}
+
+/// Names a session of a coordinator.
+public struct SessionID: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let value: Int
+    public static func < (lhs: SessionID, rhs: SessionID) -> Bool { lhs.value < rhs.value }
+    public var description: String { "session \(value)" }
+}
+
+/// How a session ended.
+public struct SessionOutcome: Sendable, Hashable {
+    public enum Status: Sendable, Hashable {
+        case completed
+        case failed(PlayheadError)
+        case cancelled
+    }
+
+    public var id: SessionID
+    public var source: String
+    public var status: Status
+    public var framesPresented: Int
+    public var framesDropped: Int
+    public var loopsCompleted: Int
+}
+
+/// A running session's progress, for live displays.
+public struct SessionProgress: Sendable, Hashable {
+    public var id: SessionID
+    public var source: String
+    public var framesPresented: Int
+    public var loopsCompleted: Int
+    public var loop: LoopPolicy
+}
+
+/// What a coordinator reports, in order.
+public enum CoordinatorEvent: Sendable, Hashable {
+    /// Accepted; waiting for a free slot.
+    case queued(SessionID)
+    case started(SessionID)
+    case finished(SessionOutcome)
+}
