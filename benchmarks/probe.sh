@@ -24,6 +24,18 @@ hyperfine --warmup 2 --runs "$runs" --export-json "$tmp/result.json" \
   -n playhead "$bin probe --json $work/* > /dev/null" \
   -n ffprobe-x100 "for f in $work/*; do ffprobe -v error -show_format -show_streams -of json \"\$f\" > /dev/null; done"
 
+# Bad files, alone: each must be reported failed within a second.
+bad=(SampleMedia/bad-*.mp4 "$work/missing.mp4" SampleMedia)
+start=$(date +%s.%N)
+"$bin" probe --json "${bad[@]}" > "$tmp/bad.json" || true
+end=$(date +%s.%N)
+python3 - "$tmp/bad.json" "$start" "$end" <<'PY'
+import json, sys
+assets = json.load(open(sys.argv[1]))["assets"]
+failed = sum(1 for a in assets if a["status"] == "failed")
+print(f"bad inputs: {failed} of {len(assets)} reported failed in {float(sys.argv[3]) - float(sys.argv[2]):.3f} s in all")
+PY
+
 python3 - "$tmp/result.json" <<'PY'
 import json, sys
 r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
