@@ -45,8 +45,11 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "Stop each file after N frames.")
     var frames: Int?
 
-    @Option(name: .customLong("max-sessions"), help: "Files decoded at once.")
+    @Option(name: .customLong("max-sessions"), help: "Files played at once (the rest wait their turn).")
     var maxSessions: Int = 4
+
+    @Option(help: "Play each file N times back to back, gaplessly, frames numbered on; or 'forever' (stop with Ctrl-C).")
+    var loop: LoopArgument?
 
     @Flag(help: "Play the files in sequence through one queue player into DIR/queue/, frames numbered continuously.")
     var queue = false
@@ -91,36 +94,80 @@ struct PlayCommand: AsyncParsableCommand {
             if summary.files.contains(where: { $0.status != "completed" }) { throw ExitCode.someFilesFailed }
             return
         }
-        if realtime { throw ValidationError("--realtime goes with --queue") }
-        let start = ContinuousClock.now
-        let concurrent = min(maxSessions, paths.count)
-        let cores = ProcessInfo.processInfo.activeProcessorCount
-        // One session alone lets FFmpeg choose; several share the cores instead of each taking all.
-        let threads = concurrent == 1 ? 0 : max(1, cores / concurrent)
-        let jobs = paths.enumerated().map { PlayJob(position: $0.offset + 1, path: $0.element, outDirectory: outURL) }
+        try await playConcurrently(outURL)
+    }
 
-        let reports = await withTaskGroup(of: (Int, FileReport).self) { group in
-            var reports = [FileReport?](repeating: nil, count: jobs.count)
-            var next = 0
-            func startNext() {
-                guard next < jobs.count else { return }
-                let job = jobs[next]
-                next += 1
-                let configuration = DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity,
-                                                        frameLimit: frames, decoderThreads: threads)
-                group.addTask { [format] in (job.position, await job.play(configuration: configuration, format: format)) }
+    /// Every file at once through the coordinator's pool.
+    private func playConcurrently(_ outURL: URL) async throws {
+        let start = ContinuousClock.now
+        let coordinator = PlaybackCoordinator(maxConcurrentSessions: maxSessions)
+        let log = OutputLog()
+        let jobs = paths.enumerated().map { PlayJob(position: $0.offset + 1, path: $0.element, outDirectory: outURL) }
+        var sessions: [(job: PlayJob, id: SessionID, folder: URL)] = []
+        for job in jobs {
+            let folder = outURL.appendingPathComponent(job.folderName)
+            try? FileManager.default.removeItem(at: folder)
+            if format != .none {
+                do {
+                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                } catch {
+                    throw ValidationError("cannot create \(folder.path): \(error.localizedDescription)")
+                }
             }
-            for _ in 0..<concurrent { startNext() }
-            for await (position, report) in group {
-                reports[position - 1] = report
-                if !json { FileHandle.standardError.write(Data((report.line + "\n").utf8)) }
-                startNext()
+            let request = PlaybackRequest(source: job.path, loop: loop?.policy ?? .none, realtime: realtime,
+                                          decoding: DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity, frameLimit: frames))
+            let key = job.folderName, format = self.format, native = size == nil
+            let id = await coordinator.submit(request) {
+                RecordingSink(PlayJob.makeSink(format: format, folder: folder, native: native), log: log, key: { _ in key })
             }
-            return reports.map { $0! }
+            sessions.append((job, id, folder))
+        }
+
+        // Ctrl-C cancels every session cleanly; the summary says so.
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT)
+        interrupt.setEventHandler { Task { await coordinator.cancelAll() } }
+        interrupt.resume()
+        defer { interrupt.cancel() }
+
+        let names = Dictionary(uniqueKeysWithValues: sessions.map { ($0.id, $0.job.folderName) })
+        let showProgress = !json && ProgressDisplay.isTerminal
+        let total = sessions.count
+        let drawer = Task {
+            guard showProgress else { return }
+            let display = ProgressDisplay(names: names)
+            while !Task.isCancelled {
+                let running = await coordinator.progress()
+                let left = await coordinator.runningSessions.count + coordinator.waitingSessions.count
+                display.draw(running, finished: total - left, total: total)
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+            display.clear()
+        }
+
+        var reports: [FileReport] = []
+        for session in sessions {
+            let outcome = await coordinator.outcome(of: session.id)
+            let written = log.entry(session.job.folderName)
+            var output: String? = format == .none ? nil : session.folder.path
+            if written.frames == 0, output != nil {
+                try? FileManager.default.removeItem(at: session.folder)
+                output = nil
+            }
+            let report = FileReport(session: outcome, path: session.job.path, output: output, written: written)
+            reports.append(report)
+            if !json, !showProgress { FileHandle.standardError.write(Data((report.line + "\n").utf8)) }
+        }
+        drawer.cancel()
+        await drawer.value
+        if showProgress {
+            for report in reports { FileHandle.standardError.write(Data((report.line + "\n").utf8)) }
         }
 
         let elapsed = ContinuousClock.now - start
-        let summary = PlaySummary(files: reports, elapsed: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        var summary = PlaySummary(files: reports, elapsed: elapsed.inSeconds)
+        summary.maxConcurrentSessions = maxSessions
+        summary.peakConcurrentSessions = await coordinator.peakConcurrentSessions
         try summary.write(to: outURL.appendingPathComponent("summary.json"))
         if json { try JSONOutput.write(summary) }
         if reports.contains(where: { $0.status != "completed" }) {
@@ -140,31 +187,13 @@ struct PlayJob: Sendable {
         return "\(number)-\(URL(fileURLWithPath: path).lastPathComponent)"
     }
 
-    func play(configuration: DecodeConfiguration, format: PlayCommand.DumpFormat) async -> FileReport {
-        let folder = outDirectory.appendingPathComponent(folderName)
-        do {
-            // A fresh folder: frames of an earlier, longer run must not pass for this run's.
-            try? FileManager.default.removeItem(at: folder)
-            if format != .none { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
-        } catch {
-            let failure = PlayheadError(code: .outputOpenFailed, message: "cannot create \(folder.path): \(error.localizedDescription)", file: path)
-            return FileReport(path: path, output: nil, result: nil, error: failure)
-        }
-        let session = DecodeSession(source: path, configuration: configuration)
-        let result: DecodeResult
+    /// The sink for a dump format, writing into `folder`.
+    static func makeSink(format: PlayCommand.DumpFormat, folder: URL, native: Bool) -> any FrameSink {
         switch format {
-        case .png, .ppm:
-            result = await session.run(into: ImageSequenceSink(directory: folder.path, format: format == .png ? .png : .ppm))
-        case .y4m:
-            result = await session.run(into: Y4MSink(path: folder.appendingPathComponent("frames.y4m").path))
-        case .none:
-            result = await session.run(into: NullSink(pixelFormat: configuration.outputSize == nil ? .native : .yuv420p))
+        case .png: return ImageSequenceSink(directory: folder.path, format: .png)
+        case .ppm: return ImageSequenceSink(directory: folder.path, format: .ppm)
+        case .y4m: return Y4MSink(path: folder.appendingPathComponent("frames.y4m").path)
+        case .none: return NullSink(pixelFormat: native ? .native : .yuv420p)
         }
-        if result.framesDelivered == 0 {
-            // Nothing was written: leave no empty folder that looks like output.
-            try? FileManager.default.removeItem(at: folder)
-            return FileReport(path: path, output: nil, result: result, error: nil)
-        }
-        return FileReport(path: path, output: format == .none ? nil : folder.path, result: result, error: nil)
     }
 }

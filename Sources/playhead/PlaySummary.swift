@@ -7,6 +7,9 @@ struct PlaySummary: Encodable {
     var elapsed: Double
     /// Present for `--queue` runs.
     var queue: QueueReport?
+    /// Present for runs through the coordinator.
+    var maxConcurrentSessions: Int?
+    var peakConcurrentSessions: Int?
 
     init(files: [FileReport], elapsed: Double) {
         self.files = files
@@ -32,6 +35,7 @@ struct FileReport: Encodable {
     var outputSize: SizeReport?
     var firstPTS: Double?
     var lastPTS: Double?
+    var loopsCompleted: Int?
     var error: ErrorReport?
 
     init(path: String, output: String?, result: DecodeResult?, error: PlayheadError?) {
@@ -65,6 +69,26 @@ struct FileReport: Encodable {
         framesWritten = frames
         decodeErrors = 0
         self.error = error.map(ErrorReport.init)
+    }
+
+    /// A file played through the coordinator.
+    init(session outcome: SessionOutcome, path: String, output: String?, written: OutputLog.Entry) {
+        self.path = path
+        self.output = output
+        framesDecoded = outcome.framesPresented + outcome.framesDropped
+        framesWritten = output == nil ? 0 : written.frames
+        decodeErrors = 0
+        outputSize = written.size.map(SizeReport.init)
+        firstPTS = written.first?.jsonSeconds
+        lastPTS = written.last?.jsonSeconds
+        loopsCompleted = outcome.loopsCompleted
+        switch outcome.status {
+        case .completed: status = "completed"
+        case .cancelled: status = "cancelled"
+        case .failed(let error):
+            status = "failed"
+            self.error = ErrorReport(error)
+        }
     }
 
     /// The line printed when the file is done.

@@ -15,15 +15,10 @@ struct QueuePlayback {
         let folder = out.appendingPathComponent("queue")
         try? FileManager.default.removeItem(at: folder)
         if format != .none { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
-        let counts = FrameCounts()
-        let sink: any FrameSink
-        switch format {
-        case .png, .ppm: sink = ImageSequenceSink(directory: folder.path, format: format == .png ? .png : .ppm)
-        case .y4m: sink = Y4MSink(path: folder.appendingPathComponent("frames.y4m").path)
-        case .none: sink = NullSink(pixelFormat: decoding.outputSize == nil ? .native : .yuv420p)
-        }
+        let log = OutputLog()
+        let sink = PlayJob.makeSink(format: format, folder: folder, native: decoding.outputSize == nil)
         let items = paths.map { PlayerItem(asset: Asset(url: MediaLocation.url(for: $0))) }
-        let player = QueuePlayer(items: items, output: CountingSink(sink, counts: counts),
+        let player = QueuePlayer(items: items, output: RecordingSink(sink, log: log, key: { $0.source }),
                                  configuration: PlayerConfiguration(realtime: realtime, decoding: decoding))
         let failures = FailureLog()
         let events = player.events
@@ -43,7 +38,7 @@ struct QueuePlayback {
         let statistics = player.statistics
         let reports = items.map { item -> FileReport in
             let source = item.asset.source
-            let written = counts.count(for: source)
+            let written = log.entry(source).frames
             if let error = failures.error(for: source) ?? outputError {
                 return FileReport(queued: source, path: paths[items.firstIndex(of: item)!], status: "failed", frames: written, error: error)
             }
@@ -57,30 +52,50 @@ struct QueuePlayback {
     }
 }
 
-/// Counts frames per source as they pass to the real sink.
-final class CountingSink: FrameSink {
+/// Passes frames to the real sink and notes, per key, how many, their size and first/last times.
+final class RecordingSink: FrameSink {
     let inner: any FrameSink
-    let counts: FrameCounts
+    let log: OutputLog
+    let key: (VideoFrame) -> String
     var pixelFormat: OutputPixelFormat { inner.pixelFormat }
 
-    init(_ inner: any FrameSink, counts: FrameCounts) {
+    init(_ inner: any FrameSink, log: OutputLog, key: @escaping (VideoFrame) -> String) {
         self.inner = inner
-        self.counts = counts
+        self.log = log
+        self.key = key
     }
 
     func begin(_ info: FrameStreamInfo) throws(PlayheadError) { try inner.begin(info) }
     func write(_ frame: VideoFrame) throws(PlayheadError) {
         try inner.write(frame)
-        counts.add(frame.source)
+        log.record(key(frame), frame)
     }
     func finish() throws(PlayheadError) { try inner.finish() }
     func abort() { inner.abort() }
 }
 
-final class FrameCounts: Sendable {
-    private let counts = Mutex([String: Int]())
-    func add(_ source: String) { counts.withLock { $0[source, default: 0] += 1 } }
-    func count(for source: String) -> Int { counts.withLock { $0[source] ?? 0 } }
+/// What reached each output.
+final class OutputLog: Sendable {
+    struct Entry: Sendable {
+        var frames = 0
+        var size: PixelSize?
+        var first: MediaTime?
+        var last: MediaTime?
+    }
+    private let entries = Mutex([String: Entry]())
+
+    func record(_ key: String, _ frame: VideoFrame) {
+        entries.withLock { e in
+            var entry = e[key] ?? Entry()
+            entry.frames += 1
+            entry.size = frame.size
+            if entry.first == nil { entry.first = frame.presentationTime }
+            entry.last = frame.presentationTime
+            e[key] = entry
+        }
+    }
+
+    func entry(_ key: String) -> Entry { entries.withLock { $0[key] ?? Entry() } }
 }
 
 final class FailureLog: Sendable {

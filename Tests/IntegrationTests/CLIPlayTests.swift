@@ -103,12 +103,68 @@ import Testing
         #expect(queue["framesPresented"] as? Int == total)
     }
 
+    @Test(arguments: [4, 2])
+    func sixFilesRespectTheSessionLimit(limit: Int) async throws {
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let paths = try ["h264-aac.mp4", "hevc-aac.mkv", "vp9-opus.webm", "4x3.mp4", "portrait.mp4", "rotated-90.mp4"].map { try Fixtures.clip($0) }
+        let run = try await CLI.run(["play", "--out", out.path, "--max-sessions", String(limit), "--size", "320x180"] + paths)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let summary = try readSummary(out)
+        #expect(summary["maxConcurrentSessions"] as? Int == limit)
+        #expect(summary["peakConcurrentSessions"] as? Int == limit)
+        let files = try #require(summary["files"] as? [[String: Any]])
+        #expect(files.allSatisfy { $0["status"] as? String == "completed" && $0["framesWritten"] as? Int == 50 })
+    }
+
+    @Test func loopThreeWritesEveryFrameThriceNumberedOn() async throws {
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let run = try await CLI.run(["play", "--out", out.path, "--loop", "3", "--format", "ppm", "--size", "64x36", clip])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let folder = out.appendingPathComponent("01-h264-aac.mp4")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(names == (1...150).map { String(format: "frame-%06d.ppm", $0) })
+        // By content: frame n + 50 and n + 100 are frame n again (the counter drawn in each frame
+        // makes every frame of the clip distinct), so nothing repeats or goes missing at a seam.
+        let frames = try names.map { try Data(contentsOf: folder.appendingPathComponent($0)) }
+        #expect(Set(frames[0..<50]).count == 50)
+        for n in 0..<50 {
+            #expect(frames[n + 50] == frames[n] && frames[n + 100] == frames[n], "frame \(n) differs across loops")
+        }
+        let file = try #require((try readSummary(out))["files"] as? [[String: Any]]).first
+        #expect(file?["loopsCompleted"] as? Int == 3)
+        #expect(file?["framesWritten"] as? Int == 150)
+    }
+
+    @Test func interruptCancelsAForeverLoopCleanly() async throws {
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let clip = try Fixtures.clip("video-only.mp4")
+        let binary = try CLI.binary()
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["play", "--out", out.path, "--loop", "forever", "--realtime", "--format", "none", clip]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .milliseconds(800))
+        process.interrupt()
+        let status = try await offPool { process.waitUntilExit(); return process.terminationStatus }
+        #expect(status == 1)
+        let file = try #require((try readSummary(out))["files"] as? [[String: Any]]).first
+        #expect(file?["status"] as? String == "cancelled")
+    }
+
     @Test func usageErrorsExitWithTwo() async throws {
         let clip = try Fixtures.clip("h264-aac.mp4")
         #expect(try await CLI.run(["play", clip]).status == 2)
         #expect(try await CLI.run(["play", "--out", "/tmp/x", "--size", "wide", clip]).status == 2)
         #expect(try await CLI.run(["play", "--out", "/tmp/x", "--gravity", "sideways", clip]).status == 2)
         #expect(try await CLI.run(["play", "--out", "/tmp/x", "--frames", "0", clip]).status == 2)
+        #expect(try await CLI.run(["play", "--out", "/tmp/x", "--loop", "0", clip]).status == 2)
+        #expect(try await CLI.run(["play", "--out", "/tmp/x", "--max-sessions", "0", clip]).status == 2)
     }
 
     private func temporaryFolder() throws -> URL {
