@@ -101,6 +101,12 @@ struct PlayCommand: AsyncParsableCommand {
     private func playConcurrently(_ outURL: URL) async throws {
         let start = ContinuousClock.now
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: maxSessions)
+        // Ctrl-C cancels every session cleanly; the summary says so. Installed before anything starts.
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT)
+        interrupt.setEventHandler { Task { await coordinator.cancelAll() } }
+        interrupt.resume()
+        defer { interrupt.cancel() }
         let log = OutputLog()
         let jobs = paths.enumerated().map { PlayJob(position: $0.offset + 1, path: $0.element, outDirectory: outURL) }
         var sessions: [(job: PlayJob, id: SessionID, folder: URL)] = []
@@ -122,13 +128,6 @@ struct PlayCommand: AsyncParsableCommand {
             }
             sessions.append((job, id, folder))
         }
-
-        // Ctrl-C cancels every session cleanly; the summary says so.
-        signal(SIGINT, SIG_IGN)
-        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT)
-        interrupt.setEventHandler { Task { await coordinator.cancelAll() } }
-        interrupt.resume()
-        defer { interrupt.cancel() }
 
         let names = Dictionary(uniqueKeysWithValues: sessions.map { ($0.id, $0.job.folderName) })
         let showProgress = !json && ProgressDisplay.isTerminal

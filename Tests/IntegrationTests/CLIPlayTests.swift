@@ -145,11 +145,15 @@ import Testing
         let binary = try CLI.binary()
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["play", "--out", out.path, "--loop", "forever", "--realtime", "--format", "none", clip]
+        process.arguments = ["play", "--out", out.path, "--loop", "forever", "--realtime", "--format", "ppm", "--size", "32x18", clip]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        try await Task.sleep(for: .milliseconds(800))
+        // Interrupt once frames are being written (so it lands while playing, not while starting).
+        let firstFrame = out.appendingPathComponent("01-video-only.mp4/frame-000001.ppm").path
+        for _ in 0..<1000 where !FileManager.default.fileExists(atPath: firstFrame) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(FileManager.default.fileExists(atPath: firstFrame))
+        try await Task.sleep(for: .milliseconds(100))
         process.interrupt()
         let status = try await offPool { process.waitUntilExit(); return process.terminationStatus }
         #expect(status == 1)
