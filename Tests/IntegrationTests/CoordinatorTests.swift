@@ -25,6 +25,17 @@ import Testing
         }
     }
 
+    @Test func realtimeLoopSeamsAreMeasuredAndSeamless() async throws {
+        let clock = ManualPlaybackClock()
+        let player = QueuePlayer(output: NullSink(pixelFormat: .rgb24), configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
+        let looper = PlayerLooper(player: player, templateItem: PlayerItem(asset: Asset(path: try Fixtures.clip("video-only.mp4"))), loopCount: 3)
+        player.play()
+        await player.waitUntilIdle()
+        #expect(looper.loopsCompleted == 3)
+        #expect(looper.measuredSeams == [0, 0])
+        #expect(player.statistics.framesDropped == 0)
+    }
+
     @Test func loopingATimeRange() async throws {
         let path = try Fixtures.clip("h264-aac.mp4")
         let sink = InMemorySink()

@@ -93,6 +93,7 @@ final class ItemPresenter: FrameSink, Sendable {
             }
             state.withLock { $0.stalled = false }
             lateness = late
+            if first, timeline.statistics.presented > 0 { timeline.seam(late) }
         } else {
             // As fast as possible, but a paused player holds its frames.
             while timeline.rate == 0 {

@@ -8,6 +8,9 @@ final class PlaybackTimeline: Sendable {
         var presented = 0
         var dropped = 0
         var lateness: [Double] = []
+        /// For each item after the first: how late its first frame came after the previous item's
+        /// last frame ended (realtime only; 0 is a perfect seam).
+        var seams: [Double] = []
     }
 
     private struct State {
@@ -72,6 +75,10 @@ final class PlaybackTimeline: Sendable {
             s.statistics.presented += 1
             if let lateness { s.statistics.lateness.append(lateness) }
         }
+    }
+
+    func seam(_ lateness: Double) {
+        state.withLock { $0.statistics.seams.append(lateness) }
     }
 
     func dropped(position: Double, duration: Double) {

@@ -42,6 +42,9 @@ public final class PlayerLooper: Sendable {
     /// Iterations played to their end so far.
     public var loopsCompleted: Int { state.withLock { $0.machine.completed } }
 
+    /// Realtime only: how late each loop seam was, in seconds (0 is seamless).
+    public var measuredSeams: [Double] { player.statistics.seams }
+
     /// `true` once looping is over (count reached, disabled and drained, or failed).
     public var isFinished: Bool { state.withLock { $0.machine.isFinished } }
 

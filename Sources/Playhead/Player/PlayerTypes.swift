@@ -27,6 +27,9 @@ public struct PlaybackStatistics: Sendable, Hashable {
     public var framesDropped: Int
     /// Seconds by which presented frames missed their time (realtime mode only), sorted.
     public var lateness: [Double]
+    /// Realtime only: for each item after the first, seconds by which its first frame missed the
+    /// end of the previous item's last frame (0: a seamless transition or loop seam).
+    public var seams: [Double] = []
 
     /// The lateness below which `fraction` of frames were presented (0.99 for p99).
     public func latenessPercentile(_ fraction: Double) -> Double? {

@@ -107,7 +107,7 @@ public final class QueuePlayer: Sendable {
     /// Frames presented and dropped, and lateness, so far.
     public var statistics: PlaybackStatistics {
         let s = timeline.statistics
-        return PlaybackStatistics(framesPresented: s.presented, framesDropped: s.dropped, lateness: s.lateness.sorted())
+        return PlaybackStatistics(framesPresented: s.presented, framesDropped: s.dropped, lateness: s.lateness.sorted(), seams: s.seams)
     }
 
     // MARK: Seeking
