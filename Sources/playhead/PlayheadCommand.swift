@@ -5,8 +5,8 @@ import Foundation
 struct PlayheadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playhead",
-        abstract: "A headless media engine: probe files, play them into frame dumps.",
-        subcommands: [ProbeCommand.self, PlayCommand.self]
+        abstract: "A headless media engine: probe files, play them into frame dumps, take thumbnails.",
+        subcommands: [ProbeCommand.self, PlayCommand.self, ThumbnailsCommand.self]
     )
 }
 

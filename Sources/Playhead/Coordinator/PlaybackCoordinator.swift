@@ -17,6 +17,8 @@ public actor PlaybackCoordinator {
     private var outcomes: [SessionID: SessionOutcome] = [:]
     private var outcomeWaiters: [SessionID: [CheckedContinuation<SessionOutcome, Never>]] = [:]
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Work (not playback) waiting for a slot of the pool: resumed when the pool starts it.
+    private var slotWaiters: [SessionID: CheckedContinuation<Void, Never>] = [:]
     private nonisolated let listeners = Mutex<[Int: AsyncStream<CoordinatorEvent>.Continuation]>([:])
     private nonisolated let listenerKeys = Atomic<Int>(0)
 
@@ -89,13 +91,43 @@ public actor PlaybackCoordinator {
         return stream
     }
 
+    /// Runs `body` in a slot of the pool (waiting its turn like a playback session), for other
+    /// work that decodes, such as image generation. Counts toward the limit and the peak.
+    public func withSlot<T: Sendable>(_ body: @Sendable () async -> T) async -> T {
+        nextID += 1
+        let id = SessionID(value: nextID)
+        emit(.queued(id))
+        await withCheckedContinuation { continuation in
+            slotWaiters[id] = continuation
+            perform(machine.submit(id))
+        }
+        emit(.started(id))
+        let value = await body()
+        let outcome = SessionOutcome(id: id, source: "", status: .completed, framesPresented: 0, framesDropped: 0, loopsCompleted: 0)
+        finish(outcome)
+        perform(machine.finished(id))
+        wakeIdleWaitersIfIdle()
+        return value
+    }
+
+    private func wakeIdleWaitersIfIdle() {
+        guard machine.running.isEmpty, machine.waiting.isEmpty else { return }
+        let waiters = idleWaiters
+        idleWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
+    }
+
     // MARK: Performing the pool's actions
 
     private func perform(_ actions: [CoordinatorStateMachine<SessionID>.Action]) {
         for action in actions {
             switch action {
             case .start(let id):
-                start(id)
+                if let waiter = slotWaiters.removeValue(forKey: id) {
+                    waiter.resume()
+                } else {
+                    start(id)
+                }
             case .dropWaiting(let id):
                 let source = pending.removeValue(forKey: id)?.request.source ?? ""
                 finish(SessionOutcome(id: id, source: source, status: .cancelled, framesPresented: 0, framesDropped: 0, loopsCompleted: 0))
@@ -159,11 +191,7 @@ public actor PlaybackCoordinator {
         finish(SessionOutcome(id: id, source: session.request.source, status: status, framesPresented: statistics.framesPresented,
                               framesDropped: statistics.framesDropped, loopsCompleted: loops))
         perform(machine.finished(id))
-        if machine.running.isEmpty, machine.waiting.isEmpty {
-            let waiters = idleWaiters
-            idleWaiters.removeAll()
-            for waiter in waiters { waiter.resume() }
-        }
+        wakeIdleWaitersIfIdle()
     }
 
     private func finish(_ outcome: SessionOutcome) {

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+/// `playhead thumbnails` end to end.
+@Suite struct CLIThumbnailsTests {
+    @Test func sheetOfThreeFilesShowsTheirDisplayedProportions() async throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-thumbs-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let paths = try ["4x3.mp4", "portrait.mp4", "anamorphic.mp4"].map { try Fixtures.clip($0) }
+        let run = try await CLI.run(["thumbnails", "--out", out.path, "--sheet", "--count", "4", "--size", "160x90"] + paths)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let sheet = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", out.appendingPathComponent("sheet.png").path,
+                                                                     "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        try #require(sheet.count == 640 * 270 * 3, "the sheet must be 640x270")
+        func black(_ x: Int, _ y: Int) -> Bool {
+            let i = (y * 640 + x) * 3
+            return sheet[i] < 10 && sheet[i + 1] < 10 && sheet[i + 2] < 10
+        }
+        // Row 1, 4:3 in a 16:9 cell: 120 wide, pillarbox bars of 20 columns.
+        #expect((0..<90).allSatisfy { black(5, $0) && black(155, $0) })
+        #expect(!(0..<90).allSatisfy { black(25, $0) })
+        // Row 2, portrait 9:16: about 51 wide, so wide bars; its middle is picture.
+        #expect((90..<180).allSatisfy { black(30, $0) && black(130, $0) })
+        #expect(!(90..<180).allSatisfy { black(80, $0) })
+        // Row 3, anamorphic shown 16:9: fills its cells, no bars.
+        #expect(!(180..<270).allSatisfy { black(2, $0) })
+        #expect(!(180..<270).allSatisfy { black(157, $0) })
+
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])
+        let files = try #require(summary["files"] as? [[String: Any]])
+        #expect(files.map { $0["status"] as? String } == ["completed", "completed", "completed"])
+        let images = try #require(files[0]["images"] as? [[String: Any]])
+        #expect(images.map { $0["requestedTime"] as? Double } == [0.25, 0.75, 1.25, 1.75])
+        #expect(images.allSatisfy { FileManager.default.fileExists(atPath: $0["path"] as? String ?? "") })
+    }
+
+    @Test func exactTimesAreExactAndABadFileFailsAlone() async throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-thumbs-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let paths = [try Fixtures.clip("h264-aac.mp4"), try Fixtures.clip("bad-random.mp4"), try Fixtures.clip("vp9-opus.webm")]
+        let run = try await CLI.run(["thumbnails", "--out", out.path, "--at", "1,0.4,3", "--sheet", "--json"] + paths)
+        #expect(run.status == 1)
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let files = try #require(summary["files"] as? [[String: Any]])
+        #expect(files.map { $0["status"] as? String } == ["completed", "failed", "completed"])
+        let images = try #require(files[0]["images"] as? [[String: Any]])
+        #expect(images.map { $0["requestedTime"] as? Double } == [0.4, 1, 3])
+        #expect(images[0]["actualTime"] as? Double == 0.4)
+        #expect(images[1]["actualTime"] as? Double == 1)
+        // 3 s is past the 2 s clip: that image alone fails.
+        #expect((images[2]["error"] as? [String: Any])?["code"] as? String == "state.invalidArgument")
+        #expect(images[2]["path"] == nil)
+        // The good files' images are all written.
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("03-vp9-opus.webm/thumb-0002.png").path))
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("sheet.png").path))
+    }
+
+    @Test func usageErrors() async throws {
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        #expect(try await CLI.run(["thumbnails", "--out", "/tmp/x", clip]).status == 2)
+        #expect(try await CLI.run(["thumbnails", "--out", "/tmp/x", "--count", "3", "--every", "1", clip]).status == 2)
+        #expect(try await CLI.run(["thumbnails", "--out", "/tmp/x", "--count", "3", "--exact", "--tolerance", "1", clip]).status == 2)
+        #expect(try await CLI.run(["thumbnails", "--out", "/tmp/x", "--at", "a,b", clip]).status == 2)
+    }
+}
