@@ -99,6 +99,18 @@ import Testing
         #expect(try await size("4x3.mp4", PixelSize(width: 160, height: 90)) == PixelSize(width: 120, height: 90))
     }
 
+    @Test func cancellingTheRequestingTaskCancels() async throws {
+        let generator = AssetImageGenerator(asset: Asset(path: try Fixtures.clip("h264-aac.mp4")))
+        let task = Task { try await generator.image(at: MediaTime(value: 1, timescale: 1)) }
+        task.cancel()
+        do {
+            _ = try await task.value
+            Issue.record("a cancelled request must not deliver an image")
+        } catch let error as PlayheadError {
+            #expect(error.code == .cancelled)
+        }
+    }
+
     @Test func badFileFailsEveryImage() async throws {
         let generator = AssetImageGenerator(asset: Asset(path: try Fixtures.clip("bad-random.mp4")))
         let all = await results(generator, [.zero, MediaTime(value: 1, timescale: 1)])
