@@ -78,12 +78,7 @@ struct PlayCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let outURL = URL(fileURLWithPath: out)
-        do {
-            try FileManager.default.createDirectory(at: outURL, withIntermediateDirectories: true)
-        } catch {
-            throw ValidationError("cannot create the output folder \(out): \(error.localizedDescription)")
-        }
+        let outURL = try JSONOutput.outputFolder(out)
         if queue {
             let decoding = DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity, frameLimit: frames)
             let summary = try await QueuePlayback(paths: paths, out: outURL, format: format, decoding: decoding, realtime: realtime).run()

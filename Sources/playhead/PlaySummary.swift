@@ -18,9 +18,7 @@ struct PlaySummary: Encodable {
 
     /// Written under a temporary name and renamed, so a reader never sees half a summary.
     func write(to url: URL) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        try encoder.encode(self).write(to: url, options: .atomic)
+        try JSONOutput.save(self, to: url)
     }
 }
 

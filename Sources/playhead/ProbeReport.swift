@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Playhead
 
@@ -114,12 +115,34 @@ extension MediaTime {
     var jsonSeconds: Double? { isNumeric ? seconds : nil }
 }
 
+/// JSON documents and output folders of the commands.
 enum JSONOutput {
-    static func write<T: Encodable>(_ value: T) throws {
+    static func encode<T: Encodable>(_ value: T) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        var data = try encoder.encode(value)
+        return try encoder.encode(value)
+    }
+
+    /// Prints `value` on standard output.
+    static func write<T: Encodable>(_ value: T) throws {
+        var data = try encode(value)
         data.append(0x0A)
         FileHandle.standardOutput.write(data)
+    }
+
+    /// Writes `value` to `url` under a temporary name, renamed into place.
+    static func save<T: Encodable>(_ value: T, to url: URL) throws {
+        try encode(value).write(to: url, options: .atomic)
+    }
+
+    /// Creates the output folder (a usage error when impossible).
+    static func outputFolder(_ path: String) throws -> URL {
+        let url = URL(fileURLWithPath: path)
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        } catch {
+            throw ValidationError("cannot create the output folder \(path): \(error.localizedDescription)")
+        }
+        return url
     }
 }

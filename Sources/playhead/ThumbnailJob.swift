@@ -94,10 +94,9 @@ struct ThumbnailSummary: Encodable {
     var maxConcurrentSessions: Int
     var peakConcurrentSessions: Int
 
+    /// Written under a temporary name and renamed, so a reader never sees half a summary.
     func write(to url: URL) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        try encoder.encode(self).write(to: url, options: .atomic)
+        try JSONOutput.save(self, to: url)
     }
 }
 

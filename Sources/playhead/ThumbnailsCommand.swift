@@ -78,12 +78,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let outURL = URL(fileURLWithPath: out)
-        do {
-            try FileManager.default.createDirectory(at: outURL, withIntermediateDirectories: true)
-        } catch {
-            throw ValidationError("cannot create the output folder \(out): \(error.localizedDescription)")
-        }
+        let outURL = try JSONOutput.outputFolder(out)
         let start = ContinuousClock.now
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: maxSessions)
         let jobs = paths.enumerated().map { PlayJob(position: $0.offset + 1, path: $0.element, outDirectory: outURL) }
