@@ -6,13 +6,9 @@
 # Usage: benchmarks/concurrent.sh [runs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh release >/dev/null
-bin="$(swift build -c release --show-bin-path)/playhead"
+source benchmarks/common.sh
 runs="${1:-3}"
-mkdir -p .bench
-clip=".bench/1080p30-h264-20s.mp4"
-[ -f "$clip" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i "testsrc2=size=1920x1080:rate=30:duration=20" \
-  -c:v libx264 -preset fast -crf 23 -bf 2 -g 250 -pix_fmt yuv420p "$clip"
+clip=$(bench_clip 1080p30-h264-20s.mp4 20 250)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 for i in 1 2 3 4; do ln -sf "$(pwd)/$clip" "$tmp/clip$i.mp4"; done

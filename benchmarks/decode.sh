@@ -7,17 +7,9 @@
 # Usage: benchmarks/decode.sh [runs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh release >/dev/null
-bin="$(swift build -c release --show-bin-path)/playhead"
+source benchmarks/common.sh
 runs="${1:-5}"
-cache=".bench"
-mkdir -p "$cache"
-clip="$cache/1080p30-h264-20s.mp4"
-if [ ! -f "$clip" ]; then
-  echo "making $clip"
-  ffmpeg -hide_banner -loglevel error -y -f lavfi -i "testsrc2=size=1920x1080:rate=30:duration=20" \
-    -c:v libx264 -preset fast -crf 23 -bf 2 -g 250 -pix_fmt yuv420p "$clip"
-fi
+clip=$(bench_clip 1080p30-h264-20s.mp4 20 250)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/ff" "$tmp/ph"

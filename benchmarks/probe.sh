@@ -4,8 +4,7 @@
 # Usage: benchmarks/probe.sh [runs]      (installs what is missing, builds release)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh release >/dev/null
-bin="$(swift build -c release --show-bin-path)/playhead"
+source benchmarks/common.sh
 runs="${1:-10}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

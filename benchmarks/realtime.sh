@@ -6,12 +6,8 @@
 # Usage: benchmarks/realtime.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh release >/dev/null
-bin="$(swift build -c release --show-bin-path)/playhead"
-mkdir -p .bench
-clip=".bench/1080p30-h264-5s.mp4"
-[ -f "$clip" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i "testsrc2=size=1920x1080:rate=30:duration=5" \
-  -c:v libx264 -preset fast -crf 23 -bf 2 -g 60 -pix_fmt yuv420p "$clip"
+source benchmarks/common.sh
+clip=$(bench_clip 1080p30-h264-5s.mp4 5 60)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 

@@ -6,13 +6,9 @@
 # Usage: benchmarks/thumbnails.sh [runs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh release >/dev/null
-bin="$(swift build -c release --show-bin-path)/playhead"
+source benchmarks/common.sh
 runs="${1:-5}"
-mkdir -p .bench
-clip=".bench/1080p30-h264-60s-g250.mp4"
-[ -f "$clip" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i "testsrc2=size=1920x1080:rate=30:duration=60" \
-  -c:v libx264 -preset fast -crf 23 -bf 2 -g 250 -keyint_min 250 -sc_threshold 0 -pix_fmt yuv420p "$clip"
+clip=$(bench_clip 1080p30-h264-60s-g250.mp4 60 250)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 times="3,9,15,21,27,33,39,45,51,57"

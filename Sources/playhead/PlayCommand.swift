@@ -104,6 +104,10 @@ struct PlayCommand: AsyncParsableCommand {
         defer { interrupt.cancel() }
         let log = OutputLog()
         let jobs = paths.enumerated().map { PlayJob(position: $0.offset + 1, path: $0.element, outDirectory: outURL) }
+        // All the files are known here: share the cores between the sessions that will run at once
+        // (one session alone lets FFmpeg choose).
+        let atOnce = min(maxSessions, paths.count)
+        let decoderThreads = atOnce == 1 ? 0 : max(1, ProcessInfo.processInfo.activeProcessorCount / atOnce)
         var sessions: [(job: PlayJob, id: SessionID, folder: URL)] = []
         for job in jobs {
             let folder = outURL.appendingPathComponent(job.folderName)
@@ -116,7 +120,8 @@ struct PlayCommand: AsyncParsableCommand {
                 }
             }
             let request = PlaybackRequest(source: job.path, loop: loop?.policy ?? .none, realtime: realtime,
-                                          decoding: DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity, frameLimit: frames))
+                                          decoding: DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity, frameLimit: frames,
+                                                                        decoderThreads: decoderThreads))
             let key = job.folderName, format = self.format, native = size == nil
             let id = await coordinator.submit(request) {
                 RecordingSink(PlayJob.makeSink(format: format, folder: folder, native: native), log: log, key: { _ in key })
