@@ -1,6 +1,5 @@
 import Foundation
 import Playhead
-import Synchronization
 
 /// `playhead play --queue`: every file in sequence through one QueuePlayer into `DIR/queue/`,
 /// frames numbered continuously across files.
@@ -82,7 +81,7 @@ final class OutputLog: Sendable {
         var first: MediaTime?
         var last: MediaTime?
     }
-    private let entries = Mutex([String: Entry]())
+    private let entries = Locked([String: Entry]())
 
     func record(_ key: String, _ frame: VideoFrame) {
         entries.withLock { e in
@@ -99,7 +98,7 @@ final class OutputLog: Sendable {
 }
 
 final class FailureLog: Sendable {
-    private let errors = Mutex([String: PlayheadError]())
+    private let errors = Locked([String: PlayheadError]())
     func record(_ source: String, _ error: PlayheadError) { errors.withLock { $0[source] = $0[source] ?? error } }
     func error(for source: String) -> PlayheadError? { errors.withLock { $0[source] } }
 }

@@ -1,13 +1,12 @@
 import Foundation
 import Playhead
-import Synchronization
 
 /// Calls `cancel` once `after` frames arrived; remembers whether it was aborted.
 final class CancellingSink: FrameSink, Sendable {
     let pixelFormat = OutputPixelFormat.rgb24
     let after: Int
     let cancel: @Sendable () -> Void
-    private let state = Mutex((received: 0, aborted: false))
+    private let state = Locked((received: 0, aborted: false))
 
     init(after: Int, cancel: @escaping @Sendable () -> Void) {
         self.after = after
@@ -41,7 +40,7 @@ final class SlowSink: FrameSink {
 
 /// Records a player item's events, and how many callbacks ever ran at once.
 final class RecordingObserver: PlayerItemObserver, Sendable {
-    private let state = Mutex((events: [PlayerItemEvent](), active: 0, maximum: 0))
+    private let state = Locked((events: [PlayerItemEvent](), active: 0, maximum: 0))
     private let onEvent: (@Sendable (PlayerItem, PlayerItemEvent) -> Void)?
 
     init(onEvent: (@Sendable (PlayerItem, PlayerItemEvent) -> Void)? = nil) {
@@ -66,7 +65,7 @@ final class RecordingObserver: PlayerItemObserver, Sendable {
 final class TimeLog: Sendable {
     struct Entry: Sendable { var clock: Duration; var presentationTime: MediaTime }
     let clock: any PlaybackClock
-    private let log = Mutex([Entry]())
+    private let log = Locked([Entry]())
     init(clock: any PlaybackClock) { self.clock = clock }
     func record(_ time: MediaTime) { log.withLock { $0.append(Entry(clock: clock.now(), presentationTime: time)) } }
     var entries: [Entry] { log.withLock { $0 } }
@@ -94,7 +93,7 @@ final class TimestampSink: FrameSink, Sendable {
 
 /// Times passed to a periodic observer, in seconds.
 final class TickLog: Sendable {
-    private let log = Mutex([Double]())
+    private let log = Locked([Double]())
     func add(_ time: MediaTime) { log.withLock { $0.append(time.seconds) } }
     var times: [Double] { log.withLock { $0 } }
 }

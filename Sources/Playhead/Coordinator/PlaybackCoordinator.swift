@@ -19,7 +19,7 @@ public actor PlaybackCoordinator {
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     /// Work (not playback) waiting for a slot of the pool: resumed when the pool starts it.
     private var slotWaiters: [SessionID: CheckedContinuation<Void, Never>] = [:]
-    private nonisolated let listeners = Mutex<[Int: AsyncStream<CoordinatorEvent>.Continuation]>([:])
+    private nonisolated let listeners = Locked<[Int: AsyncStream<CoordinatorEvent>.Continuation]>([:])
     private nonisolated let listenerKeys = Atomic<Int>(0)
 
     private struct RunningSession {

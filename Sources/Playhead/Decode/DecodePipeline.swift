@@ -24,7 +24,7 @@ final class DecodePipeline: Sendable {
         var firstPTS: MediaTime?
         var lastPTS: MediaTime?
     }
-    private let outcome = Mutex(Outcome())
+    private let outcome = Locked(Outcome())
     /// Set to stop the demux and output threads early without it counting as a cancellation
     /// (frame limit reached, sink failed).
     private let stopRequested = Atomic<Bool>(false)
@@ -95,6 +95,11 @@ final class DecodePipeline: Sendable {
             && layout.sourceCrop == PixelRect(size: stored) && orientation == .identity
         result.outputSize = canvas
 
+        // Where the track says it ends, to tell a complete decode from a file that stops early.
+        let declaredEnd: MediaTime? = stream.pointee.duration > 0
+            ? MediaTime(ffmpegTimestamp: stream.pointee.duration, timeBase: timeBase)
+                + (stream.pointee.start_time == FFmpegConstants.noPTS ? .zero : MediaTime(ffmpegTimestamp: stream.pointee.start_time, timeBase: timeBase))
+            : nil
         let rate = stream.pointee.avg_frame_rate.isValidPositive ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
         let frameDuration = rate.isValidPositive ? MediaTime(value: Int64(rate.den), timescale: rate.num) : MediaTime.invalid
         let info = FrameStreamInfo(source: source, size: canvas, pixelFormat: sinkFormat,
@@ -176,8 +181,32 @@ final class DecodePipeline: Sendable {
             var summary = error
             summary.message = "\(state.decodeErrors) packet(s) could not be decoded; first: \(error.message)"
             result.status = .failed(summary)
+        } else if !state.limitReached, let error = endedEarly(state, declaredEnd: declaredEnd) {
+            result.status = .failed(error)
         }
     }
+
+    /// A decode that ran to the end of the data without error can still be incomplete: no frame at
+    /// all, or frames stopping well before where the track says it ends (a cut file whose index
+    /// is intact). Either is reported rather than passed off as complete.
+    private func endedEarly(_ state: DecodeLoopState, declaredEnd: MediaTime?) -> PlayheadError? {
+        guard configuration.endTime == nil, configuration.frameLimit.map({ state.nextIndex < $0 }) ?? true else { return nil }
+        if state.decoded == 0 {
+            return PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: source)
+        }
+        guard let declaredEnd, declaredEnd.isNumeric, state.lastPTS.isNumeric else { return nil }
+        let step = state.lastDuration.isNumeric ? state.lastDuration : (state.frameDuration.isNumeric ? state.frameDuration : .zero)
+        let reached = state.lastPTS + step
+        // More than a frame and a half short of the declared end.
+        if declaredEnd.seconds - reached.seconds > 1.5 * max(step.seconds, 0.001) {
+            return PlayheadError(code: .readFailed,
+                                 message: "the media data ends early, at \(Self.format(reached)) s of the \(Self.format(declaredEnd)) s the file declares: it is truncated",
+                                 file: source)
+        }
+        return nil
+    }
+
+    private static func format(_ time: MediaTime) -> String { String(format: "%.2f", time.seconds) }
 
     /// Seeks for `configuration.startTime`. Returns the time before which decoded frames are dropped
     /// (frame-exact starts), or nil.

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// Decodes a file's best video track into a ``FrameSink``: demuxing on one dedicated thread,
 /// decoding (with FFmpeg's frame threads) and scaling into the canvas on another, and the sink on
@@ -16,7 +15,7 @@ public final class DecodeSession: Sendable {
     public let configuration: DecodeConfiguration
     let interrupt = InterruptFlag()
     private let logger: Logger
-    private let channels = Mutex<[SlotChannel]>([])
+    private let channels = Locked<[SlotChannel]>([])
 
     public init(source: String, configuration: DecodeConfiguration = DecodeConfiguration(), logger: Logger? = nil) {
         self.source = source

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Hands slot numbers from one thread to another, in order. A pipeline stage owns a slot (a
 /// preallocated packet or canvas) from the moment it receives its number until it sends it on, so
@@ -18,7 +17,7 @@ final class SlotChannel: Sendable {
         var cancelled = false
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let available = DispatchSemaphore(value: 0)
 
     init(capacity: Int, filledWith initial: Range<Int> = 0..<0) {
@@ -26,7 +25,7 @@ final class SlotChannel: Sendable {
         var s = State(ring: Array(repeating: 0, count: capacity))
         for (i, slot) in initial.enumerated() { s.ring[i] = slot }
         s.count = initial.count
-        state = Mutex(s)
+        state = Locked(s)
         for _ in initial { available.signal() }
     }
 

@@ -1,12 +1,11 @@
 import CFFmpeg
 import Logging
-import Synchronization
 
 /// Where FFmpeg's own messages go. FFmpeg logs through one process-wide callback; by default
 /// Playhead installs one that drops every message, so the library never prints. Route them to a
 /// `Logger` to see them.
 public enum FFmpegLogging {
-    private static let destination = Mutex<Logger?>(nil)
+    private static let destination = Locked<Logger?>(nil)
 
     /// Sends FFmpeg's messages at `Logger.Level.warning` and above (FFmpeg's `AV_LOG_WARNING`) to
     /// `logger`, or drops them all when `logger` is nil. Process-wide.

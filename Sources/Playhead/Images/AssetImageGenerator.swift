@@ -134,11 +134,11 @@ public struct AssetImageGenerator: Sendable {
 
 /// Yields results in index order, whichever thread finishes first.
 private final class OrderedEmitter: Sendable {
-    private let state: Mutex<(slots: [AssetImageGenerator.Result?], next: Int)>
+    private let state: Locked<(slots: [AssetImageGenerator.Result?], next: Int)>
     private let continuation: AsyncStream<AssetImageGenerator.Result>.Continuation
 
     init(count: Int, continuation: AsyncStream<AssetImageGenerator.Result>.Continuation) {
-        state = Mutex((Array(repeating: nil, count: count), 0))
+        state = Locked((Array(repeating: nil, count: count), 0))
         self.continuation = continuation
     }
 

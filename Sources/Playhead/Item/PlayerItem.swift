@@ -1,4 +1,3 @@
-import Synchronization
 
 /// One thing to play: an ``Asset`` with its playback status and events.
 ///
@@ -24,7 +23,7 @@ public final class PlayerItem: Sendable {
         weak var observer: (any PlayerItemObserver)?
     }
 
-    private let guarded = Mutex(Guarded())
+    private let guarded = Locked(Guarded())
 
     /// The part of the asset this item plays; nil plays all of it.
     public let timeRange: TimeRange?

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Keeps a copy of every frame in memory, packed (no row padding): for tests and small jobs.
 public final class InMemorySink: FrameSink, Sendable {
@@ -13,7 +12,7 @@ public final class InMemorySink: FrameSink, Sendable {
     }
 
     public let pixelFormat: OutputPixelFormat
-    private let state = Mutex<(info: FrameStreamInfo?, frames: [Frame], finished: Bool)>((nil, [], false))
+    private let state = Locked<(info: FrameStreamInfo?, frames: [Frame], finished: Bool)>((nil, [], false))
     private let limit: Int?
 
     /// Keeps frames in `pixelFormat` (rgb24 by default); only the first `limit` when given.

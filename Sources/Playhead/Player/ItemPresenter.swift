@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// The sink of one item's decode session inside a player. It holds frames back until the item is
 /// allowed to present (pre-roll), then hands them to the player's output: at once in
@@ -29,7 +28,7 @@ final class ItemPresenter: FrameSink, Sendable {
         var firstFrameSeen = false
         var stalled = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(item: PlayerItem, output: SharedOutput, timeline: PlaybackTimeline, presenting: Bool,
          events: @escaping @Sendable (PresenterEvent) -> Void) {

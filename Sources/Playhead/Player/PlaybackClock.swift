@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The clock that paces realtime playback. Injectable, so timing is tested without sleeping.
 /// `sleep` is called on presentation threads (never on Swift's cooperative pool).
@@ -32,7 +31,7 @@ public struct SystemPlaybackClock: PlaybackClock {
 /// A virtual clock for tests: time stands still until advanced, and `sleep` advances it at once,
 /// so a five-second realtime playback runs in milliseconds and still lands exactly on its times.
 public final class ManualPlaybackClock: PlaybackClock {
-    private let current = Mutex(Duration.zero)
+    private let current = Locked(Duration.zero)
 
     public init() {}
 

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The presentation timeline shared by a player's item presenters: one continuous media position
 /// across items (so the next item starts exactly where the last frame of the previous one ended),
@@ -25,7 +24,7 @@ final class PlaybackTimeline: Sendable {
 
     let clock: any PlaybackClock
     let realtime: Bool
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(clock: any PlaybackClock, realtime: Bool) {
         self.clock = clock

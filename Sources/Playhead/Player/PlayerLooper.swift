@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Plays an item (or a time range of it) over and over on a ``QueuePlayer``, `loopCount` times or
 /// until ``disableLooping()``. It keeps the current iteration and one more copy in the queue, so the
@@ -14,7 +13,7 @@ public final class PlayerLooper: Sendable {
         var finishWaiters: [CheckedContinuation<Void, Never>] = []
         var failure: PlayheadError?
     }
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Starts looping `templateItem` on `player` (nil `loopCount` loops until disabled). The player's
     /// queue is emptied first; call `play()` on the player to start.
@@ -22,7 +21,7 @@ public final class PlayerLooper: Sendable {
         self.player = player
         self.template = templateItem
         self.timeRange = timeRange ?? templateItem.timeRange
-        self.state = Mutex(State(machine: LooperStateMachine(loopCount: loopCount)))
+        self.state = Locked(State(machine: LooperStateMachine(loopCount: loopCount)))
         player.removeAllItems()
         player.addEventHandler { [weak self] event in
             guard let self else { return }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Plays a queue of items, one after another, into one output sink, advancing at each item's end.
 ///
@@ -34,7 +33,7 @@ public final class QueuePlayer: Sendable {
         var endedWithoutAdvance = false
     }
 
-    private let engine: Mutex<Engine>
+    private let engine: Locked<Engine>
     private let output: SharedOutput
     private let timeline: PlaybackTimeline
     public let configuration: PlayerConfiguration
@@ -50,7 +49,7 @@ public final class QueuePlayer: Sendable {
             engine.items[ObjectIdentifier(item)] = item
             _ = engine.machine.insert(ObjectIdentifier(item), after: nil)
         }
-        self.engine = Mutex(engine)
+        self.engine = Locked(engine)
     }
 
     // MARK: The queue

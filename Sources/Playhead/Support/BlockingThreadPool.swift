@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// A fixed set of dedicated threads for blocking FFmpeg calls (opening files, probing), so that
 /// they never occupy Swift's cooperative thread pool.
@@ -21,7 +20,7 @@ final class BlockingThreadPool: Sendable {
 
     private let name: String
     private let threadCount: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let available = DispatchSemaphore(value: 0)
 
     init(name: String, threadCount: Int) {
