@@ -32,7 +32,7 @@ import Testing
         let start = ContinuousClock.now
         await asset.cancelLoading()
         let result = await load.result
-        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(ContinuousClock.now - start < Bound.seconds(2))
         #expect(throws: PlayheadError.self) { try result.get() }
         if case .failure(let error as PlayheadError) = result { #expect(error.code == .cancelled) }
         #expect(await asset.status(of: .tracks) == .cancelled)
@@ -70,7 +70,7 @@ import Testing
             #expect(error.code == .readFailed)
             #expect(error.message.contains("timed out"))
         }
-        #expect(ContinuousClock.now - start < .seconds(3))
+        #expect(ContinuousClock.now - start < Bound.seconds(3))
     }
 
     private func waitUntilLoading(_ asset: Asset) async throws {

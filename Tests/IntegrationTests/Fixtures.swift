@@ -32,6 +32,14 @@ enum Fixtures {
     }
 }
 
+/// Wall-time bounds of the no-hang checks, scaled by `PLAYHEAD_TIME_SCALE` (the sanitizer runs of
+/// scripts/reliability.sh set it, since sanitizers slow everything down several times).
+enum Bound {
+    static let scale: Int = ProcessInfo.processInfo.environment["PLAYHEAD_TIME_SCALE"].flatMap(Int.init) ?? 1
+
+    static func seconds(_ n: Int) -> Duration { .seconds(n * scale) }
+}
+
 /// The parts of `ffprobe -show_format -show_streams -of json` the tests compare against.
 struct FFprobeDocument: Decodable {
     struct Stream: Decodable {
