@@ -115,8 +115,9 @@ import Testing
         let times = TimeLog(clock: clock)
         let player = Player(item: PlayerItem(asset: Asset(path: try Fixtures.clip("h264-aac.mp4"))), output: TimestampSink(log: times),
                             configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
-        player.addPeriodicTimeObserver(forInterval: MediaTime(value: 1, timescale: 2)) { time in
-            if time >= MediaTime(value: 1, timescale: 2), time < MediaTime(value: 14, timescale: 25) { player.pause() }
+        // Weakly: the player keeps its observer blocks, so a block holding the player would be a cycle.
+        player.addPeriodicTimeObserver(forInterval: MediaTime(value: 1, timescale: 2)) { [weak player] time in
+            if time >= MediaTime(value: 1, timescale: 2), time < MediaTime(value: 14, timescale: 25) { player?.pause() }
         }
         player.play()
         // Paused at 0.5 s: frames stop arriving.
