@@ -4,7 +4,11 @@
 #           or a hang is counted) and all at once (must exit 1 and report every file)
 #   tsan    the test suite under ThreadSanitizer
 #   asan    the test suite under AddressSanitizer
-# Usage: scripts/reliability.sh [corpus|tsan|asan|all]   (default: corpus)
+#   fuzz    the seeded mutation fuzzer with many cases (FUZZ_ITERATIONS, default 5000)
+#   soak    a clip looped 1000 times and 100 sessions cancelled mid-decode, resident memory compared
+#   disk    playing into a 200 KiB tmpfs (needs root to mount): the session must fail with a clear
+#           error, and no summary may claim success
+# Usage: scripts/reliability.sh [corpus|tsan|asan|fuzz|soak|disk|all]   (default: corpus)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,10 +58,40 @@ sanitized() {
   [ "$reports" -eq 0 ]
 }
 
+fuzz() {
+  scripts/setup.sh debug >/dev/null
+  PLAYHEAD_FUZZ_ITERATIONS="${FUZZ_ITERATIONS:-5000}" swift test --filter MutationFuzzTests 2>&1 | grep -E "Test run|✘|Fatal|crash"
+}
+
+soak() {
+  scripts/setup.sh debug >/dev/null
+  PLAYHEAD_SOAK=1 swift test --filter SoakTests 2>&1 | grep -E "Test run|✘|Fatal|RSS"
+}
+
+disk() {
+  scripts/setup.sh debug >/dev/null
+  local bin; bin="$(swift build --show-bin-path)/playhead"
+  local dir; dir="$(mktemp -d)"
+  if ! mount -t tmpfs -o size=200k tmpfs "$dir" 2>/dev/null; then
+    echo "disk: cannot mount a tmpfs here (needs root): not checked"
+    return 1
+  fi
+  set +e; "$bin" play --out "$dir/out" --size 320x180 SampleMedia/h264-aac.mp4 > "$dir.log" 2>&1; local rc=$?; set -e
+  local claims=0
+  if [ -f "$dir/out/summary.json" ] && grep -q '"completed"' "$dir/out/summary.json"; then claims=1; fi
+  umount "$dir"
+  grep -q "No space left on device" "$dir.log" && echo "disk: full disk reported: $(grep -m1 writeFailed "$dir.log" | cut -c1-160)"
+  echo "disk: exit status $rc, summary claiming success: $claims"
+  [ "$rc" -eq 1 ] && [ "$claims" -eq 0 ]
+}
+
 case "${1:-corpus}" in
   corpus) corpus ;;
   tsan) sanitized thread ;;
   asan) sanitized address ;;
-  all) corpus; sanitized thread; sanitized address ;;
-  *) echo "usage: scripts/reliability.sh [corpus|tsan|asan|all]" >&2; exit 2 ;;
+  fuzz) fuzz ;;
+  soak) soak ;;
+  disk) disk ;;
+  all) corpus; fuzz; soak; disk; sanitized thread; sanitized address ;;
+  *) echo "usage: scripts/reliability.sh [corpus|tsan|asan|fuzz|soak|disk|all]" >&2; exit 2 ;;
 esac

@@ -132,7 +132,13 @@ enum JSONOutput {
 
     /// Writes `value` to `url` under a temporary name, renamed into place.
     static func save<T: Encodable>(_ value: T, to url: URL) throws {
-        try encode(value).write(to: url, options: .atomic)
+        do {
+            try encode(value).write(to: url, options: .atomic)
+        } catch {
+            let reason = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).map { String(cString: strerror(Int32($0.code))) }
+                ?? error.localizedDescription
+            throw CommandFailure(description: "could not write \(url.path): \(reason)")
+        }
     }
 
     /// Creates the output folder (a usage error when impossible).
@@ -145,4 +151,9 @@ enum JSONOutput {
         }
         return url
     }
+}
+
+/// A command that ran but could not finish its output (exit status 1), with a plain message.
+struct CommandFailure: Error, CustomStringConvertible {
+    var description: String
 }
