@@ -33,6 +33,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A libFuzzer target with -sanitize=fuzzer -DPLAYHEAD_FUZZ (scripts/reliability.sh libfuzzer);
+        // otherwise a replayer of input files.
+        .executableTarget(name: "PlayheadFuzz", dependencies: ["Playhead"]),
         .testTarget(name: "PlayheadTests", dependencies: ["Playhead"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Playhead", "playhead"]),
     ],

@@ -5,10 +5,11 @@
 #   tsan    the test suite under ThreadSanitizer
 #   asan    the test suite under AddressSanitizer
 #   fuzz    the seeded mutation fuzzer with many cases (FUZZ_ITERATIONS, default 5000)
+#   libfuzzer  libFuzzer on the PlayheadFuzz target, seeded with the sample clips (FUZZ_SECONDS, default 60)
 #   soak    a clip looped 1000 times and 100 sessions cancelled mid-decode, resident memory compared
 #   disk    playing into a 200 KiB tmpfs (needs root to mount): the session must fail with a clear
 #           error, and no summary may claim success
-# Usage: scripts/reliability.sh [corpus|tsan|asan|fuzz|soak|disk|all]   (default: corpus)
+# Usage: scripts/reliability.sh [corpus|tsan|asan|fuzz|libfuzzer|soak|disk|all]   (default: corpus)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,6 +64,19 @@ fuzz() {
   PLAYHEAD_FUZZ_ITERATIONS="${FUZZ_ITERATIONS:-5000}" swift test --filter MutationFuzzTests 2>&1 | grep -E "Test run|✘|Fatal|crash"
 }
 
+libfuzzer() {
+  scripts/setup.sh debug >/dev/null
+  swift build -Xswiftc -sanitize=fuzzer -Xswiftc -DPLAYHEAD_FUZZ --product PlayheadFuzz --scratch-path .build-fuzz 2>&1 | tail -1
+  local corpus; corpus="$(mktemp -d)"
+  cp SampleMedia/h264-aac.mp4 SampleMedia/vp9-opus.webm SampleMedia/hevc-aac.mkv SampleMedia/4x3.mp4 "$corpus/"
+  local rc=0
+  "$PWD/.build-fuzz/debug/PlayheadFuzz" -max_total_time="${FUZZ_SECONDS:-60}" -timeout=10 -rss_limit_mb=4096 -max_len=65536 \
+    -artifact_prefix="$corpus/" "$corpus" > "$corpus.log" 2>&1 || rc=$?
+  grep -E "DONE|Done|ERROR|deadly|timeout" "$corpus.log" | tail -3
+  echo "libfuzzer: exit status $rc (0: no crash, no hang); crash inputs, if any, are in $corpus/"
+  [ "$rc" -eq 0 ]
+}
+
 soak() {
   scripts/setup.sh debug >/dev/null
   PLAYHEAD_SOAK=1 swift test --filter SoakTests 2>&1 | grep -E "Test run|✘|Fatal|RSS"
@@ -90,8 +104,9 @@ case "${1:-corpus}" in
   tsan) sanitized thread ;;
   asan) sanitized address ;;
   fuzz) fuzz ;;
+  libfuzzer) libfuzzer ;;
   soak) soak ;;
   disk) disk ;;
-  all) corpus; fuzz; soak; disk; sanitized thread; sanitized address ;;
-  *) echo "usage: scripts/reliability.sh [corpus|tsan|asan|fuzz|soak|disk|all]" >&2; exit 2 ;;
+  all) corpus; fuzz; libfuzzer; soak; disk; sanitized thread; sanitized address ;;
+  *) echo "usage: scripts/reliability.sh [corpus|tsan|asan|fuzz|libfuzzer|soak|disk|all]" >&2; exit 2 ;;
 esac
