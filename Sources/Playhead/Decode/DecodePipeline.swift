@@ -65,7 +65,7 @@ final class DecodePipeline: Sendable {
         }
         let stream = format.stream(at: Int(streamIndex))
         let timeBase = stream.pointee.time_base
-        let decoder = try VideoDecoder(stream: stream, threads: configuration.decoderThreads, source: source)
+        let decoder = try StreamDecoder(stream: stream, threads: configuration.decoderThreads, source: source)
         let dropBefore = try seek(format, streamIndex: streamIndex, timeBase: timeBase)
 
         // Geometry, fixed for the session.
@@ -264,7 +264,7 @@ final class DecodePipeline: Sendable {
     }
 
     /// Sends one packet (nil drains) and delivers every frame it yields. False to stop decoding.
-    private func feed(_ decoder: VideoDecoder, packet: UnsafeMutablePointer<AVPacket>?, decoded: OwnedFrame,
+    private func feed(_ decoder: StreamDecoder, packet: UnsafeMutablePointer<AVPacket>?, decoded: OwnedFrame,
                       state: inout DecodeLoopState, deliver: (inout DecodeLoopState) -> Bool) -> Bool {
         while true {
             var accepted = true

@@ -12,7 +12,7 @@ final class FrameGrabber {
     private let format: FormatContext
     private let streamIndex: Int32
     private let stream: UnsafeMutablePointer<AVStream>
-    private let decoder: VideoDecoder
+    private let decoder: StreamDecoder
     private let converter: FrameConverter
     private let canvas: OwnedFrame
     private let decoded = OwnedFrame()
@@ -37,7 +37,7 @@ final class FrameGrabber {
         for i in 0..<format.streamCount where i != Int(streamIndex) { format.stream(at: i).pointee.discard = AVDISCARD_ALL }
         stream = format.stream(at: Int(streamIndex))
         timeBase = stream.pointee.time_base
-        decoder = try VideoDecoder(stream: stream, threads: 1, source: source)
+        decoder = try StreamDecoder(stream: stream, threads: 1, source: source)
         let parameters = stream.pointee.codecpar.pointee
         let stored = PixelSize(width: Int(parameters.width), height: Int(parameters.height))
         guard !stored.isEmpty else { throw PlayheadError(code: .decodeFailed, message: "the video track has no picture size", file: source) }

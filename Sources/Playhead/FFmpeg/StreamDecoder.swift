@@ -1,7 +1,7 @@
 import CFFmpeg
 
-/// Owns a decoder context for one video stream. Used by one thread at a time (the decode thread).
-final class VideoDecoder {
+/// Owns a decoder context for one stream (video or audio). Used by one thread at a time.
+final class StreamDecoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     let source: String
 

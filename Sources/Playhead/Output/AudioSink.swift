@@ -1,0 +1,46 @@
+import Synchronization
+
+/// Decoded audio lent to an ``AudioSink`` for one `write` call: interleaved signed 16-bit samples.
+public struct AudioBuffer {
+    /// `frameCount × channelCount` samples, interleaved; valid only during the call.
+    public let samples: UnsafeBufferPointer<Int16>
+    /// Samples per channel.
+    public let frameCount: Int
+    public let channelCount: Int
+    public let sampleRate: Int
+    /// Where the first sample sits on the source's timeline.
+    public let presentationTime: MediaTime
+}
+
+/// What an audio sink is told before the first buffer.
+public struct AudioStreamInfo: Sendable, Hashable {
+    public var source: String
+    public var sampleRate: Int
+    public var channelCount: Int
+}
+
+/// Where decoded audio goes. Called from one thread at a time: `begin` (once per stream; again
+/// for each following item or loop), `write` per buffer, then `finish` once at the very end, or
+/// `abort`. Sendable, because successive sessions (queued items, loops) feed the same sink.
+public protocol AudioSink: AnyObject, Sendable {
+    func begin(_ info: AudioStreamInfo) throws(PlayheadError)
+    func write(_ buffer: AudioBuffer) throws(PlayheadError)
+    func finish() throws(PlayheadError)
+    func abort()
+}
+
+/// Keeps every sample in memory: for tests and small jobs.
+public final class InMemoryAudioSink: AudioSink, Sendable {
+    private let state = Locked((samples: [Int16](), info: AudioStreamInfo?.none, finished: false))
+
+    public init() {}
+
+    public var samples: [Int16] { state.withLock { $0.samples } }
+    public var info: AudioStreamInfo? { state.withLock { $0.info } }
+    public var isFinished: Bool { state.withLock { $0.finished } }
+
+    public func begin(_ info: AudioStreamInfo) throws(PlayheadError) { state.withLock { $0.info = info } }
+    public func write(_ buffer: AudioBuffer) throws(PlayheadError) { state.withLock { $0.samples.append(contentsOf: buffer.samples) } }
+    public func finish() throws(PlayheadError) { state.withLock { $0.finished = true } }
+    public func abort() {}
+}

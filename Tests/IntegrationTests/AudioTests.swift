@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import Playhead
+
+/// Audio decoding against ffmpeg's own: `ffmpeg -i clip -f s16le -` at the source's rate and channels.
+@Suite struct AudioTests {
+    static let clips = ["h264-aac.mp4", "hevc-aac.mkv", "vp9-opus.webm", "audio-only.m4a", "audio-only.mp3"]
+
+    static func reference(_ path: String, rate: Int, channels: Int) async throws -> [Int16] {
+        let bytes = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", path, "-map", "0:a:0",
+                                                                     "-f", "s16le", "-ar", String(rate), "-ac", String(channels), "-"])
+        return bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+    }
+
+    @Test(arguments: clips)
+    func samplesMatchFFmpeg(clip: String) async throws {
+        let path = try Fixtures.clip(clip)
+        let sink = InMemoryAudioSink()
+        let result = await AudioSession(source: path).run(into: sink)
+        #expect(result.status == .completed)
+        let info = try #require(sink.info)
+        let expected = try await Self.reference(path, rate: info.sampleRate, channels: info.channelCount)
+        let ours = sink.samples
+        // Within one audio frame (at most 1152 samples per channel for these codecs).
+        #expect(abs(ours.count - expected.count) <= 1152 * info.channelCount, "\(ours.count) samples vs ffmpeg's \(expected.count)")
+        #expect(result.frames * info.channelCount == ours.count)
+        // Same content over the common length: correlation of the two signals.
+        let n = min(ours.count, expected.count)
+        try #require(n > 1000)
+        var dot = 0.0, a2 = 0.0, b2 = 0.0
+        for i in 0..<n {
+            let a = Double(ours[i]), b = Double(expected[i])
+            dot += a * b; a2 += a * a; b2 += b * b
+        }
+        let correlation = dot / (a2.squareRoot() * b2.squareRoot())
+        #expect(correlation > 0.999, "correlation \(correlation)")
+    }
+
+    @Test func wavFileHoldsEverySampleAndLoopsAppendExactly() async throws {
+        let path = try Fixtures.clip("audio-only.m4a")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-wav-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let once = await AudioSession(source: path).run(into: InMemoryAudioSink())
+        // Three passes into one WAV sink: exactly three times the samples.
+        let wav = folder.appendingPathComponent("audio.wav").path
+        let sink = WAVSink(path: wav)
+        for _ in 0..<3 {
+            let pass = await AudioSession(source: path).run(into: sink)
+            #expect(pass.status == .completed)
+        }
+        try sink.finish()
+        #expect(sink.framesWritten == 3 * once.frames)
+        let probe = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,sample_rate,channels,duration_ts",
+                                                                                 "-of", "csv=p=0", wav]), as: UTF8.self)
+        #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "pcm_s16le,48000,1,\(3 * once.frames)")
+        #expect(!FileManager.default.fileExists(atPath: AtomicFile.temporaryPath(for: wav)))
+    }
+
+    @Test func fileWithoutAudioSaysSo() async throws {
+        let result = await AudioSession(source: try Fixtures.clip("video-only.mp4")).run(into: InMemoryAudioSink())
+        guard case .failed(let error) = result.status else {
+            Issue.record("a file without audio must fail, got \(result.status)")
+            return
+        }
+        #expect(error.code == .noStreams)
+    }
+}
