@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on the sample clips: installs what is missing, builds, probes every sample clip,
-# and plays every clip with a video track into PNG frame dumps under out/ (OUT=... to change).
+# and plays every clip into PNG frame dumps and WAV audio under out/ (OUT=... to change).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh release
@@ -13,7 +13,6 @@ for clip in SampleMedia/*.mp4 SampleMedia/*.mkv SampleMedia/*.webm SampleMedia/*
 done
 "$bin" probe "${good[@]}"
 "$bin" probe --json "${good[@]}" > "$out/probe.json"
-video=()
-for clip in "${good[@]}"; do case "$clip" in */audio-only*) ;; *) video+=("$clip");; esac; done
-"$bin" play --out "$out/frames" "${video[@]}"
-echo "run: probe report in $out/probe.json, frame dumps and summary.json in $out/frames/"
+# Video frames to PNG, audio to WAV (audio-only files give just their WAV).
+"$bin" play --out "$out/frames" "${good[@]}"
+echo "run: probe report in $out/probe.json, frame dumps, audio.wav files and summary.json in $out/frames/"

@@ -51,6 +51,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "Play each file N times back to back, gaplessly, frames numbered on; or 'forever' (stop with Ctrl-C).")
     var loop: LoopArgument?
 
+    @Flag(name: .customLong("no-audio"), help: "Do not write audio.wav for files with audio.")
+    var noAudio = false
+
     @Flag(help: "Play the files in sequence through one queue player into DIR/queue/, frames numbered continuously.")
     var queue = false
 
@@ -146,14 +149,20 @@ struct PlayCommand: AsyncParsableCommand {
 
         var reports: [FileReport] = []
         for session in sessions {
-            let outcome = await coordinator.outcome(of: session.id)
+            var outcome = await coordinator.outcome(of: session.id)
             let written = log.entry(session.job.folderName)
+            var audio: AudioDump?
+            if format != .none, !noAudio, outcome.status != .cancelled {
+                audio = await AudioDump.write(for: session.job.path, into: session.folder, outcome: &outcome, loop: loop?.policy ?? .none)
+            }
             var output: String? = format == .none ? nil : session.folder.path
-            if written.frames == 0, output != nil {
+            if written.frames == 0, audio?.frames ?? 0 == 0, output != nil {
                 try? FileManager.default.removeItem(at: session.folder)
                 output = nil
             }
-            let report = FileReport(session: outcome, path: session.job.path, output: output, written: written)
+            var report = FileReport(session: outcome, path: session.job.path, output: output, written: written)
+            report.audioFrames = audio?.frames
+            report.audioPath = audio?.path
             reports.append(report)
             if !json, !showProgress { FileHandle.standardError.write(Data((report.line + "\n").utf8)) }
         }

@@ -34,6 +34,9 @@ struct FileReport: Encodable {
     var firstPTS: Double?
     var lastPTS: Double?
     var loopsCompleted: Int?
+    /// Samples per channel written to `audioPath` (the file's audio.wav), when it has audio.
+    var audioFrames: Int?
+    var audioPath: String?
     var error: ErrorReport?
 
     init(path: String, output: String?, result: DecodeResult?, error: PlayheadError?) {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import Playhead
 
 /// `playhead play` end to end: frame files, summary.json, exit status.
 @Suite struct CLIPlayTests {
@@ -22,11 +23,13 @@ import Testing
             #expect(file["framesWritten"] as? Int == expectedFrames)
             #expect(file["firstPTS"] as? Double == stream.start_time.flatMap(Double.init))
             let folder = out.appendingPathComponent(String(format: "%02d-%@", position + 1, clip))
-            let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+            let all = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+            let names = all.filter { $0.hasPrefix("frame-") }
+            #expect(all.contains("audio.wav") == (clip != "rotated-90.mp4"), "clips with audio get audio.wav")
             #expect(names.count == expectedFrames)
             #expect(names.first == "frame-000001.png")
             #expect(names.last == String(format: "frame-%06d.png", expectedFrames))
-            #expect(!names.contains { $0.hasPrefix(".") }, "no temporary file may be left")
+            #expect(!all.contains { $0.hasPrefix(".") }, "no temporary file may be left")
         }
         let rotatedSize = try #require(files[1]["outputSize"] as? [String: Int])
         #expect(rotatedSize == ["width": 180, "height": 320])
@@ -124,7 +127,7 @@ import Testing
         let run = try await CLI.run(["play", "--out", out.path, "--loop", "3", "--format", "ppm", "--size", "64x36", clip])
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let folder = out.appendingPathComponent("01-h264-aac.mp4")
-        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted().filter { $0.hasPrefix("frame-") }
         #expect(names == (1...150).map { String(format: "frame-%06d.ppm", $0) })
         // By content: frame n + 50 and n + 100 are frame n again (the counter drawn in each frame
         // makes every frame of the clip distinct), so nothing repeats or goes missing at a seam.
@@ -159,6 +162,31 @@ import Testing
         #expect(status == 1)
         let file = try #require((try readSummary(out))["files"] as? [[String: Any]]).first
         #expect(file?["status"] as? String == "cancelled")
+    }
+
+    @Test func audioGoesToWAVLoopsAppendAndAudioOnlyFilesPlay() async throws {
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let clips = ["h264-aac.mp4", "audio-only.mp3", "video-only.mp4"]
+        let paths = try clips.map { try Fixtures.clip($0) }
+        let run = try await CLI.run(["play", "--out", out.path, "--loop", "2", "--size", "32x18"] + paths)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let files = try #require((try readSummary(out))["files"] as? [[String: Any]])
+        #expect(files.map { $0["status"] as? String } == ["completed", "completed", "completed"])
+        for (index, clip) in clips.enumerated() where clip != "video-only.mp4" {
+            let once = await AudioSession(source: paths[index]).run(into: InMemoryAudioSink()).frames
+            #expect(files[index]["audioFrames"] as? Int == 2 * once, "\(clip): a looped clip's WAV holds exactly twice the samples")
+            let wav = out.appendingPathComponent(String(format: "%02d-%@/audio.wav", index + 1, clip)).path
+            let probe = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", wav]), as: UTF8.self)
+            #expect(Int(probe.trimmingCharacters(in: .whitespacesAndNewlines)) == 2 * once)
+        }
+        #expect(files[2]["audioFrames"] == nil)
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("03-video-only.mp4/audio.wav").path))
+
+        let quiet = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: quiet) }
+        #expect(try await CLI.run(["play", "--out", quiet.path, "--no-audio", "--size", "32x18", paths[0]]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: quiet.appendingPathComponent("01-h264-aac.mp4/audio.wav").path))
     }
 
     @Test func usageErrorsExitWithTwo() async throws {
