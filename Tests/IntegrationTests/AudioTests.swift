@@ -57,6 +57,58 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: AtomicFile.temporaryPath(for: wav)))
     }
 
+    /// One demuxer for both tracks: the session's audio is the standalone decode's, sample for
+    /// sample, and the video is untouched (every frame ffprobe counts).
+    @Test(arguments: clips)
+    func decodeSessionDeliversAudioBesideVideo(clip: String) async throws {
+        let path = try Fixtures.clip(clip)
+        let alone = InMemoryAudioSink()
+        _ = await AudioSession(source: path).run(into: alone)
+        let audio = InMemoryAudioSink()
+        let result = await DecodeSession(source: path).run(into: NullSink(), audio: audio)
+        #expect(result.status == .completed)
+        #expect(audio.samples.count > 1000)
+        #expect(audio.samples == alone.samples, "\(audio.samples.count) samples vs \(alone.samples.count) decoded alone")
+        #expect(result.audioFramesDelivered * (result.audio?.channelCount ?? 0) == audio.samples.count)
+        let videoStream = try Fixtures.ffprobe(clip).streams.first { $0.codec_type == "video" }
+        if let videoStream {
+            #expect(result.framesDelivered == Int(try #require(videoStream.nb_read_frames)))
+        } else {
+            #expect(result.framesDelivered == 0)
+            #expect(clip.hasPrefix("audio-only"), "only the audio-only clips have no video track")
+        }
+        #expect(!audio.isFinished, "the session leaves finish() to the sink's owner")
+    }
+
+    /// The audio ends where the video does: a frame limit or an end time cuts it to the sample.
+    @Test func audioStopsWithTheVideo() async throws {
+        let path = try Fixtures.clip("h264-aac.mp4")
+        let limited = InMemoryAudioSink()
+        let byFrames = await DecodeSession(source: path, configuration: DecodeConfiguration(frameLimit: 10)).run(into: NullSink(), audio: limited)
+        #expect(byFrames.status == .completed)
+        #expect(byFrames.framesDelivered == 10)
+        #expect(limited.samples.count == 10 * 48000 / 25, "10 frames at 25 fps are 0.4 s: 19200 samples, got \(limited.samples.count)")
+        let windowed = InMemoryAudioSink()
+        let range = DecodeConfiguration(startTime: MediaTime(value: 1, timescale: 2), endTime: MediaTime(value: 3, timescale: 2))
+        let byRange = await DecodeSession(source: path, configuration: range).run(into: NullSink(), audio: windowed)
+        #expect(byRange.status == .completed)
+        #expect(windowed.samples.count == 48000, "0.5 s to 1.5 s is 48000 samples, got \(windowed.samples.count)")
+    }
+
+    /// Conversion to another rate and channel count (what a player does to match items).
+    @Test func sessionConvertsToTheFormatAskedFor() async throws {
+        let path = try Fixtures.clip("vp9-opus.webm")
+        let sink = InMemoryAudioSink()
+        let configuration = DecodeConfiguration(audioFormat: AudioFormat(sampleRate: 44100, channelCount: 2))
+        let result = await DecodeSession(source: path, configuration: configuration).run(into: NullSink(), audio: sink)
+        #expect(result.status == .completed)
+        #expect(sink.info == AudioStreamInfo(source: path, sampleRate: 44100, channelCount: 2))
+        let frames = sink.samples.count / 2
+        #expect(abs(frames - 2 * 44100) <= 1024, "2 s at 44.1 kHz, got \(frames) frames")
+        // Both channels carry the mono source.
+        #expect(stride(from: 0, to: sink.samples.count, by: 2).allSatisfy { sink.samples[$0] == sink.samples[$0 + 1] })
+    }
+
     @Test func fileWithoutAudioSaysSo() async throws {
         let result = await AudioSession(source: try Fixtures.clip("video-only.mp4")).run(into: InMemoryAudioSink())
         guard case .failed(let error) = result.status else {

@@ -23,12 +23,16 @@ public struct DecodeConfiguration: Sendable, Hashable {
     public var startToleranceAfter: MediaTime
     /// Where to stop: frames at or after this time are not delivered; nil plays to the end.
     public var endTime: MediaTime?
+    /// The format audio is converted to when the session is given an audio sink (nil fields keep
+    /// the source's rate and channel count).
+    public var audioFormat: AudioFormat
 
     public init(outputSize: PixelSize? = nil, gravity: VideoGravity = .resizeAspect, appliesPreferredTrackTransform: Bool = true,
                 frameLimit: Int? = nil, decoderThreads: Int = 0, packetQueueCapacity: Int = 64, frameQueueCapacity: Int = 3,
                 startTime: MediaTime? = nil, startToleranceBefore: MediaTime = .zero, startToleranceAfter: MediaTime = .zero,
-                endTime: MediaTime? = nil) {
+                endTime: MediaTime? = nil, audioFormat: AudioFormat = AudioFormat()) {
         self.endTime = endTime
+        self.audioFormat = audioFormat
         self.startTime = startTime
         self.startToleranceBefore = startToleranceBefore
         self.startToleranceAfter = startToleranceAfter
@@ -67,4 +71,8 @@ public struct DecodeResult: Sendable, Hashable {
     public var lastPresentationTime: MediaTime?
     /// Packets the decoder could not decode (damaged data); any makes the status `failed`.
     public var decodeErrorCount: Int
+    /// The audio delivered to the audio sink, when one was given and the file has audio: its
+    /// format, and samples per channel.
+    public var audio: AudioStreamInfo?
+    public var audioFramesDelivered = 0
 }

@@ -23,6 +23,15 @@ final class DecodePipeline: Sendable {
         var delivered = 0
         var firstPTS: MediaTime?
         var lastPTS: MediaTime?
+        var audio: AudioOutcome?
+    }
+
+    /// What the audio thread reports.
+    struct AudioOutcome {
+        var info: AudioStreamInfo
+        var delivered = 0
+        var sinkError: PlayheadError?
+        var decodeFailure: PlayheadError?
     }
     private let outcome = Locked(Outcome())
     /// Set to stop the demux and output threads early without it counting as a cancellation
@@ -34,21 +43,23 @@ final class DecodePipeline: Sendable {
         self.logger = logger
     }
 
-    func run(sink: sending any FrameSink) -> DecodeResult {
+    func run(sink: sending any FrameSink, audio audioSink: (any AudioSink)?) -> DecodeResult {
         var result = DecodeResult(status: .completed, source: source, framesDecoded: 0, framesDelivered: 0,
                                   outputSize: nil, firstPresentationTime: nil, lastPresentationTime: nil, decodeErrorCount: 0)
         do throws(PlayheadError) {
-            try decode(sink: SoleOwner(sink), result: &result)
+            try decode(sink: SoleOwner(sink), audioSink: audioSink, result: &result)
         } catch {
             result.status = session.interrupt.isRaised ? .cancelled : .failed(error)
         }
+        // Audio of a session that did not complete is not passed off as complete either.
+        if result.status != .completed { audioSink?.abort() }
         if case .failed(let error) = result.status {
             logger.debug("decode failed", metadata: ["file": "\(source)", "error": "\(error)"])
         }
         return result
     }
 
-    private func decode(sink sinkOwner: SoleOwner<any FrameSink>, result: inout DecodeResult) throws(PlayheadError) {
+    private func decode(sink sinkOwner: SoleOwner<any FrameSink>, audioSink: (any AudioSink)?, result: inout DecodeResult) throws(PlayheadError) {
         var sinkHandedOff = false
         defer { if !sinkHandedOff { sinkOwner.value.abort() } }
         if session.interrupt.isRaised { throw .cancelled(file: source) }
@@ -57,12 +68,40 @@ final class DecodePipeline: Sendable {
         let format = try FormatContext.open(source, interrupt: session.interrupt)
         try format.findStreamInfo()
         let streamIndex = av_find_best_stream(format.pointer, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
-        guard streamIndex >= 0 else {
-            throw PlayheadError(code: .noVideoTrack, message: "no video track to decode", file: source)
+        let audioIndex = audioSink == nil ? -1 : av_find_best_stream(format.pointer, AVMEDIA_TYPE_AUDIO, -1, max(streamIndex, -1), nil, 0)
+        guard streamIndex >= 0 || audioIndex >= 0 else {
+            throw PlayheadError(code: .noVideoTrack, message: audioSink == nil ? "no video track to decode" : "no video or audio track to decode", file: source)
         }
-        for i in 0..<format.streamCount where i != Int(streamIndex) {
+        for i in 0..<format.streamCount where i != Int(streamIndex) && i != Int(audioIndex) {
             format.stream(at: i).pointee.discard = AVDISCARD_ALL
         }
+        let timelineStart = Self.timelineStart(format, configuration: configuration)
+        guard streamIndex >= 0, let audioSink else {
+            if streamIndex >= 0 {
+                return try decodeVideo(format, streamIndex: streamIndex, audio: nil, timelineStart: timelineStart, sinkOwner: sinkOwner,
+                                       sinkHandedOff: &sinkHandedOff, result: &result)
+            }
+            // Audio alone: the frame sink gets no frames and is finished with the session.
+            try decodeAudioOnly(format, audioIndex: audioIndex, audioSink: audioSink!, timelineStart: timelineStart, result: &result)
+            sinkHandedOff = true
+            try sinkOwner.value.finish()
+            return
+        }
+        let audio = audioIndex >= 0 ? (index: audioIndex, sink: audioSink) : nil
+        try decodeVideo(format, streamIndex: streamIndex, audio: audio, timelineStart: timelineStart, sinkOwner: sinkOwner,
+                        sinkHandedOff: &sinkHandedOff, result: &result)
+    }
+
+    /// Where the session's timeline begins: the start time asked for, or the file's own start.
+    /// Video and audio positions are both counted from it, which keeps them in sync in a player.
+    private static func timelineStart(_ format: FormatContext, configuration: DecodeConfiguration) -> MediaTime {
+        if let start = configuration.startTime, start.isNumeric, start > .zero { return start }
+        let start = format.pointer.pointee.start_time
+        return start == FFmpegConstants.noPTS ? .zero : MediaTime(ffmpegTimestamp: start, timeBase: FFmpegConstants.timeBaseQ)
+    }
+
+    private func decodeVideo(_ format: FormatContext, streamIndex: Int32, audio: (index: Int32, sink: any AudioSink)?, timelineStart: MediaTime,
+                             sinkOwner: SoleOwner<any FrameSink>, sinkHandedOff: inout Bool, result: inout DecodeResult) throws(PlayheadError) {
         let stream = format.stream(at: Int(streamIndex))
         let timeBase = stream.pointee.time_base
         let decoder = try StreamDecoder(stream: stream, threads: configuration.decoderThreads, source: source)
@@ -103,7 +142,18 @@ final class DecodePipeline: Sendable {
         let rate = stream.pointee.avg_frame_rate.isValidPositive ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
         let frameDuration = rate.isValidPositive ? MediaTime(value: Int64(rate.den), timescale: rate.num) : MediaTime.invalid
         let info = FrameStreamInfo(source: source, size: canvas, pixelFormat: sinkFormat,
-                                   frameRate: rate.isValidPositive ? rate.doubleValue : nil, layout: layout, timescale: timeBase.den)
+                                   frameRate: rate.isValidPositive ? rate.doubleValue : nil, layout: layout, timescale: timeBase.den,
+                                   timelineStart: timelineStart)
+        // The audio stage, when there is audio: it ends where the video will (end time or frame limit).
+        var audioEnd = configuration.endTime
+        if let limit = configuration.frameLimit, frameDuration.isNumeric {
+            let limitEnd = timelineStart + frameDuration * Int64(limit)
+            audioEnd = audioEnd.map { min($0, limitEnd) } ?? limitEnd
+        }
+        let audioStage = try audio.map { (audio) throws(PlayheadError) in
+            try AudioStage(stream: format.stream(at: Int(audio.index)), format: configuration.audioFormat,
+                           start: dropBefore.map { _ in timelineStart }, end: audioEnd, sink: audio.sink, source: source)
+        }
 
         // The pools and the channels between the threads.
         let packetCount = configuration.packetQueueCapacity, canvasCount = configuration.frameQueueCapacity
@@ -117,20 +167,36 @@ final class DecodePipeline: Sendable {
         let readyPackets = SlotChannel(capacity: packetCount)
         let freeCanvases = SlotChannel(capacity: canvasCount, filledWith: 0..<canvasCount)
         let readyCanvases = SlotChannel(capacity: canvasCount)
-        session.register([freePackets, readyPackets, freeCanvases, readyCanvases])
+        let audioRoute = audio.map { PacketRoute(stream: $0.index, capacity: Self.audioPacketCapacity) }
+        let channels = [freePackets, readyPackets, freeCanvases, readyCanvases] + (audioRoute?.channels ?? [])
+        session.register(channels)
         let stopEverything: @Sendable () -> Void = { [self] in
             self.stopRequested.store(true, ordering: .releasing)
-            for channel in [freePackets, readyPackets, freeCanvases, readyCanvases] { channel.cancel() }
+            for channel in channels { channel.cancel() }
         }
+        let videoRoute = PacketRoute(stream: streamIndex, packets: packets, free: freePackets, ready: readyPackets)
 
         // Demux thread: owns the format context from here on.
         let demuxDone = DispatchSemaphore(value: 0)
         // The decoder copied what it needed from the stream; from here this thread never touches
         // `format` again, so the demux thread is its only user.
         let formatOwner = SoleOwner(handingOver: format)
+        let routes = [videoRoute] + (audioRoute.map { [$0] } ?? [])
         startThread("playhead.demux") { [self] in
-            demux(formatOwner.value, streamIndex: streamIndex, packets: packets, free: freePackets, ready: readyPackets)
+            demux(formatOwner.value, routes: routes)
             demuxDone.signal()
+        }
+
+        // Audio thread: owns the audio stage (decoder, resampler) and, through it, the audio sink.
+        let audioDone = DispatchSemaphore(value: 0)
+        if let audioStage, let audioRoute {
+            let stageOwner = SoleOwner(handingOver: audioStage)
+            startThread("playhead.audio") { [self] in
+                decodeAudio(stageOwner.value, route: audioRoute, stop: stopEverything)
+                audioDone.signal()
+            }
+        } else {
+            audioDone.signal()
         }
 
         // Output thread: owns the sink from here on.
@@ -160,10 +226,11 @@ final class DecodePipeline: Sendable {
         if running, !session.interrupt.isRaised, !stopRequested.load(ordering: .acquiring) {
             _ = feed(decoder, packet: nil, decoded: decoded, state: &state, deliver: deliver)
         }
-        if state.limitReached || state.conversionError != nil { stopDemuxOnly(freePackets: freePackets, readyPackets: readyPackets) }
+        if state.limitReached || state.conversionError != nil { stopReadingVideo(freePackets: freePackets, readyPackets: readyPackets) }
         readyCanvases.close()
         demuxDone.wait()
         outputDone.wait()
+        audioDone.wait()
 
         let reported = outcome.withLock { $0 }
         result.framesDecoded = state.decoded
@@ -171,7 +238,9 @@ final class DecodePipeline: Sendable {
         result.firstPresentationTime = reported.firstPTS
         result.lastPresentationTime = reported.lastPTS
         result.decodeErrorCount = state.decodeErrors
-        if let error = reported.sinkError {
+        result.audio = reported.audio?.info
+        result.audioFramesDelivered = reported.audio?.delivered ?? 0
+        if let error = reported.sinkError ?? reported.audio?.sinkError {
             result.status = .failed(error)
         } else if session.interrupt.isRaised {
             result.status = .cancelled
@@ -182,6 +251,8 @@ final class DecodePipeline: Sendable {
             summary.message = "\(state.decodeErrors) packet(s) could not be decoded; first: \(error.message)"
             result.status = .failed(summary)
         } else if !state.limitReached, let error = endedEarly(state, declaredEnd: declaredEnd) {
+            result.status = .failed(error)
+        } else if let error = reported.audio?.decodeFailure {
             result.status = .failed(error)
         }
     }
@@ -230,8 +301,9 @@ final class DecodePipeline: Sendable {
         return target
     }
 
-    private func stopDemuxOnly(freePackets: SlotChannel, readyPackets: SlotChannel) {
-        stopRequested.store(true, ordering: .releasing)
+    /// The video needs no more packets (frame limit, end time, or a failed conversion). The demuxer
+    /// goes on only for the audio, if any, up to its own end.
+    private func stopReadingVideo(freePackets: SlotChannel, readyPackets: SlotChannel) {
         freePackets.cancel()
         readyPackets.cancel()
     }
@@ -339,18 +411,24 @@ final class DecodePipeline: Sendable {
 
     // MARK: The demux thread
 
-    private func demux(_ format: FormatContext, streamIndex: Int32, packets: SlotStorage<OwnedPacket>, free: SlotChannel, ready: SlotChannel) {
-        defer { ready.close() }
+    /// Audio packets the demuxer may read ahead: several seconds of typical audio, so that files
+    /// whose audio runs ahead of their video in file order still keep the video decoder fed.
+    static let audioPacketCapacity = 256
+
+    /// Reads packets and hands each to its stream's route; packets of other streams are dropped. A
+    /// route whose free channel is cancelled wants no more (its stage ended); once none wants any,
+    /// reading stops.
+    private func demux(_ format: FormatContext, routes: [PacketRoute]) {
+        defer { for route in routes { route.ready.close() } }
         // A damaged sample fails one read and the demuxer moves past it, as the ffmpeg tools do;
         // give up only after this many failures in a row.
         let maximumConsecutiveErrors = 32
         var consecutiveErrors = 0
-        while !session.interrupt.isRaised, !stopRequested.load(ordering: .acquiring) {
-            guard let slot = free.receive() else { return }
-            let packet = packets[slot].pointer
-            let result = av_read_frame(format.pointer, packet)
+        var open = routes.map { _ in true }
+        let scratch = OwnedPacket()
+        while !session.interrupt.isRaised, !stopRequested.load(ordering: .acquiring), open.contains(true) {
+            let result = av_read_frame(format.pointer, scratch.pointer)
             if result < 0 {
-                free.send(slot)
                 if result == FFmpegError.eof || result == FFmpegError.exit || session.interrupt.isRaised { return }
                 if outcome.withLock({ $0.readError }) == nil {
                     let error = FFmpegError.error(.readFailed, "part of the file could not be read: it is damaged or truncated",
@@ -362,12 +440,79 @@ final class DecodePipeline: Sendable {
                 continue
             }
             consecutiveErrors = 0
-            if packet.pointee.stream_index != streamIndex {
-                av_packet_unref(packet)
-                free.send(slot)
+            defer { av_packet_unref(scratch.pointer) }
+            guard let r = routes.firstIndex(where: { $0.stream == scratch.pointer.pointee.stream_index }), open[r] else { continue }
+            let route = routes[r]
+            guard let slot = route.free.receive() else {
+                open[r] = false
                 continue
             }
-            ready.send(slot)
+            av_packet_move_ref(route.packets[slot].pointer, scratch.pointer)
+            route.ready.send(slot)
+        }
+    }
+
+    // MARK: The audio thread
+
+    private func decodeAudio(_ stage: AudioStage, route: PacketRoute, stop: @Sendable () -> Void) {
+        var report = AudioOutcome(info: stage.info)
+        do throws(PlayheadError) {
+            try stage.begin()
+            while !stage.reachedEnd, let slot = route.ready.receive() {
+                let packet = route.packets[slot].pointer
+                defer {
+                    av_packet_unref(packet)
+                    route.free.send(slot)
+                }
+                try stage.feed(packet)
+            }
+            // Reached its end: the demuxer need read no more audio.
+            route.free.cancel()
+            if !session.interrupt.isRaised, !stopRequested.load(ordering: .acquiring) { try stage.finish() }
+        } catch {
+            report.sinkError = error
+            stop()
+        }
+        report.delivered = stage.framesDelivered
+        report.decodeFailure = stage.decodeFailure
+        outcome.withLock { $0.audio = report }
+    }
+
+    /// Decodes a file that has audio and no video: the demuxer and the audio stage on this thread.
+    private func decodeAudioOnly(_ format: FormatContext, audioIndex: Int32, audioSink: any AudioSink, timelineStart: MediaTime,
+                                 result: inout DecodeResult) throws(PlayheadError) {
+        let stream = format.stream(at: Int(audioIndex))
+        let exactStart = try seek(format, streamIndex: audioIndex, timeBase: stream.pointee.time_base)
+        let stage = try AudioStage(stream: stream, format: configuration.audioFormat, start: exactStart.map { _ in timelineStart },
+                                   end: configuration.endTime, sink: audioSink, source: source)
+        result.audio = stage.info
+        try stage.begin()
+        let packet = OwnedPacket()
+        var readError: PlayheadError?
+        var consecutiveErrors = 0
+        while !session.interrupt.isRaised, !stage.reachedEnd {
+            let read = av_read_frame(format.pointer, packet.pointer)
+            if read < 0 {
+                if read == FFmpegError.eof || read == FFmpegError.exit { break }
+                readError = readError ?? FFmpegError.error(.readFailed, "part of the file could not be read: it is damaged or truncated",
+                                                           function: "av_read_frame", result: read, file: source)
+                consecutiveErrors += 1
+                if consecutiveErrors >= 32 || format.pointer.pointee.pb?.pointee.eof_reached != 0 { break }
+                continue
+            }
+            consecutiveErrors = 0
+            defer { av_packet_unref(packet.pointer) }
+            if packet.pointer.pointee.stream_index == audioIndex { try stage.feed(packet.pointer) }
+            result.audioFramesDelivered = stage.framesDelivered
+        }
+        if session.interrupt.isRaised { throw .cancelled(file: source) }
+        try stage.finish()
+        result.audioFramesDelivered = stage.framesDelivered
+        result.decodeErrorCount = stage.decodeErrors
+        if let error = readError ?? stage.decodeFailure {
+            result.status = .failed(error)
+        } else if stage.framesDelivered == 0 {
+            result.status = .failed(PlayheadError(code: .decodeFailed, message: "no audio could be decoded", file: source))
         }
     }
 

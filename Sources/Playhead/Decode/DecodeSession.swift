@@ -1,10 +1,16 @@
 import Foundation
 import Logging
 
-/// Decodes a file's best video track into a ``FrameSink``: demuxing on one dedicated thread,
-/// decoding (with FFmpeg's frame threads) and scaling into the canvas on another, and the sink on
-/// a third. Bounded pools of packets and canvases between them give back-pressure; nothing is
-/// allocated per frame once running.
+/// Decodes a file's best video track into a ``FrameSink``, and its best audio track into an
+/// ``AudioSink`` when one is given: demuxing once, on one dedicated thread; decoding (with FFmpeg's
+/// frame threads) and scaling into the canvas on another; the frame sink on a third; audio decoding
+/// and resampling on a fourth. Bounded pools of packets and canvases between them give
+/// back-pressure; nothing is allocated per frame once running. A file with audio and no video
+/// plays its audio alone (the frame sink gets no frames).
+///
+/// The frame sink is finished by the session; the audio sink is not (several sessions — queued
+/// items, loops — may feed one audio sink, sample for sample): its owner calls `finish()`. Both
+/// are aborted when the session fails or is cancelled.
 ///
 /// ```swift
 /// let session = DecodeSession(source: "clip.mp4", configuration: .init(outputSize: .init(width: 640, height: 360)))
@@ -25,13 +31,13 @@ public final class DecodeSession: Sendable {
 
     /// Decodes to the end (or the frame limit) and returns how it went. Cancelling the calling
     /// task cancels the session. The sink is used on the session's own output thread.
-    public func run(into sink: sending some FrameSink) async -> DecodeResult {
+    public func run(into sink: sending some FrameSink, audio: (any AudioSink)? = nil) async -> DecodeResult {
         let owner = SoleOwner(sink as any FrameSink)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<DecodeResult, Never>) in
                 let thread = Thread { [self] in
                     let pipeline = DecodePipeline(session: self, logger: logger)
-                    continuation.resume(returning: pipeline.run(sink: owner.value))
+                    continuation.resume(returning: pipeline.run(sink: owner.value, audio: audio))
                 }
                 thread.name = "playhead.decode"
                 thread.stackSize = 1 << 20

@@ -37,3 +37,27 @@ struct SoleOwner<Value>: @unchecked Sendable {
     /// only copied data from it). The caller promises, at the call site, never to touch it again.
     init(handingOver value: Value) { self.value = value }
 }
+
+/// One stream's packets on their way from the demux thread to the thread decoding them: a pool
+/// of packets and the two channels that move their slot numbers (free → ready → free).
+struct PacketRoute: Sendable {
+    let stream: Int32
+    let packets: SlotStorage<OwnedPacket>
+    let free: SlotChannel
+    let ready: SlotChannel
+
+    init(stream: Int32, packets: SlotStorage<OwnedPacket>, free: SlotChannel, ready: SlotChannel) {
+        self.stream = stream
+        self.packets = packets
+        self.free = free
+        self.ready = ready
+    }
+
+    /// A route with its own pool of `capacity` packets.
+    init(stream: Int32, capacity: Int) {
+        self.init(stream: stream, packets: SlotStorage((0..<capacity).map { _ in OwnedPacket() }),
+                  free: SlotChannel(capacity: capacity, filledWith: 0..<capacity), ready: SlotChannel(capacity: capacity))
+    }
+
+    var channels: [SlotChannel] { [free, ready] }
+}

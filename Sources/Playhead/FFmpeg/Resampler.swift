@@ -10,16 +10,21 @@ final class Resampler {
     let sampleRate: Int
     private let source: String
 
-    init(from decoder: UnsafeMutablePointer<AVCodecContext>, sampleRate: Int?, source: String) throws(PlayheadError) {
+    /// `sampleRate` and `channelCount` nil keep the decoder's.
+    init(from decoder: UnsafeMutablePointer<AVCodecContext>, sampleRate: Int?, channelCount: Int?, source: String) throws(PlayheadError) {
         self.source = source
         var input = decoder.pointee.ch_layout
         if input.nb_channels <= 0 || input.order == AV_CHANNEL_ORDER_UNSPEC {
             av_channel_layout_default(&input, max(1, input.nb_channels))
         }
         var output = AVChannelLayout()
-        av_channel_layout_copy(&output, &input)
+        if let channelCount, channelCount != Int(input.nb_channels) {
+            av_channel_layout_default(&output, Int32(channelCount))
+        } else {
+            av_channel_layout_copy(&output, &input)
+        }
         defer { av_channel_layout_uninit(&output) }
-        channelCount = Int(output.nb_channels)
+        self.channelCount = Int(output.nb_channels)
         self.sampleRate = sampleRate ?? Int(decoder.pointee.sample_rate)
         var swr: OpaquePointer?
         var result = swr_alloc_set_opts2(&swr, &output, AV_SAMPLE_FMT_S16, Int32(self.sampleRate),
@@ -30,7 +35,7 @@ final class Resampler {
         }
         context = swr
         capacity = 8192
-        buffer = .allocate(capacity: capacity * max(1, channelCount))
+        buffer = .allocate(capacity: capacity * max(1, self.channelCount))
     }
 
     deinit {

@@ -17,6 +17,24 @@ public struct AudioStreamInfo: Sendable, Hashable {
     public var source: String
     public var sampleRate: Int
     public var channelCount: Int
+
+    public init(source: String, sampleRate: Int, channelCount: Int) {
+        self.source = source
+        self.sampleRate = sampleRate
+        self.channelCount = channelCount
+    }
+}
+
+/// The format decoded audio is converted to: interleaved signed 16-bit at this rate and channel
+/// count. A nil field keeps the source's.
+public struct AudioFormat: Sendable, Hashable {
+    public var sampleRate: Int?
+    public var channelCount: Int?
+
+    public init(sampleRate: Int? = nil, channelCount: Int? = nil) {
+        self.sampleRate = sampleRate
+        self.channelCount = channelCount
+    }
 }
 
 /// Where decoded audio goes. Called from one thread at a time: `begin` (once per stream; again

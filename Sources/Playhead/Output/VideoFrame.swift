@@ -79,4 +79,7 @@ public struct FrameStreamInfo: Sendable, Hashable {
     public var layout: FrameLayout
     /// The timescale in which the source's times are counted.
     public var timescale: Int32
+    /// Where the session's timeline begins (its start time, or the file's start): the origin from
+    /// which the video and audio of one session are placed, together.
+    public var timelineStart: MediaTime = .zero
 }

@@ -1,0 +1,126 @@
+import CFFmpeg
+
+/// Decodes one audio stream's packets, resamples them to interleaved signed 16-bit in the chosen
+/// format, trims them to the session's time window sample for sample, and hands them to an
+/// ``AudioSink``. Used by one thread: the audio thread of a ``DecodeSession``, or the thread of an
+/// ``AudioSession``. Nothing is allocated per packet: one frame, one resampler buffer.
+final class AudioStage {
+    let source: String
+    let info: AudioStreamInfo
+    private let decoder: StreamDecoder
+    private let resampler: Resampler
+    private let timeBase: AVRational
+    private let frame = OwnedFrame()
+    private let sink: any AudioSink
+    /// The session's window in output samples: samples before `firstSample` are dropped, and
+    /// delivery stops at `endSample`.
+    private let firstSample: Int64?
+    private let endSample: Int64?
+    /// Where the next resampled sample sits, in output samples on the source's timeline.
+    private var nextSample: Int64?
+
+    private(set) var framesDelivered = 0
+    private(set) var decodeErrors = 0
+    private(set) var firstDecodeError: PlayheadError?
+    /// Set once `endSample` is reached: the rest of the stream is not wanted.
+    private(set) var reachedEnd = false
+    private(set) var firstPresentationTime: MediaTime?
+
+    init(stream: UnsafeMutablePointer<AVStream>, format: AudioFormat, start: MediaTime?, end: MediaTime?,
+         sink: any AudioSink, source: String) throws(PlayheadError) {
+        self.source = source
+        self.sink = sink
+        timeBase = stream.pointee.time_base
+        decoder = try StreamDecoder(stream: stream, threads: 1, source: source)
+        resampler = try Resampler(from: decoder.context, sampleRate: format.sampleRate, channelCount: format.channelCount, source: source)
+        let rate = Int64(resampler.sampleRate)
+        firstSample = start.flatMap { $0.isNumeric && $0 > .zero ? Self.samples($0, rate: rate) : nil }
+        endSample = end.flatMap { $0.isNumeric ? Self.samples($0, rate: rate) : nil }
+        info = AudioStreamInfo(source: source, sampleRate: resampler.sampleRate, channelCount: resampler.channelCount)
+    }
+
+    private static func samples(_ time: MediaTime, rate: Int64) -> Int64 {
+        Int64((time.seconds * Double(rate)).rounded())
+    }
+
+    /// Tells the sink what follows.
+    func begin() throws(PlayheadError) {
+        try sink.begin(info)
+    }
+
+    /// Decodes one packet and delivers what it yields. Sink errors are thrown; decode errors are
+    /// counted (damaged packets are skipped, as the ffmpeg tools do).
+    func feed(_ packet: UnsafeMutablePointer<AVPacket>) throws(PlayheadError) {
+        guard !reachedEnd else { return }
+        while true {
+            var accepted = true
+            do throws(PlayheadError) { accepted = try decoder.send(packet) } catch { record(error) }
+            try drain()
+            if accepted || reachedEnd { return }
+        }
+    }
+
+    /// Drains the decoder and the resampler at the end of the stream.
+    func finish() throws(PlayheadError) {
+        guard !reachedEnd else { return }
+        _ = try? decoder.send(nil)
+        try drain()
+        if !reachedEnd { try deliver(try resampler.convert(nil), timestamp: nil) }
+    }
+
+    private func record(_ error: PlayheadError) {
+        decodeErrors += 1
+        if firstDecodeError == nil { firstDecodeError = error }
+    }
+
+    private func drain() throws(PlayheadError) {
+        while !reachedEnd {
+            let got: Bool
+            do throws(PlayheadError) { got = try decoder.receive(into: frame) } catch {
+                record(error)
+                return
+            }
+            guard got else { return }
+            let timestamp = frame.pointer.pointee.best_effort_timestamp
+            let count = try resampler.convert(frame.pointer)
+            av_frame_unref(frame.pointer)
+            try deliver(count, timestamp: timestamp)
+        }
+    }
+
+    /// Delivers `count` resampled samples per channel. The first frame's timestamp places the
+    /// stream; after that, samples follow one another without gaps or overlaps.
+    private func deliver(_ count: Int, timestamp: Int64?) throws(PlayheadError) {
+        let rate = Int64(resampler.sampleRate)
+        if nextSample == nil {
+            if let timestamp, timestamp != FFmpegConstants.noPTS {
+                nextSample = Self.samples(MediaTime(ffmpegTimestamp: timestamp, timeBase: timeBase), rate: rate)
+            } else {
+                nextSample = firstSample ?? 0
+            }
+        }
+        guard count > 0, let start = nextSample else { return }
+        nextSample = start + Int64(count)
+        var skip = 0, keep = count
+        if let firstSample, start < firstSample { skip = Int(min(Int64(count), firstSample - start)) }
+        if let endSample, start + Int64(count) >= endSample {
+            keep = Int(max(0, endSample - start))
+            reachedEnd = true
+        }
+        guard keep > skip else { return }
+        let channels = resampler.channelCount
+        let time = MediaTime(value: start + Int64(skip), timescale: Int32(rate))
+        if firstPresentationTime == nil { firstPresentationTime = time }
+        let buffer = AudioBuffer(samples: UnsafeBufferPointer(start: resampler.buffer + skip * channels, count: (keep - skip) * channels),
+                                 frameCount: keep - skip, channelCount: channels, sampleRate: resampler.sampleRate, presentationTime: time)
+        try sink.write(buffer)
+        framesDelivered += keep - skip
+    }
+
+    /// The session's failure for damaged audio, if any packet could not be decoded.
+    var decodeFailure: PlayheadError? {
+        guard var summary = firstDecodeError else { return nil }
+        summary.message = "\(decodeErrors) audio packet(s) could not be decoded; first: \(summary.message)"
+        return summary
+    }
+}
