@@ -8,8 +8,9 @@ struct PlayCommand: AsyncParsableCommand {
         commandName: "play",
         abstract: "Decode media files into frame dumps (PNG, PPM or Y4M).",
         discussion: """
-        Frames of the Nth file go to DIR/NN-<file name>/frame-000001.<ext> (Y4M: one frames.y4m), and \
-        DIR/summary.json records how each file went. Exit status: 0 when every file completed, 1 when \
+        Frames of the Nth file go to DIR/NN-<file name>/frame-000001.<ext> (Y4M: one frames.y4m), its \
+        audio to DIR/NN-<file name>/audio.wav (files without video play their audio alone), and \
+        DIR/summary.json records how each file went. With --queue, everything goes to DIR/queue/. Exit status: 0 when every file completed, 1 when \
         any failed or was cancelled (all are still reported), 2 on usage errors.
         """
     )
@@ -84,7 +85,8 @@ struct PlayCommand: AsyncParsableCommand {
         let outURL = try JSONOutput.outputFolder(out)
         if queue {
             let decoding = DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity, frameLimit: frames)
-            let summary = try await QueuePlayback(paths: paths, out: outURL, format: format, decoding: decoding, realtime: realtime).run()
+            let summary = try await QueuePlayback(paths: paths, out: outURL, format: format, decoding: decoding, realtime: realtime,
+                                                  audio: !noAudio).run()
             try summary.write(to: outURL.appendingPathComponent("summary.json"))
             if json { try JSONOutput.write(summary) } else {
                 for report in summary.files { FileHandle.standardError.write(Data((report.line + "\n").utf8)) }
@@ -126,9 +128,10 @@ struct PlayCommand: AsyncParsableCommand {
                                           decoding: DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity, frameLimit: frames,
                                                                         decoderThreads: decoderThreads))
             let key = job.folderName, format = self.format, native = size == nil
-            let id = await coordinator.submit(request) {
+            let audio = noAudio ? nil : PlayJob.makeAudioSink(format: format, folder: folder)
+            let id = await coordinator.submit(request, output: {
                 RecordingSink(PlayJob.makeSink(format: format, folder: folder, native: native), log: log, key: { _ in key })
-            }
+            }, audioOutput: { audio })
             sessions.append((job, id, folder))
         }
 
@@ -149,20 +152,18 @@ struct PlayCommand: AsyncParsableCommand {
 
         var reports: [FileReport] = []
         for session in sessions {
-            var outcome = await coordinator.outcome(of: session.id)
+            let outcome = await coordinator.outcome(of: session.id)
             let written = log.entry(session.job.folderName)
-            var audio: AudioDump?
-            if format != .none, !noAudio, outcome.status != .cancelled {
-                audio = await AudioDump.write(for: session.job.path, into: session.folder, outcome: &outcome, loop: loop?.policy ?? .none)
-            }
+            let wav = session.folder.appendingPathComponent("audio.wav").path
+            let wroteAudio = format != .none && FileManager.default.fileExists(atPath: wav)
             var output: String? = format == .none ? nil : session.folder.path
-            if written.frames == 0, audio?.frames ?? 0 == 0, output != nil {
+            if written.frames == 0, !wroteAudio, output != nil {
                 try? FileManager.default.removeItem(at: session.folder)
                 output = nil
             }
             var report = FileReport(session: outcome, path: session.job.path, output: output, written: written)
-            report.audioFrames = audio?.frames
-            report.audioPath = audio?.path
+            report.audioFrames = outcome.audioFramesPresented > 0 ? outcome.audioFramesPresented : nil
+            report.audioPath = wroteAudio ? wav : nil
             reports.append(report)
             if !json, !showProgress { FileHandle.standardError.write(Data((report.line + "\n").utf8)) }
         }
@@ -193,6 +194,12 @@ struct PlayJob: Sendable {
     var folderName: String {
         let number = position < 10 ? "0\(position)" : "\(position)"
         return "\(number)-\(URL(fileURLWithPath: path).lastPathComponent)"
+    }
+
+    /// The audio sink for a dump format: `folder/audio.wav`, or nothing kept for `none` (the audio
+    /// is still decoded, as a decode-only run should). A file without audio leaves no WAV behind.
+    static func makeAudioSink(format: PlayCommand.DumpFormat, folder: URL) -> any AudioSink {
+        format == .none ? NullAudioSink() : WAVSink(path: folder.appendingPathComponent("audio.wav").path)
     }
 
     /// The sink for a dump format, writing into `folder`.

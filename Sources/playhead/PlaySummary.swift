@@ -108,4 +108,9 @@ struct QueueReport: Encodable {
     var framesDropped: Int
     var latenessP99: Double?
     var realtime: Bool
+    /// Samples per channel in the queue's audio (`audioPath`, when written), and how often the
+    /// realtime timeline moved to follow late audio.
+    var audioFrames: Int?
+    var audioResyncs: Int?
+    var audioPath: String?
 }

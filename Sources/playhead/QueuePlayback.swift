@@ -2,13 +2,15 @@ import Foundation
 import Playhead
 
 /// `playhead play --queue`: every file in sequence through one QueuePlayer into `DIR/queue/`,
-/// frames numbered continuously across files.
+/// frames numbered continuously across files, and all their audio in one `audio.wav` (in the
+/// first audio's format), sample for sample.
 struct QueuePlayback {
     var paths: [String]
     var out: URL
     var format: PlayCommand.DumpFormat
     var decoding: DecodeConfiguration
     var realtime: Bool
+    var audio: Bool
 
     func run() async throws -> PlaySummary {
         let folder = out.appendingPathComponent("queue")
@@ -17,7 +19,9 @@ struct QueuePlayback {
         let log = OutputLog()
         let sink = PlayJob.makeSink(format: format, folder: folder, native: decoding.outputSize == nil)
         let items = paths.map { PlayerItem(asset: Asset(url: MediaLocation.url(for: $0))) }
-        let player = QueuePlayer(items: items, output: RecordingSink(sink, log: log, key: { $0.source }),
+        let wav = folder.appendingPathComponent("audio.wav").path
+        let audioLog = audio ? AudioLog(PlayJob.makeAudioSink(format: format, folder: folder)) : nil
+        let player = QueuePlayer(items: items, output: RecordingSink(sink, log: log, key: { $0.source }), audioOutput: audioLog,
                                  configuration: PlayerConfiguration(realtime: realtime, decoding: decoding))
         let failures = FailureLog()
         let events = player.events
@@ -38,15 +42,22 @@ struct QueuePlayback {
         let reports = items.map { item -> FileReport in
             let source = item.asset.source
             let written = log.entry(source).frames
-            if let error = failures.error(for: source) ?? outputError {
-                return FileReport(queued: source, path: paths[items.firstIndex(of: item)!], status: "failed", frames: written, error: error)
-            }
-            return FileReport(queued: source, path: paths[items.firstIndex(of: item)!], status: "completed", frames: written, error: nil)
+            let error = failures.error(for: source) ?? outputError
+            var report = FileReport(queued: source, path: paths[items.firstIndex(of: item)!], status: error == nil ? "completed" : "failed",
+                                    frames: written, error: error)
+            let audioFrames = audioLog?.frames(for: source) ?? 0
+            report.audioFrames = audioFrames > 0 ? audioFrames : nil
+            return report
         }
         var summary = PlaySummary(files: reports, elapsed: elapsed.inSeconds)
         summary.queue = QueueReport(output: format == .none ? nil : folder.path, framesPresented: statistics.framesPresented,
                                     framesDropped: statistics.framesDropped, latenessP99: statistics.latenessPercentile(0.99),
                                     realtime: realtime)
+        if statistics.audioFramesPresented > 0 {
+            summary.queue?.audioFrames = statistics.audioFramesPresented
+            summary.queue?.audioResyncs = statistics.audioResyncs
+            if format != .none, FileManager.default.fileExists(atPath: wav) { summary.queue?.audioPath = wav }
+        }
         return summary
     }
 }
@@ -95,6 +106,27 @@ final class OutputLog: Sendable {
     }
 
     func entry(_ key: String) -> Entry { entries.withLock { $0[key] ?? Entry() } }
+}
+
+/// Passes audio to the real sink and counts, per source, the samples per channel it took.
+final class AudioLog: AudioSink {
+    private let inner: any AudioSink
+    private let state = Locked((current: "", frames: [String: Int]()))
+
+    init(_ inner: any AudioSink) { self.inner = inner }
+
+    func frames(for source: String) -> Int { state.withLock { $0.frames[source] ?? 0 } }
+
+    func begin(_ info: AudioStreamInfo) throws(PlayheadError) {
+        try inner.begin(info)
+        state.withLock { $0.current = info.source }
+    }
+    func write(_ buffer: AudioBuffer) throws(PlayheadError) {
+        try inner.write(buffer)
+        state.withLock { $0.frames[$0.current, default: 0] += buffer.frameCount }
+    }
+    func finish() throws(PlayheadError) { try inner.finish() }
+    func abort() { inner.abort() }
 }
 
 final class FailureLog: Sendable {

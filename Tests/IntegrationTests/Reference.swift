@@ -18,6 +18,19 @@ enum Reference {
         return try await run(try ffmpeg(), arguments)
     }
 
+    /// Samples per channel in a WAV file, as ffprobe counts them (nil when it has no audio stream).
+    static func wavFrames(_ path: String) async throws -> Int? {
+        let text = String(decoding: try await run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", path]),
+                          as: UTF8.self)
+        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// The interleaved 16-bit samples of a WAV file, read by ffmpeg.
+    static func wavSamples(_ path: String) async throws -> [Int16] {
+        let bytes = try await run(try ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", path, "-f", "s16le", "-"])
+        return bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+    }
+
     static func run(_ executable: String, _ arguments: [String]) async throws -> [UInt8] {
         try await offPool { try runBlocking(executable, arguments) }
     }

@@ -12,7 +12,8 @@ public actor PlaybackCoordinator {
     private let clock: any PlaybackClock
     private var machine: CoordinatorStateMachine<SessionID>
     private var nextID = 0
-    private var pending: [SessionID: (request: PlaybackRequest, output: @Sendable () -> any FrameSink)] = [:]
+    private var pending: [SessionID: (request: PlaybackRequest, output: @Sendable () -> any FrameSink,
+                                      audio: (@Sendable () -> (any AudioSink)?)?)] = [:]
     private var running: [SessionID: RunningSession] = [:]
     private var outcomes: [SessionID: SessionOutcome] = [:]
     private var outcomeWaiters: [SessionID: [CheckedContinuation<SessionOutcome, Never>]] = [:]
@@ -36,12 +37,15 @@ public actor PlaybackCoordinator {
         self.machine = CoordinatorStateMachine(limit: max(1, maxConcurrentSessions))
     }
 
-    /// Accepts a request. `output` makes the session's sink when it starts.
+    /// Accepts a request. `output` makes the session's frame sink when it starts, and `audioOutput`
+    /// its audio sink (nil, or a factory returning nil: the audio is not decoded). Loops append to
+    /// the one audio sink sample for sample.
     @discardableResult
-    public func submit(_ request: PlaybackRequest, output: @escaping @Sendable () -> any FrameSink) -> SessionID {
+    public func submit(_ request: PlaybackRequest, output: @escaping @Sendable () -> any FrameSink,
+                       audioOutput: (@Sendable () -> (any AudioSink)?)? = nil) -> SessionID {
         nextID += 1
         let id = SessionID(value: nextID)
-        pending[id] = (request, output)
+        pending[id] = (request, output, audioOutput)
         emit(.queued(id))
         perform(machine.submit(id))
         return id
@@ -103,7 +107,8 @@ public actor PlaybackCoordinator {
         }
         emit(.started(id))
         let value = await body()
-        let outcome = SessionOutcome(id: id, source: "", status: .completed, framesPresented: 0, framesDropped: 0, loopsCompleted: 0)
+        let outcome = SessionOutcome(id: id, source: "", status: .completed, framesPresented: 0, framesDropped: 0, loopsCompleted: 0,
+                                     audioFramesPresented: 0)
         finish(outcome)
         perform(machine.finished(id))
         wakeIdleWaitersIfIdle()
@@ -130,7 +135,8 @@ public actor PlaybackCoordinator {
                 }
             case .dropWaiting(let id):
                 let source = pending.removeValue(forKey: id)?.request.source ?? ""
-                finish(SessionOutcome(id: id, source: source, status: .cancelled, framesPresented: 0, framesDropped: 0, loopsCompleted: 0))
+                finish(SessionOutcome(id: id, source: source, status: .cancelled, framesPresented: 0, framesDropped: 0, loopsCompleted: 0,
+                                      audioFramesPresented: 0))
             case .stopRunning(let id):
                 guard var session = running[id] else { continue }
                 session.cancelled = true
@@ -142,7 +148,7 @@ public actor PlaybackCoordinator {
     }
 
     private func start(_ id: SessionID) {
-        guard let (request, makeOutput) = pending.removeValue(forKey: id) else { return }
+        guard let (request, makeOutput, makeAudioOutput) = pending.removeValue(forKey: id) else { return }
         var decoding = request.decoding
         if decoding.decoderThreads == 0, maxConcurrentSessions > 1 {
             // Share the cores between the sessions that can run at once instead of each taking all.
@@ -153,7 +159,7 @@ public actor PlaybackCoordinator {
                                                              : URL(fileURLWithPath: request.source))
         let item = PlayerItem(asset: asset, timeRange: request.timeRange)
         let looping = request.loop != .none
-        let player = QueuePlayer(items: looping ? [] : [item], output: makeOutput(),
+        let player = QueuePlayer(items: looping ? [] : [item], output: makeOutput(), audioOutput: makeAudioOutput?(),
                                  configuration: PlayerConfiguration(realtime: request.realtime, decoding: decoding), clock: clock)
         var looper: PlayerLooper?
         switch request.loop {
@@ -189,7 +195,7 @@ public actor PlaybackCoordinator {
         }
         let loops = session.looper?.loopsCompleted ?? (status == .completed ? 1 : 0)
         finish(SessionOutcome(id: id, source: session.request.source, status: status, framesPresented: statistics.framesPresented,
-                              framesDropped: statistics.framesDropped, loopsCompleted: loops))
+                              framesDropped: statistics.framesDropped, loopsCompleted: loops, audioFramesPresented: statistics.audioFramesPresented))
         perform(machine.finished(id))
         wakeIdleWaitersIfIdle()
     }

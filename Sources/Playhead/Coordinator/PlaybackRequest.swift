@@ -53,6 +53,8 @@ public struct SessionOutcome: Sendable, Hashable {
     public var framesPresented: Int
     public var framesDropped: Int
     public var loopsCompleted: Int
+    /// Audio samples per channel presented (0 without an audio sink or audio track).
+    public var audioFramesPresented: Int
 }
 
 /// A running session's progress, for live displays.

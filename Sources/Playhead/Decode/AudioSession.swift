@@ -51,7 +51,8 @@ public final class AudioSession: Sendable {
             let index = av_find_best_stream(format.pointer, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
             guard index >= 0 else { throw PlayheadError(code: .noStreams, message: "no audio track", file: source) }
             for i in 0..<format.streamCount where i != Int(index) { format.stream(at: i).pointee.discard = AVDISCARD_ALL }
-            let audio = try AudioStage(stream: format.stream(at: Int(index)), format: self.format, start: nil, end: nil, sink: sink, source: source)
+            let audio = try AudioStage(stream: format.stream(at: Int(index)), format: self.format, start: nil, end: nil, timelineStart: .zero,
+                                        sink: sink, source: source)
             stage = audio
             result.sampleRate = audio.info.sampleRate
             result.channelCount = audio.info.channelCount

@@ -26,17 +26,25 @@ final class AudioStage {
     private(set) var reachedEnd = false
     private(set) var firstPresentationTime: MediaTime?
 
-    init(stream: UnsafeMutablePointer<AVStream>, format: AudioFormat, start: MediaTime?, end: MediaTime?,
+    /// `start` (exact starts only) and `end` bound what is delivered; `timelineStart` is passed on
+    /// to the sink. A sink that negotiates (a player's) chooses the format here, before decoding.
+    init(stream: UnsafeMutablePointer<AVStream>, format: AudioFormat, start: MediaTime?, end: MediaTime?, timelineStart: MediaTime,
          sink: any AudioSink, source: String) throws(PlayheadError) {
         self.source = source
         self.sink = sink
         timeBase = stream.pointee.time_base
         decoder = try StreamDecoder(stream: stream, threads: 1, source: source)
+        var format = format
+        if let negotiating = sink as? any AudioFormatNegotiating {
+            let context = decoder.context.pointee
+            format = try negotiating.outputFormat(for: AudioStreamInfo(source: source, sampleRate: Int(context.sample_rate),
+                                                                       channelCount: Int(max(1, context.ch_layout.nb_channels))))
+        }
         resampler = try Resampler(from: decoder.context, sampleRate: format.sampleRate, channelCount: format.channelCount, source: source)
         let rate = Int64(resampler.sampleRate)
         firstSample = start.flatMap { $0.isNumeric && $0 > .zero ? Self.samples($0, rate: rate) : nil }
         endSample = end.flatMap { $0.isNumeric ? Self.samples($0, rate: rate) : nil }
-        info = AudioStreamInfo(source: source, sampleRate: resampler.sampleRate, channelCount: resampler.channelCount)
+        info = AudioStreamInfo(source: source, sampleRate: resampler.sampleRate, channelCount: resampler.channelCount, timelineStart: timelineStart)
     }
 
     private static func samples(_ time: MediaTime, rate: Int64) -> Int64 {

@@ -75,7 +75,7 @@ final class DecodePipeline: Sendable {
         for i in 0..<format.streamCount where i != Int(streamIndex) && i != Int(audioIndex) {
             format.stream(at: i).pointee.discard = AVDISCARD_ALL
         }
-        let timelineStart = Self.timelineStart(format, configuration: configuration)
+        let timelineStart = Self.timelineStart(format, streams: [streamIndex, audioIndex], configuration: configuration)
         guard streamIndex >= 0, let audioSink else {
             if streamIndex >= 0 {
                 return try decodeVideo(format, streamIndex: streamIndex, audio: nil, timelineStart: timelineStart, sinkOwner: sinkOwner,
@@ -92,10 +92,16 @@ final class DecodePipeline: Sendable {
                         sinkHandedOff: &sinkHandedOff, result: &result)
     }
 
-    /// Where the session's timeline begins: the start time asked for, or the file's own start.
-    /// Video and audio positions are both counted from it, which keeps them in sync in a player.
-    private static func timelineStart(_ format: FormatContext, configuration: DecodeConfiguration) -> MediaTime {
+    /// Where the session's timeline begins: the start time asked for, or the earliest start of the
+    /// streams decoded. Video and audio positions are both counted from it, which keeps them in
+    /// sync in a player.
+    private static func timelineStart(_ format: FormatContext, streams: [Int32], configuration: DecodeConfiguration) -> MediaTime {
         if let start = configuration.startTime, start.isNumeric, start > .zero { return start }
+        let starts = streams.filter { $0 >= 0 }.compactMap { index -> MediaTime? in
+            let stream = format.stream(at: Int(index)).pointee
+            return stream.start_time == FFmpegConstants.noPTS ? nil : MediaTime(ffmpegTimestamp: stream.start_time, timeBase: stream.time_base)
+        }
+        if let earliest = starts.min() { return earliest }
         let start = format.pointer.pointee.start_time
         return start == FFmpegConstants.noPTS ? .zero : MediaTime(ffmpegTimestamp: start, timeBase: FFmpegConstants.timeBaseQ)
     }
@@ -152,7 +158,8 @@ final class DecodePipeline: Sendable {
         }
         let audioStage = try audio.map { (audio) throws(PlayheadError) in
             try AudioStage(stream: format.stream(at: Int(audio.index)), format: configuration.audioFormat,
-                           start: dropBefore.map { _ in timelineStart }, end: audioEnd, sink: audio.sink, source: source)
+                           start: dropBefore.map { _ in timelineStart }, end: audioEnd, timelineStart: timelineStart,
+                           sink: audio.sink, source: source)
         }
 
         // The pools and the channels between the threads.
@@ -484,7 +491,7 @@ final class DecodePipeline: Sendable {
         let stream = format.stream(at: Int(audioIndex))
         let exactStart = try seek(format, streamIndex: audioIndex, timeBase: stream.pointee.time_base)
         let stage = try AudioStage(stream: stream, format: configuration.audioFormat, start: exactStart.map { _ in timelineStart },
-                                   end: configuration.endTime, sink: audioSink, source: source)
+                                   end: configuration.endTime, timelineStart: timelineStart, sink: audioSink, source: source)
         result.audio = stage.info
         try stage.begin()
         let packet = OwnedPacket()

@@ -17,11 +17,15 @@ public struct AudioStreamInfo: Sendable, Hashable {
     public var source: String
     public var sampleRate: Int
     public var channelCount: Int
+    /// Where the session's timeline begins (as in ``FrameStreamInfo/timelineStart``): buffers'
+    /// presentation times are placed from it, together with the session's video.
+    public var timelineStart: MediaTime
 
-    public init(source: String, sampleRate: Int, channelCount: Int) {
+    public init(source: String, sampleRate: Int, channelCount: Int, timelineStart: MediaTime = .zero) {
         self.source = source
         self.sampleRate = sampleRate
         self.channelCount = channelCount
+        self.timelineStart = timelineStart
     }
 }
 
@@ -45,6 +49,21 @@ public protocol AudioSink: AnyObject, Sendable {
     func write(_ buffer: AudioBuffer) throws(PlayheadError)
     func finish() throws(PlayheadError)
     func abort()
+}
+
+/// Counts what it is given and keeps nothing: for decode-only runs and measuring.
+public final class NullAudioSink: AudioSink, Sendable {
+    private let frames = Locked(0)
+
+    public init() {}
+
+    /// Samples per channel received.
+    public var framesReceived: Int { frames.withLock { $0 } }
+
+    public func begin(_ info: AudioStreamInfo) throws(PlayheadError) {}
+    public func write(_ buffer: AudioBuffer) throws(PlayheadError) { frames.withLock { $0 += buffer.frameCount } }
+    public func finish() throws(PlayheadError) {}
+    public func abort() {}
 }
 
 /// Keeps every sample in memory: for tests and small jobs.

@@ -1,5 +1,3 @@
-import Dispatch
-
 /// The sink of one item's decode session inside a player. It holds frames back until the item is
 /// allowed to present (pre-roll), then hands them to the player's output: at once in
 /// as-fast-as-possible mode, or at their time on the playback clock in realtime mode, dropping
@@ -9,7 +7,7 @@ final class ItemPresenter: FrameSink, Sendable {
     private let output: SharedOutput
     private let timeline: PlaybackTimeline
     private let item: PlayerItem
-    private let gate = DispatchSemaphore(value: 0)
+    private let gate: PresentationGate
     private let events: @Sendable (PresenterEvent) -> Void
 
     enum PresenterEvent: Sendable {
@@ -21,8 +19,6 @@ final class ItemPresenter: FrameSink, Sendable {
     }
 
     private struct State {
-        var open = false
-        var cancelled = false
         var info: FrameStreamInfo?
         var offset: Double?
         var firstFrameSeen = false
@@ -30,32 +26,17 @@ final class ItemPresenter: FrameSink, Sendable {
     }
     private let state = Locked(State())
 
-    init(item: PlayerItem, output: SharedOutput, timeline: PlaybackTimeline, presenting: Bool,
+    init(item: PlayerItem, output: SharedOutput, timeline: PlaybackTimeline, gate: PresentationGate,
          events: @escaping @Sendable (PresenterEvent) -> Void) {
         self.item = item
         self.output = output
         self.timeline = timeline
+        self.gate = gate
         self.pixelFormat = output.pixelFormat
         self.events = events
-        if presenting { open() }
     }
 
-    /// Lets the item present.
-    func open() {
-        let wasOpen = state.withLock { s -> Bool in
-            defer { s.open = true }
-            return s.open
-        }
-        if !wasOpen { gate.signal() }
-    }
-
-    /// Releases a presenter waiting at its gate (its session is being cancelled).
-    func cancel() {
-        state.withLock { $0.cancelled = true }
-        gate.signal()
-    }
-
-    private var isCancelled: Bool { state.withLock { $0.cancelled } }
+    private var isCancelled: Bool { gate.isCancelled }
 
     func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
         state.withLock { $0.info = info }
@@ -69,12 +50,9 @@ final class ItemPresenter: FrameSink, Sendable {
         if first {
             events(.firstFrameReady(frame.presentationTime))
             // Pre-roll ends here: wait until this item may present.
-            gate.wait()
-            if isCancelled { return }
-            guard let info = state.withLock({ $0.info }) else { return }
+            guard let start = gate.wait(), let info = state.withLock({ $0.info }) else { return }
             try output.begin(info)
-            let cursor = timeline.cursor
-            state.withLock { $0.offset = cursor - frame.presentationTime.seconds }
+            state.withLock { $0.offset = start - info.timelineStart.seconds }
         }
         if isCancelled { return }
         let offset = state.withLock { $0.offset } ?? 0
@@ -82,7 +60,7 @@ final class ItemPresenter: FrameSink, Sendable {
         let duration = frame.duration.isNumeric ? frame.duration.seconds : 0
         var lateness: Double?
         if timeline.realtime {
-            guard let late = waitUntilDue(position) else { return }
+            guard let late = timeline.waitUntilDue(position, cancelled: { self.isCancelled }) else { return }
             if late > max(duration, 0.001), !first {
                 // The frame came after its time: decoding fell behind (an underrun). Say so once
                 // per episode, and drop it.
@@ -95,31 +73,13 @@ final class ItemPresenter: FrameSink, Sendable {
             if first, timeline.statistics.presented > 0 { timeline.seam(late) }
         } else {
             // As fast as possible, but a paused player holds its frames.
-            while timeline.rate == 0 {
-                if isCancelled { return }
-                timeline.clock.sleep(for: .milliseconds(5))
-            }
+            guard timeline.waitWhilePaused(cancelled: { self.isCancelled }) else { return }
         }
         try output.write(frame)
         timeline.presented(position: position, duration: duration, lateness: lateness)
         item.setCurrentTime(frame.presentationTime)
         if first { events(.firstFramePresented) }
         events(.timeReached(frame.presentationTime))
-    }
-
-    /// Sleeps (in short steps, to notice pause and cancellation) until the position is due.
-    /// Returns how late the frame is, or nil when cancelled.
-    private func waitUntilDue(_ position: Double) -> Double? {
-        while !isCancelled {
-            guard let due = timeline.due(position) else {
-                timeline.clock.sleep(for: .milliseconds(5)) // paused
-                continue
-            }
-            let remaining = due - timeline.clock.now()
-            if remaining <= .zero { return (Duration.zero - remaining).seconds }
-            timeline.clock.sleep(for: min(remaining, .milliseconds(10)))
-        }
-        return nil
     }
 
     func finish() throws(PlayheadError) {}

@@ -1,7 +1,10 @@
 
 /// The presentation timeline shared by a player's item presenters: one continuous media position
-/// across items (so the next item starts exactly where the last frame of the previous one ended),
-/// mapped onto the clock by an anchor and the rate. Also the statistics of what was presented.
+/// across items (so the next item starts exactly where the previous one ended), mapped onto the
+/// clock by an anchor and the rate. Also the statistics of what was presented.
+///
+/// Audio is the master clock: audio that reaches the output late moves the anchor (the timeline
+/// follows the audio), while video that is late against the timeline is dropped.
 final class PlaybackTimeline: Sendable {
     struct Statistics: Sendable, Hashable {
         var presented = 0
@@ -10,7 +13,14 @@ final class PlaybackTimeline: Sendable {
         /// For each item after the first: how late its first frame came after the previous item's
         /// last frame ended (realtime only; 0 is a perfect seam).
         var seams: [Double] = []
+        /// Audio samples per channel presented.
+        var audioFrames = 0
+        /// Times the timeline was moved to follow late audio (realtime only).
+        var audioResyncs = 0
     }
+
+    /// How late audio may reach the output before the timeline follows it.
+    static let audioSlack = 0.04
 
     private struct State {
         var rate: Double = 0
@@ -68,9 +78,50 @@ final class PlaybackTimeline: Sendable {
         }
     }
 
+    /// Audio from `position` to `position + duration` was handed to the output just now. In
+    /// realtime mode, if that is later than its end was due by more than the slack, the output
+    /// has it only now: the timeline is re-anchored there, and everything after follows.
+    func audioPresented(position: Double, duration: Double, frames: Int) {
+        let now = realtime ? clock.now() : .zero
+        state.withLock { s in
+            s.cursor = max(s.cursor, position + duration)
+            s.statistics.audioFrames += frames
+            guard realtime, s.rate > 0, let anchor = s.anchor else { return }
+            let due = anchor.clock + .seconds((position + duration - anchor.position) / s.rate)
+            if (now - due).seconds > Self.audioSlack {
+                s.anchor = (now, position + duration)
+                s.statistics.audioResyncs += 1
+            }
+        }
+    }
+
+    /// Sleeps (in short steps, to notice pause and cancellation) until `position` is due. Returns
+    /// how late it is, or nil when cancelled.
+    func waitUntilDue(_ position: Double, cancelled: () -> Bool) -> Double? {
+        while !cancelled() {
+            guard let due = due(position) else {
+                clock.sleep(for: .milliseconds(5)) // paused
+                continue
+            }
+            let remaining = due - clock.now()
+            if remaining <= .zero { return (Duration.zero - remaining).seconds }
+            clock.sleep(for: min(remaining, .milliseconds(10)))
+        }
+        return nil
+    }
+
+    /// As-fast-as-possible mode: returns at once unless paused; false when cancelled meanwhile.
+    func waitWhilePaused(cancelled: () -> Bool) -> Bool {
+        while rate == 0 {
+            if cancelled() { return false }
+            clock.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
     func presented(position: Double, duration: Double, lateness: Double?) {
         state.withLock { s in
-            s.cursor = position + duration
+            s.cursor = max(s.cursor, position + duration)
             s.statistics.presented += 1
             if let lateness { s.statistics.lateness.append(lateness) }
         }
@@ -82,7 +133,7 @@ final class PlaybackTimeline: Sendable {
 
     func dropped(position: Double, duration: Double) {
         state.withLock { s in
-            s.cursor = position + duration
+            s.cursor = max(s.cursor, position + duration)
             s.statistics.dropped += 1
         }
     }

@@ -1,11 +1,13 @@
-/// Plays one item at a time into an output sink: play, pause, rate, seek, a playback clock, and
-/// what to do at the item's end (`.pause` by default). ``QueuePlayer`` plays several in sequence.
+/// Plays one item at a time into an output sink (and its audio into an audio sink, when given):
+/// play, pause, rate, seek, a playback clock, and what to do at the item's end (`.pause` by
+/// default). ``QueuePlayer`` plays several in sequence.
 public final class Player: Sendable {
     private let queue: QueuePlayer
 
-    public init(item: PlayerItem? = nil, output: sending some FrameSink, configuration: PlayerConfiguration = PlayerConfiguration(),
-                clock: any PlaybackClock = SystemPlaybackClock()) {
-        queue = QueuePlayer(items: item.map { [$0] } ?? [], output: output, configuration: configuration, clock: clock, actionAtItemEnd: .pause)
+    public init(item: PlayerItem? = nil, output: sending some FrameSink, audioOutput: (any AudioSink)? = nil,
+                configuration: PlayerConfiguration = PlayerConfiguration(), clock: any PlaybackClock = SystemPlaybackClock()) {
+        queue = QueuePlayer(items: item.map { [$0] } ?? [], output: output, audioOutput: audioOutput, configuration: configuration,
+                            clock: clock, actionAtItemEnd: .pause)
     }
 
     public var currentItem: PlayerItem? { queue.currentItem }

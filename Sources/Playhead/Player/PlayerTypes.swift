@@ -6,10 +6,14 @@ public struct PlayerConfiguration: Sendable, Hashable {
     public var realtime: Bool
     /// Canvas size, gravity and decoder threads for every item.
     public var decoding: DecodeConfiguration
+    /// The one format every item's audio is converted to; nil fields are taken from the first item
+    /// that presents audio.
+    public var audioFormat: AudioFormat
 
-    public init(realtime: Bool = false, decoding: DecodeConfiguration = DecodeConfiguration()) {
+    public init(realtime: Bool = false, decoding: DecodeConfiguration = DecodeConfiguration(), audioFormat: AudioFormat = AudioFormat()) {
         self.realtime = realtime
         self.decoding = decoding
+        self.audioFormat = audioFormat
     }
 }
 
@@ -30,6 +34,11 @@ public struct PlaybackStatistics: Sendable, Hashable {
     /// Realtime only: for each item after the first, seconds by which its first frame missed the
     /// end of the previous item's last frame (0: a seamless transition or loop seam).
     public var seams: [Double] = []
+    /// Audio samples per channel presented.
+    public var audioFramesPresented = 0
+    /// Realtime only: times the timeline moved to follow audio that reached the output late
+    /// (audio is the master clock; video follows it).
+    public var audioResyncs = 0
 
     /// The lateness below which `fraction` of frames were presented (0.99 for p99).
     public func latenessPercentile(_ fraction: Double) -> Double? {

@@ -1,10 +1,17 @@
 import Foundation
 
-/// Plays a queue of items, one after another, into one output sink, advancing at each item's end.
+/// Plays a queue of items, one after another, into one output sink (and one audio sink, when
+/// given), advancing at each item's end.
 ///
 /// While an item plays, the next one is pre-rolled: opened, decoded and converted up to its first
 /// frame, which waits at its presenter's gate, so the transition adds no gap. A failed item is
 /// reported (to its observers, and as a ``PlayerEvent``) and skipped; the queue goes on.
+///
+/// Audio: every item's audio is converted to the player's one format (``PlayerConfiguration/audioFormat``,
+/// its missing fields taken from the first item that presents audio) and written to the audio
+/// sink item after item with nothing added or lost at the transitions, so loops and queues
+/// concatenate sample for sample. In realtime mode the audio is the master clock: video frames
+/// are presented against it, and late ones are dropped and counted.
 ///
 /// The queue's rules live in a pure state machine; this class holds it under a mutex and performs
 /// the actions it returns outside the lock.
@@ -12,6 +19,14 @@ public final class QueuePlayer: Sendable {
     struct ItemRun: Sendable {
         let session: DecodeSession
         let presenter: ItemPresenter
+        let audio: AudioPresenter?
+        let gate: PresentationGate
+
+        /// Stops presenting and decoding.
+        func cancel() {
+            gate.cancel()
+            session.cancel()
+        }
     }
 
     private struct TimeObserver: Sendable {
@@ -35,13 +50,17 @@ public final class QueuePlayer: Sendable {
 
     private let engine: Locked<Engine>
     private let output: SharedOutput
+    private let audioOutput: SharedAudioOutput?
     private let timeline: PlaybackTimeline
     public let configuration: PlayerConfiguration
 
-    /// A player for `items` writing every presented frame to `output`.
-    public init(items: [PlayerItem] = [], output: sending some FrameSink, configuration: PlayerConfiguration = PlayerConfiguration(),
+    /// A player for `items` writing every presented frame to `output`, and every item's audio to
+    /// `audioOutput` when given (nil: audio is not decoded).
+    public init(items: [PlayerItem] = [], output: sending some FrameSink, audioOutput: (any AudioSink)? = nil,
+                configuration: PlayerConfiguration = PlayerConfiguration(),
                 clock: any PlaybackClock = SystemPlaybackClock(), actionAtItemEnd: ActionAtItemEnd = .advance) {
         self.output = SharedOutput(output)
+        self.audioOutput = audioOutput.map { SharedAudioOutput($0, format: configuration.audioFormat) }
         self.configuration = configuration
         self.timeline = PlaybackTimeline(clock: clock, realtime: configuration.realtime)
         var engine = Engine(machine: QueueStateMachine(actionAtItemEnd: actionAtItemEnd))
@@ -106,7 +125,8 @@ public final class QueuePlayer: Sendable {
     /// Frames presented and dropped, and lateness, so far.
     public var statistics: PlaybackStatistics {
         let s = timeline.statistics
-        return PlaybackStatistics(framesPresented: s.presented, framesDropped: s.dropped, lateness: s.lateness.sorted(), seams: s.seams)
+        return PlaybackStatistics(framesPresented: s.presented, framesDropped: s.dropped, lateness: s.lateness.sorted(), seams: s.seams,
+                                  audioFramesPresented: s.audioFrames, audioResyncs: s.audioResyncs)
     }
 
     // MARK: Seeking
@@ -123,8 +143,7 @@ public final class QueuePlayer: Sendable {
                 (e.runs.removeValue(forKey: id), e.seekWaiters.updateValue((from, continuation), forKey: id))
             }
             superseded?.continuation.resume(returning: nil)
-            old?.presenter.cancel()
-            old?.session.cancel()
+            old?.cancel()
             timeline.reanchor(at: timeline.cursor)
             var decoding = configuration.decoding
             decoding.startTime = time
@@ -176,15 +195,19 @@ public final class QueuePlayer: Sendable {
         }
     }
 
-    /// Completes the output (for a Y4M file, writes its end and renames it into place). Call once
-    /// playing is done.
+    /// Completes the outputs (for a Y4M or WAV file, writes its end and renames it into place).
+    /// Call once playing is done.
     public func finishOutput() throws(PlayheadError) {
-        try output.finish()
+        var failure: PlayheadError?
+        do { try output.finish() } catch { failure = error }
+        do { try audioOutput?.sink.finish() } catch { failure = failure ?? error }
+        if let failure { throw failure }
     }
 
-    /// Gives the output up (for a Y4M file, removes the unfinished file).
+    /// Gives the outputs up (for a Y4M or WAV file, removes the unfinished file).
     public func abortOutput() {
         output.abort()
+        audioOutput?.sink.abort()
     }
 
     // MARK: Performing the state machine's actions
@@ -202,11 +225,9 @@ public final class QueuePlayer: Sendable {
             case .start(let id, let presenting):
                 start(id, presenting: presenting, decoding: configuration.decoding)
             case .present(let id):
-                engine.withLock { $0.runs[id] }?.presenter.open()
+                engine.withLock { $0.runs[id] }?.gate.open(at: timeline.cursor)
             case .stop(let id):
-                let run = engine.withLock { $0.runs.removeValue(forKey: id) }
-                run?.presenter.cancel()
-                run?.session.cancel()
+                engine.withLock { $0.runs.removeValue(forKey: id) }?.cancel()
             case .currentChanged(let from, let to):
                 let (old, new) = engine.withLock { e in (from.flatMap { e.items[$0] }, to.flatMap { e.items[$0] }) }
                 emit(.currentItemChanged(from: old, to: new))
@@ -258,7 +279,7 @@ public final class QueuePlayer: Sendable {
         guard let item = engine.withLock({ $0.items[id] }) else { return }
         if let existing = engine.withLock({ $0.runs[id] }), decoding.startTime == nil {
             // Already running (pre-rolled, or started by a seek while paused).
-            if presenting { existing.presenter.open() }
+            if presenting { existing.gate.open(at: timeline.cursor) }
             return
         }
         var decoding = decoding
@@ -266,11 +287,12 @@ public final class QueuePlayer: Sendable {
             if decoding.startTime == nil { decoding.startTime = range.start }
             decoding.endTime = range.end
         }
-        let presenter = ItemPresenter(item: item, output: output, timeline: timeline, presenting: presenting) { [weak self] event in
-            self?.presenterEvent(id, event)
-        }
+        let gate = PresentationGate(openAt: presenting ? timeline.cursor : nil)
+        let events: @Sendable (ItemPresenter.PresenterEvent) -> Void = { [weak self] event in self?.presenterEvent(id, event) }
+        let presenter = ItemPresenter(item: item, output: output, timeline: timeline, gate: gate, events: events)
+        let audio = audioOutput.map { AudioPresenter(item: item, output: $0, timeline: timeline, gate: gate, events: events) }
         let session = DecodeSession(source: item.asset.source, configuration: decoding)
-        let run = ItemRun(session: session, presenter: presenter)
+        let run = ItemRun(session: session, presenter: presenter, audio: audio, gate: gate)
         engine.withLock { $0.runs[id] = run }
         Task { await self.runItem(id, item: item, run: run) }
     }
@@ -285,7 +307,7 @@ public final class QueuePlayer: Sendable {
             }
             return
         }
-        let result = await run.session.run(into: run.presenter)
+        let result = await run.session.run(into: run.presenter, audio: run.audio)
         guard isCurrentRun(id, run) else { return }
         switch result.status {
         case .completed:

@@ -1,0 +1,84 @@
+/// The audio sink of one item's decode session inside a player. Like ``ItemPresenter`` for video,
+/// it holds audio back until the item may present (pre-roll), then hands it to the player's audio
+/// output: at once in as-fast-as-possible mode, or at its time in realtime mode. Audio is never
+/// dropped: it is the master clock. When a buffer reaches the output later than its time (decoding
+/// or the output fell behind), the timeline is moved to follow the audio, and the video, which is
+/// presented against the timeline, follows it too.
+final class AudioPresenter: AudioFormatNegotiating, Sendable {
+    private let output: SharedAudioOutput
+    private let timeline: PlaybackTimeline
+    private let gate: PresentationGate
+    private let item: PlayerItem
+    private let events: @Sendable (ItemPresenter.PresenterEvent) -> Void
+
+    private struct State {
+        var info: AudioStreamInfo?
+        var offset: Double?
+        /// An item without video: its audio drives the item's time and the player's events.
+        var drivesItem = false
+        var presentedAny = false
+    }
+    private let state = Locked(State())
+
+    init(item: PlayerItem, output: SharedAudioOutput, timeline: PlaybackTimeline, gate: PresentationGate,
+         events: @escaping @Sendable (ItemPresenter.PresenterEvent) -> Void) {
+        self.item = item
+        self.output = output
+        self.timeline = timeline
+        self.gate = gate
+        self.events = events
+    }
+
+    /// The player's format. The first item to present audio fixes it; an item pre-rolling before
+    /// that waits until it is fixed or until it presents itself.
+    func outputFormat(for source: AudioStreamInfo) throws(PlayheadError) -> AudioFormat {
+        while true {
+            if let format = output.format { return format }
+            if gate.isCancelled { throw .cancelled(file: source.source) }
+            if gate.isOpen { return output.fix(from: source) }
+            _ = gate.wait(timeout: .milliseconds(5))
+        }
+    }
+
+    func begin(_ info: AudioStreamInfo) throws(PlayheadError) {
+        state.withLock { $0.info = info }
+    }
+
+    func write(_ buffer: AudioBuffer) throws(PlayheadError) {
+        var offset = state.withLock { $0.offset }
+        if offset == nil {
+            // Pre-roll ends here: wait until this item may present.
+            guard let start = gate.wait(), let info = state.withLock({ $0.info }) else { return }
+            try output.sink.begin(info)
+            let drives = item.presentationSize == nil
+            offset = start - info.timelineStart.seconds
+            state.withLock {
+                $0.offset = offset
+                $0.drivesItem = drives
+            }
+            if drives { events(.firstFrameReady(buffer.presentationTime)) }
+        }
+        guard let offset, !gate.isCancelled else { return }
+        let position = offset + buffer.presentationTime.seconds
+        let duration = Double(buffer.frameCount) / Double(buffer.sampleRate)
+        if timeline.realtime {
+            guard timeline.waitUntilDue(position, cancelled: { self.gate.isCancelled }) != nil else { return }
+        } else {
+            guard timeline.waitWhilePaused(cancelled: { self.gate.isCancelled }) else { return }
+        }
+        try output.sink.write(buffer)
+        timeline.audioPresented(position: position, duration: duration, frames: buffer.frameCount)
+        let (drives, first) = state.withLock { s in
+            defer { s.presentedAny = true }
+            return (s.drivesItem, !s.presentedAny)
+        }
+        if drives {
+            item.setCurrentTime(buffer.presentationTime)
+            if first { events(.firstFramePresented) }
+            events(.timeReached(buffer.presentationTime))
+        }
+    }
+
+    func finish() throws(PlayheadError) {}
+    func abort() {}
+}

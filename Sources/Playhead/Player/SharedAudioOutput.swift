@@ -1,0 +1,36 @@
+/// The one audio sink of a player, fed in turn by the audio presenters of successive items (and
+/// loop iterations), sample for sample. It holds the player's audio format: the configured one,
+/// its missing fields taken from the first item that presents audio; every item's audio is
+/// converted to it, so one WAV file (or device) takes them all.
+final class SharedAudioOutput: Sendable {
+    let sink: any AudioSink
+    private let configured: AudioFormat
+    private let fixed: Locked<AudioFormat?>
+
+    init(_ sink: any AudioSink, format: AudioFormat) {
+        self.sink = sink
+        self.configured = format
+        let complete = format.sampleRate != nil && format.channelCount != nil
+        self.fixed = Locked(complete ? format : nil)
+    }
+
+    /// The player's audio format, once known.
+    var format: AudioFormat? { fixed.withLock { $0 } }
+
+    /// Fixes the format from `source` (the first item presenting audio) unless it is known already.
+    func fix(from source: AudioStreamInfo) -> AudioFormat {
+        fixed.withLock { f in
+            if let f { return f }
+            let format = AudioFormat(sampleRate: configured.sampleRate ?? source.sampleRate, channelCount: configured.channelCount ?? source.channelCount)
+            f = format
+            return format
+        }
+    }
+}
+
+/// An audio sink that chooses the format a session converts to, before any audio is decoded (a
+/// player's presenters, which convert every item to the player's one format).
+protocol AudioFormatNegotiating: AudioSink {
+    /// The format to convert `source` to. May block until it is known; throws when cancelled.
+    func outputFormat(for source: AudioStreamInfo) throws(PlayheadError) -> AudioFormat
+}
