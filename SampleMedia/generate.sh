@@ -28,11 +28,15 @@ rm -f rotated-source.tmp.mp4
 # Odd dimensions: 4:4:4 so the encoder accepts them.
 ff -f lavfi -i "$(video 321x181)" -c:v libx264 -preset veryfast -crf 28 -bf 2 -g 25 -pix_fmt yuv444p odd-size.mp4
 ff -f lavfi -i "$(video 320x180)" "${x264[@]}" -an video-only.mp4
+# Another audio format (44.1 kHz stereo, a different tone on each side): a queue of it and the
+# 48 kHz mono clips must still give one audio stream.
+ff -f lavfi -i "$(video 320x180)" -f lavfi -i "sine=frequency=330:sample_rate=44100:duration=2" -f lavfi -i "sine=frequency=660:sample_rate=44100:duration=2" \
+  -filter_complex "[1:a][2:a]join=inputs=2:channel_layout=stereo[a]" -map 0:v -map "[a]" "${x264[@]}" -c:a aac -b:a 96k -shortest stereo-44k.mp4
 ff -f lavfi -i "$tone" -c:a aac -b:a 64k audio-only.m4a
 ff -f lavfi -i "$tone" -c:a libmp3lame -b:a 64k audio-only.mp3
 
 for clip in h264-aac.mp4 hevc-aac.mkv vp9-opus.webm 4x3.mp4 portrait.mp4 anamorphic.mp4 rotated-90.mp4 \
-            odd-size.mp4 video-only.mp4 audio-only.m4a audio-only.mp3; do
+            odd-size.mp4 video-only.mp4 stereo-44k.mp4 audio-only.m4a audio-only.mp3; do
   ffprobe -v error -count_frames -show_format -show_streams -of json "$clip" > "expected/$clip.ffprobe.json"
 done
 

@@ -4,7 +4,7 @@ import Testing
 
 /// Audio decoding against ffmpeg's own: `ffmpeg -i clip -f s16le -` at the source's rate and channels.
 @Suite struct AudioTests {
-    static let clips = ["h264-aac.mp4", "hevc-aac.mkv", "vp9-opus.webm", "audio-only.m4a", "audio-only.mp3"]
+    static let clips = ["h264-aac.mp4", "hevc-aac.mkv", "vp9-opus.webm", "stereo-44k.mp4", "audio-only.m4a", "audio-only.mp3"]
 
     static func reference(_ path: String, rate: Int, channels: Int) async throws -> [Int16] {
         let bytes = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", path, "-map", "0:a:0",

@@ -9,7 +9,7 @@ enum Fixtures {
 
     /// Every good clip `SampleMedia/generate.sh` makes.
     static let goodClips = ["h264-aac.mp4", "hevc-aac.mkv", "vp9-opus.webm", "4x3.mp4", "portrait.mp4", "anamorphic.mp4",
-                            "rotated-90.mp4", "odd-size.mp4", "video-only.mp4", "audio-only.m4a", "audio-only.mp3"]
+                            "rotated-90.mp4", "odd-size.mp4", "video-only.mp4", "stereo-44k.mp4", "audio-only.m4a", "audio-only.mp3"]
     /// The good clips with a video track.
     static let videoClips = goodClips.filter { !$0.hasPrefix("audio-only") }
     /// Openable clips with damaged media data.

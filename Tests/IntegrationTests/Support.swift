@@ -155,3 +155,60 @@ final class TickLog: Sendable {
     func add(_ time: MediaTime) { log.withLock { $0.append(time.seconds) } }
     var times: [Double] { log.withLock { $0 } }
 }
+
+/// Records when each frame arrives (in a TimeLog) and stalls once: on write number `at`, it
+/// blocks for `stall` of real time, as a slow disk or display would.
+final class StallingFrameSink: FrameSink, Sendable {
+    let pixelFormat = OutputPixelFormat.rgb24
+    let log: TimeLog
+    let at: Int
+    let stall: Duration
+    private let count = Locked(0)
+    init(log: TimeLog, stallAt at: Int, for stall: Duration) {
+        self.log = log
+        self.at = at
+        self.stall = stall
+    }
+    func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
+    func write(_ frame: VideoFrame) throws(PlayheadError) {
+        log.record(frame.presentationTime)
+        let n = count.withLock { $0 += 1; return $0 }
+        if n == at { SystemPlaybackClock().sleep(for: stall) }
+    }
+    func finish() throws(PlayheadError) {}
+    func abort() {}
+}
+
+/// Keeps every sample and when each buffer arrived; optionally stalls once, on buffer number
+/// `stallAt`, for `stall` of real time (an audio output that fell behind).
+final class TimedAudioSink: AudioSink {
+    let log: TimeLog
+    let stallAt: Int?
+    let stall: Duration
+    private let state = Locked((samples: [Int16](), info: AudioStreamInfo?.none, writes: 0, begins: 0))
+    init(log: TimeLog, stallAt: Int? = nil, for stall: Duration = .zero) {
+        self.log = log
+        self.stallAt = stallAt
+        self.stall = stall
+    }
+    var samples: [Int16] { state.withLock { $0.samples } }
+    var info: AudioStreamInfo? { state.withLock { $0.info } }
+    var begins: Int { state.withLock { $0.begins } }
+    func begin(_ info: AudioStreamInfo) throws(PlayheadError) {
+        state.withLock {
+            $0.info = info
+            $0.begins += 1
+        }
+    }
+    func write(_ buffer: AudioBuffer) throws(PlayheadError) {
+        log.record(buffer.presentationTime)
+        let n = state.withLock { s -> Int in
+            s.samples.append(contentsOf: buffer.samples)
+            s.writes += 1
+            return s.writes
+        }
+        if n == stallAt { SystemPlaybackClock().sleep(for: stall) }
+    }
+    func finish() throws(PlayheadError) {}
+    func abort() {}
+}

@@ -30,6 +30,10 @@ public struct SystemPlaybackClock: PlaybackClock {
 
 /// A virtual clock for tests: time stands still until advanced, and `sleep` advances it at once,
 /// so a five-second realtime playback runs in milliseconds and still lands exactly on its times.
+///
+/// It suits one paced consumer: video without an audio output. With an audio output, the audio
+/// thread's sleeps would move virtual time as fast as audio decodes, and the video (which follows
+/// the audio clock) would find every frame late: test audio pacing on ``SystemPlaybackClock``.
 public final class ManualPlaybackClock: PlaybackClock {
     private let current = Locked(Duration.zero)
 
