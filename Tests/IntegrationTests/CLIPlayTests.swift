@@ -193,6 +193,25 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: quiet.appendingPathComponent("01-h264-aac.mp4/audio.wav").path))
     }
 
+    @Test func queueWritesOneWAVInTheFirstAudiosFormat() async throws {
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let paths = try ["stereo-44k.mp4", "h264-aac.mp4", "audio-only.mp3"].map { try Fixtures.clip($0) }
+        let run = try await CLI.run(["play", "--queue", "--out", out.path, "--size", "32x18"] + paths)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let wav = out.appendingPathComponent("queue/audio.wav").path
+        let probe = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=sample_rate,channels",
+                                                                                 "-of", "csv=p=0", wav]), as: UTF8.self)
+        #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "44100,2")
+        var expected: [Int16] = []
+        for path in paths { expected += await PlayerAudioTests.audio(path, AudioFormat(sampleRate: 44100, channelCount: 2)) }
+        #expect(try await Reference.wavSamples(wav) == expected, "every file's audio, one after another, sample for sample")
+        let summary = try readSummary(out)
+        let files = try #require(summary["files"] as? [[String: Any]])
+        #expect(files.compactMap { $0["audioFrames"] as? Int }.reduce(0, +) == expected.count / 2)
+        #expect((summary["queue"] as? [String: Any])?["audioPath"] as? String == wav)
+    }
+
     @Test func usageErrorsExitWithTwo() async throws {
         let clip = try Fixtures.clip("h264-aac.mp4")
         #expect(try await CLI.run(["play", clip]).status == 2)

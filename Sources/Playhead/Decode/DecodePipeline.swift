@@ -81,10 +81,10 @@ final class DecodePipeline: Sendable {
                 return try decodeVideo(format, streamIndex: streamIndex, audio: nil, timelineStart: timelineStart, sinkOwner: sinkOwner,
                                        sinkHandedOff: &sinkHandedOff, result: &result)
             }
-            // Audio alone: the frame sink gets no frames and is finished with the session.
+            // Audio alone: the frame sink gets no frames and is finished (or aborted) with the session.
             try decodeAudioOnly(format, audioIndex: audioIndex, audioSink: audioSink!, timelineStart: timelineStart, result: &result)
             sinkHandedOff = true
-            try sinkOwner.value.finish()
+            if result.status == .completed { try sinkOwner.value.finish() } else { sinkOwner.value.abort() }
             return
         }
         let audio = audioIndex >= 0 ? (index: audioIndex, sink: audioSink) : nil
@@ -233,6 +233,8 @@ final class DecodePipeline: Sendable {
         if running, !session.interrupt.isRaised, !stopRequested.load(ordering: .acquiring) {
             _ = feed(decoder, packet: nil, decoded: decoded, state: &state, deliver: deliver)
         }
+        // A conversion failure fails the session: nothing more is read, for the audio either.
+        if state.conversionError != nil { stopRequested.store(true, ordering: .releasing) }
         if state.limitReached || state.conversionError != nil { stopReadingVideo(freePackets: freePackets, readyPackets: readyPackets) }
         readyCanvases.close()
         demuxDone.wait()
