@@ -12,6 +12,36 @@ import Testing
         return bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
     }
 
+    /// End to end: `playhead play` writes each clip's audio.wav, and the WAV holds what ffmpeg
+    /// decodes from the clip (within one audio frame, the same signal).
+    @Test func playWritesWAVsThatMatchFFmpeg() async throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-wavs-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let paths = try Self.clips.map { try Fixtures.clip($0) }
+        let run = try await CLI.run(["play", "--out", out.path, "--format", "ppm", "--size", "16x8"] + paths)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        for (index, clip) in Self.clips.enumerated() {
+            let wav = out.appendingPathComponent(String(format: "%02d-%@/audio.wav", index + 1, clip)).path
+            let ours = try await Reference.wavSamples(wav)
+            let info = try #require(try Fixtures.ffprobe(clip).streams.first { $0.codec_type == "audio" })
+            let rate = try #require(info.sample_rate.flatMap { Int($0) }), channels = try #require(info.channels)
+            let expected = try await Self.reference(paths[index], rate: rate, channels: channels)
+            #expect(abs(ours.count - expected.count) <= 1152 * channels, "\(clip): \(ours.count) samples vs ffmpeg's \(expected.count)")
+            #expect(Self.correlation(ours, expected) > 0.999, "\(clip)")
+        }
+    }
+
+    static func correlation(_ a: [Int16], _ b: [Int16]) -> Double {
+        let n = min(a.count, b.count)
+        guard n > 1000 else { return 0 }
+        var dot = 0.0, a2 = 0.0, b2 = 0.0
+        for i in 0..<n {
+            let x = Double(a[i]), y = Double(b[i])
+            dot += x * y; a2 += x * x; b2 += y * y
+        }
+        return dot / (a2.squareRoot() * b2.squareRoot())
+    }
+
     @Test(arguments: clips)
     func samplesMatchFFmpeg(clip: String) async throws {
         let path = try Fixtures.clip(clip)
@@ -25,14 +55,7 @@ import Testing
         #expect(abs(ours.count - expected.count) <= 1152 * info.channelCount, "\(ours.count) samples vs ffmpeg's \(expected.count)")
         #expect(result.frames * info.channelCount == ours.count)
         // Same content over the common length: correlation of the two signals.
-        let n = min(ours.count, expected.count)
-        try #require(n > 1000)
-        var dot = 0.0, a2 = 0.0, b2 = 0.0
-        for i in 0..<n {
-            let a = Double(ours[i]), b = Double(expected[i])
-            dot += a * b; a2 += a * a; b2 += b * b
-        }
-        let correlation = dot / (a2.squareRoot() * b2.squareRoot())
+        let correlation = Self.correlation(ours, expected)
         #expect(correlation > 0.999, "correlation \(correlation)")
     }
 
