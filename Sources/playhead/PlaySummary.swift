@@ -95,6 +95,7 @@ struct FileReport: Encodable {
     /// The line printed when the file is done.
     var line: String {
         var text = "\(path)  \(status)  \(framesWritten > 0 ? framesWritten : framesDecoded) frames"
+        if let audioFrames { text += ", \(audioFrames) audio samples" }
         if let output { text += " → \(output)" }
         if let error { text += "  [\(error.code)] \(error.reason)" }
         return text
