@@ -111,11 +111,15 @@ import Testing
         #expect(byFrames.status == .completed)
         #expect(byFrames.framesDelivered == 10)
         #expect(limited.samples.count == 10 * 48000 / 25, "10 frames at 25 fps are 0.4 s: 19200 samples, got \(limited.samples.count)")
+        let full = InMemoryAudioSink()
+        _ = await AudioSession(source: path).run(into: full)
+        #expect(limited.samples == Array(full.samples[0..<19200]))
         let windowed = InMemoryAudioSink()
         let range = DecodeConfiguration(startTime: MediaTime(value: 1, timescale: 2), endTime: MediaTime(value: 3, timescale: 2))
         let byRange = await DecodeSession(source: path, configuration: range).run(into: NullSink(), audio: windowed)
         #expect(byRange.status == .completed)
         #expect(windowed.samples.count == 48000, "0.5 s to 1.5 s is 48000 samples, got \(windowed.samples.count)")
+        #expect(windowed.samples == Array(full.samples[24000..<72000]))
     }
 
     /// Conversion to another rate and channel count (what a player does to match items).
@@ -131,6 +135,22 @@ import Testing
         #expect(abs(frames - 2 * 44100) <= 1024, "2 s at 44.1 kHz, got \(frames) frames")
         // Both channels carry the mono source.
         #expect(stride(from: 0, to: sink.samples.count, by: 2).allSatisfy { sink.samples[$0] == sink.samples[$0 + 1] })
+    }
+
+    /// The audio output fails: the session fails, and its video output is not passed off as
+    /// complete either (a Y4M file is never renamed into place).
+    @Test func anAudioSinkFailureAbortsTheVideoOutput() async throws {
+        let path = try Fixtures.clip("h264-aac.mp4")
+        let y4m = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-abort-\(UUID().uuidString).y4m").path
+        defer { try? FileManager.default.removeItem(atPath: y4m) }
+        let result = await DecodeSession(source: path).run(into: Y4MSink(path: y4m), audio: FailingAudioSink(after: 5))
+        guard case .failed(let error) = result.status else {
+            Issue.record("expected a failure, got \(result.status)")
+            return
+        }
+        #expect(error.code == .writeFailed)
+        #expect(!FileManager.default.fileExists(atPath: y4m))
+        #expect(!FileManager.default.fileExists(atPath: AtomicFile.temporaryPath(for: y4m)))
     }
 
     @Test func fileWithoutAudioSaysSo() async throws {

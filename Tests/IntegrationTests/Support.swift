@@ -212,3 +212,17 @@ final class TimedAudioSink: AudioSink {
     func finish() throws(PlayheadError) {}
     func abort() {}
 }
+
+/// Takes `after` buffers, then fails every write (a full disk, a lost device).
+final class FailingAudioSink: AudioSink {
+    let after: Int
+    private let writes = Locked(0)
+    init(after: Int) { self.after = after }
+    func begin(_ info: AudioStreamInfo) throws(PlayheadError) {}
+    func write(_ buffer: AudioBuffer) throws(PlayheadError) {
+        let n = writes.withLock { $0 += 1; return $0 }
+        if n > after { throw PlayheadError(code: .writeFailed, message: "the audio output is gone", file: "audio-out") }
+    }
+    func finish() throws(PlayheadError) {}
+    func abort() {}
+}

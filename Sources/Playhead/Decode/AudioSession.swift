@@ -54,9 +54,9 @@ public final class AudioSession: Sendable {
             let audio = try AudioStage(stream: format.stream(at: Int(index)), format: self.format, start: nil, end: nil, timelineStart: .zero,
                                         sink: sink, source: source)
             stage = audio
-            result.sampleRate = audio.info.sampleRate
-            result.channelCount = audio.info.channelCount
             try audio.begin()
+            result.sampleRate = audio.info?.sampleRate ?? 0
+            result.channelCount = audio.info?.channelCount ?? 0
             let packet = OwnedPacket()
             while !interrupt.isRaised, !audio.reachedEnd {
                 if av_read_frame(format.pointer, packet.pointer) < 0 { break }

@@ -6,16 +6,21 @@ import CFFmpeg
 /// ``AudioSession``. Nothing is allocated per packet: one frame, one resampler buffer.
 final class AudioStage {
     let source: String
-    let info: AudioStreamInfo
+    /// The output format; set by `begin()`.
+    private(set) var info: AudioStreamInfo?
     private let decoder: StreamDecoder
-    private let resampler: Resampler
+    private var resampler: Resampler!
+    private let requestedFormat: AudioFormat
+    private let timelineStart: MediaTime
+    private let start: MediaTime?
+    private let end: MediaTime?
     private let timeBase: AVRational
     private let frame = OwnedFrame()
     private let sink: any AudioSink
     /// The session's window in output samples: samples before `firstSample` are dropped, and
     /// delivery stops at `endSample`.
-    private let firstSample: Int64?
-    private let endSample: Int64?
+    private var firstSample: Int64?
+    private var endSample: Int64?
     /// Where the next resampled sample sits, in output samples on the source's timeline.
     private var nextSample: Int64?
 
@@ -27,14 +32,28 @@ final class AudioStage {
     private(set) var firstPresentationTime: MediaTime?
 
     /// `start` (exact starts only) and `end` bound what is delivered; `timelineStart` is passed on
-    /// to the sink. A sink that negotiates (a player's) chooses the format here, before decoding.
+    /// to the sink. Opens the decoder; the format is settled by `begin()`.
     init(stream: UnsafeMutablePointer<AVStream>, format: AudioFormat, start: MediaTime?, end: MediaTime?, timelineStart: MediaTime,
          sink: any AudioSink, source: String) throws(PlayheadError) {
         self.source = source
         self.sink = sink
+        self.requestedFormat = format
+        self.start = start
+        self.end = end
+        self.timelineStart = timelineStart
         timeBase = stream.pointee.time_base
         decoder = try StreamDecoder(stream: stream, threads: 1, source: source)
-        var format = format
+    }
+
+    private static func samples(_ time: MediaTime, rate: Int64) -> Int64 {
+        Int64((time.seconds * Double(rate)).rounded())
+    }
+
+    /// Settles the output format (a sink that negotiates — a player's — chooses it, and may wait
+    /// for it: this runs on the thread that decodes audio, never holding up the video), sets up
+    /// the resampler, and tells the sink what follows.
+    func begin() throws(PlayheadError) {
+        var format = requestedFormat
         if let negotiating = sink as? any AudioFormatNegotiating {
             let context = decoder.context.pointee
             format = try negotiating.outputFormat(for: AudioStreamInfo(source: source, sampleRate: Int(context.sample_rate),
@@ -44,16 +63,17 @@ final class AudioStage {
         let rate = Int64(resampler.sampleRate)
         firstSample = start.flatMap { $0.isNumeric && $0 > .zero ? Self.samples($0, rate: rate) : nil }
         endSample = end.flatMap { $0.isNumeric ? Self.samples($0, rate: rate) : nil }
-        info = AudioStreamInfo(source: source, sampleRate: resampler.sampleRate, channelCount: resampler.channelCount, timelineStart: timelineStart)
-    }
-
-    private static func samples(_ time: MediaTime, rate: Int64) -> Int64 {
-        Int64((time.seconds * Double(rate)).rounded())
-    }
-
-    /// Tells the sink what follows.
-    func begin() throws(PlayheadError) {
+        let info = AudioStreamInfo(source: source, sampleRate: resampler.sampleRate, channelCount: resampler.channelCount, timelineStart: timelineStart)
+        self.info = info
         try sink.begin(info)
+    }
+
+    /// Ends the audio at `time` at the latest (where the video stopped).
+    func cut(at time: MediaTime) {
+        guard let resampler, time.isNumeric else { return }
+        let sample = Self.samples(time, rate: Int64(resampler.sampleRate))
+        endSample = min(endSample ?? sample, sample)
+        if let next = nextSample, next >= sample { reachedEnd = true }
     }
 
     /// Decodes one packet and delivers what it yields. Sink errors are thrown; decode errors are
@@ -97,15 +117,16 @@ final class AudioStage {
     }
 
     /// Delivers `count` resampled samples per channel. The first frame's timestamp places the
-    /// stream; after that, samples follow one another without gaps or overlaps.
+    /// stream; after that, samples follow one another without gaps or overlaps, unless a frame's
+    /// timestamp jumps by more than a frame (packets lost to damage, a gap in the file): the times
+    /// follow the timestamps again, so a player keeps the audio with its video.
     private func deliver(_ count: Int, timestamp: Int64?) throws(PlayheadError) {
         let rate = Int64(resampler.sampleRate)
-        if nextSample == nil {
-            if let timestamp, timestamp != FFmpegConstants.noPTS {
-                nextSample = Self.samples(MediaTime(ffmpegTimestamp: timestamp, timeBase: timeBase), rate: rate)
-            } else {
-                nextSample = firstSample ?? 0
-            }
+        let stamped = timestamp.flatMap { $0 == FFmpegConstants.noPTS ? nil : Self.samples(MediaTime(ffmpegTimestamp: $0, timeBase: timeBase), rate: rate) }
+        if let expected = nextSample {
+            if let stamped, abs(stamped - expected) > max(Int64(count), rate / 50) { nextSample = stamped }
+        } else {
+            nextSample = stamped ?? firstSample ?? 0
         }
         guard count > 0, let start = nextSample else { return }
         nextSample = start + Int64(count)

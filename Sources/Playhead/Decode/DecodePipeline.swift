@@ -28,7 +28,7 @@ final class DecodePipeline: Sendable {
 
     /// What the audio thread reports.
     struct AudioOutcome {
-        var info: AudioStreamInfo
+        var info: AudioStreamInfo?
         var delivered = 0
         var sinkError: PlayheadError?
         var decodeFailure: PlayheadError?
@@ -37,6 +37,8 @@ final class DecodePipeline: Sendable {
     /// Set to stop the demux and output threads early without it counting as a cancellation
     /// (frame limit reached, sink failed).
     private let stopRequested = Atomic<Bool>(false)
+    /// Where the video stopped early (frame limit, end time), for the audio thread to end there too.
+    private let videoCutoff = Locked<MediaTime?>(nil)
 
     init(session: DecodeSession, logger: Logger) {
         self.session = session
@@ -233,9 +235,14 @@ final class DecodePipeline: Sendable {
         if running, !session.interrupt.isRaised, !stopRequested.load(ordering: .acquiring) {
             _ = feed(decoder, packet: nil, decoded: decoded, state: &state, deliver: deliver)
         }
-        // A conversion failure fails the session: nothing more is read, for the audio either.
-        if state.conversionError != nil { stopRequested.store(true, ordering: .releasing) }
-        if state.limitReached || state.conversionError != nil { stopReadingVideo(freePackets: freePackets, readyPackets: readyPackets) }
+        if state.conversionError != nil {
+            // The session fails: nothing more is read or written, for the audio either.
+            stopEverything()
+        } else if state.limitReached {
+            // The audio ends where the video did (already so when the frame rate was known).
+            if state.lastPTS.isNumeric { videoCutoff.withLock { $0 = state.lastPTS + (state.lastDuration.isNumeric ? state.lastDuration : .zero) } }
+            stopReadingVideo(freePackets: freePackets, readyPackets: readyPackets)
+        }
         readyCanvases.close()
         demuxDone.wait()
         outputDone.wait()
@@ -464,15 +471,17 @@ final class DecodePipeline: Sendable {
     // MARK: The audio thread
 
     private func decodeAudio(_ stage: AudioStage, route: PacketRoute, stop: @Sendable () -> Void) {
-        var report = AudioOutcome(info: stage.info)
+        var report = AudioOutcome()
         do throws(PlayheadError) {
             try stage.begin()
-            while !stage.reachedEnd, let slot = route.ready.receive() {
+            report.info = stage.info
+            while !stage.reachedEnd, !stopRequested.load(ordering: .acquiring), let slot = route.ready.receive() {
                 let packet = route.packets[slot].pointer
                 defer {
                     av_packet_unref(packet)
                     route.free.send(slot)
                 }
+                if let cutoff = videoCutoff.withLock({ $0 }) { stage.cut(at: cutoff) }
                 try stage.feed(packet)
             }
             // Reached its end: the demuxer need read no more audio.
@@ -494,8 +503,8 @@ final class DecodePipeline: Sendable {
         let exactStart = try seek(format, streamIndex: audioIndex, timeBase: stream.pointee.time_base)
         let stage = try AudioStage(stream: stream, format: configuration.audioFormat, start: exactStart.map { _ in timelineStart },
                                    end: configuration.endTime, timelineStart: timelineStart, sink: audioSink, source: source)
-        result.audio = stage.info
         try stage.begin()
+        result.audio = stage.info
         let packet = OwnedPacket()
         var readError: PlayheadError?
         var consecutiveErrors = 0
@@ -553,7 +562,8 @@ final class DecodePipeline: Sendable {
             sinkError = error
             stop()
         }
-        let cancelled = session.interrupt.isRaised
+        // Stopped by another stage's failure (the audio sink, a conversion): not complete either.
+        let cancelled = session.interrupt.isRaised || stopRequested.load(ordering: .acquiring)
         if sinkError == nil, !cancelled {
             do throws(PlayheadError) { try sink.finish() } catch { sinkError = error }
         }

@@ -46,6 +46,12 @@ public final class QueuePlayer: Sendable {
         var timeObservers: [Int: TimeObserver] = [:]
         var nextToken = 0
         var endedWithoutAdvance = false
+        /// Sessions running now, and those among them cancelled after their item presented: they
+        /// may still be writing their last frame or buffer. A gate opens only once none drains,
+        /// so no two items ever write to the outputs at once.
+        var live: Set<ObjectIdentifier> = []
+        var draining: Set<ObjectIdentifier> = []
+        var pendingGates: [PresentationGate] = []
     }
 
     private let engine: Locked<Engine>
@@ -143,7 +149,7 @@ public final class QueuePlayer: Sendable {
                 (e.runs.removeValue(forKey: id), e.seekWaiters.updateValue((from, continuation), forKey: id))
             }
             superseded?.continuation.resume(returning: nil)
-            old?.cancel()
+            if let old { cancel(old) }
             timeline.reanchor(at: timeline.cursor)
             var decoding = configuration.decoding
             decoding.startTime = time
@@ -225,9 +231,9 @@ public final class QueuePlayer: Sendable {
             case .start(let id, let presenting):
                 start(id, presenting: presenting, decoding: configuration.decoding)
             case .present(let id):
-                engine.withLock { $0.runs[id] }?.gate.open(at: timeline.cursor)
+                if let gate = engine.withLock({ $0.runs[id] })?.gate { openWhenDrained(gate) }
             case .stop(let id):
-                engine.withLock { $0.runs.removeValue(forKey: id) }?.cancel()
+                if let run = engine.withLock({ $0.runs.removeValue(forKey: id) }) { cancel(run) }
             case .currentChanged(let from, let to):
                 let (old, new) = engine.withLock { e in (from.flatMap { e.items[$0] }, to.flatMap { e.items[$0] }) }
                 emit(.currentItemChanged(from: old, to: new))
@@ -279,7 +285,7 @@ public final class QueuePlayer: Sendable {
         guard let item = engine.withLock({ $0.items[id] }) else { return }
         if let existing = engine.withLock({ $0.runs[id] }), decoding.startTime == nil {
             // Already running (pre-rolled, or started by a seek while paused).
-            if presenting { existing.gate.open(at: timeline.cursor) }
+            if presenting { openWhenDrained(existing.gate) }
             return
         }
         var decoding = decoding
@@ -287,14 +293,51 @@ public final class QueuePlayer: Sendable {
             if decoding.startTime == nil { decoding.startTime = range.start }
             decoding.endTime = range.end
         }
-        let gate = PresentationGate(openAt: presenting ? timeline.cursor : nil)
+        let gate = PresentationGate(openAt: nil)
         let events: @Sendable (ItemPresenter.PresenterEvent) -> Void = { [weak self] event in self?.presenterEvent(id, event) }
         let presenter = ItemPresenter(item: item, output: output, timeline: timeline, gate: gate, events: events)
         let audio = audioOutput.map { AudioPresenter(item: item, output: $0, timeline: timeline, gate: gate, events: events) }
         let session = DecodeSession(source: item.asset.source, configuration: decoding)
         let run = ItemRun(session: session, presenter: presenter, audio: audio, gate: gate)
         engine.withLock { $0.runs[id] = run }
+        if presenting { openWhenDrained(gate) }
         Task { await self.runItem(id, item: item, run: run) }
+    }
+
+    /// Opens an item's gate at the timeline's cursor, now or, while a cancelled run still drains,
+    /// once it has.
+    private func openWhenDrained(_ gate: PresentationGate) {
+        let now = engine.withLock { e -> Bool in
+            if e.draining.isEmpty { return true }
+            e.pendingGates.append(gate)
+            return false
+        }
+        if now { gate.open(at: timeline.cursor) }
+    }
+
+    /// Cancels a run; if it may still be writing, it drains before any other gate opens.
+    private func cancel(_ run: ItemRun) {
+        let session = ObjectIdentifier(run.session)
+        engine.withLock { e in
+            if e.live.contains(session), run.gate.isOpen { e.draining.insert(session) }
+        }
+        run.cancel()
+    }
+
+    /// Runs an item's session, keeping the drain bookkeeping.
+    private func runSession(_ run: ItemRun) async -> DecodeResult {
+        let session = ObjectIdentifier(run.session)
+        engine.withLock { _ = $0.live.insert(session) }
+        let result = await run.session.run(into: run.presenter, audio: run.audio)
+        let gates = engine.withLock { e -> [PresentationGate] in
+            e.live.remove(session)
+            e.draining.remove(session)
+            guard e.draining.isEmpty else { return [] }
+            defer { e.pendingGates.removeAll() }
+            return e.pendingGates
+        }
+        for gate in gates { gate.open(at: timeline.cursor) }
+        return result
     }
 
     private func runItem(_ id: ObjectIdentifier, item: PlayerItem, run: ItemRun) async {
@@ -307,7 +350,7 @@ public final class QueuePlayer: Sendable {
             }
             return
         }
-        let result = await run.session.run(into: run.presenter, audio: run.audio)
+        let result = await runSession(run)
         guard isCurrentRun(id, run) else { return }
         switch result.status {
         case .completed:

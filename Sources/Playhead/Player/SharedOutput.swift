@@ -4,9 +4,11 @@ import Synchronization
 ///
 /// `@unchecked Sendable` is safe because the sink is touched only by the presenter of the item
 /// that is presenting, and only one item presents at a time: a presenter begins using it after its
-/// gate opened, which happens only after the previous item's session ended (its output thread
-/// finished and was joined), so every use is ordered after the previous one. `finish` is called
-/// by the owner once no item runs.
+/// gate opened, and a gate opens only once no earlier run may still write — the previous item's
+/// session ended (its output thread finished and was joined), or, for a run cancelled by a seek,
+/// an advance or a removal, its session returned (``QueuePlayer``'s drain rule, under the
+/// player's mutex). So every use is ordered after the previous one. `finish` is called by the
+/// owner once no item runs.
 final class SharedOutput: @unchecked Sendable {
     private let sink: any FrameSink
     private var lastInfo: FrameStreamInfo?
