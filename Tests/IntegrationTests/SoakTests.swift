@@ -21,12 +21,13 @@ import Testing
     static let long = ProcessInfo.processInfo.environment["PLAYHEAD_SOAK"] != nil
 
     @Test func cancellingHundredsOfSessionsMidDecodeKeepsMemoryFlat() async throws {
-        let path = try Fixtures.clip("video-only.mp4")
+        let path = try Fixtures.clip("h264-aac.mp4")
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: 4)
         let small = DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18))
         func cancelSessions(_ count: Int) async {
             for _ in 0..<count {
-                let id = await coordinator.submit(PlaybackRequest(source: path, loop: .forever, decoding: small)) { NullSink(pixelFormat: .rgb24) }
+                let id = await coordinator.submit(PlaybackRequest(source: path, loop: .forever, decoding: small),
+                                                  output: { NullSink(pixelFormat: .rgb24) }, audioOutput: { NullAudioSink() })
                 // Cancel once it is decoding.
                 for _ in 0..<2000 {
                     if await coordinator.progress().first(where: { $0.id == id })?.framesPresented ?? 0 > 3 { break }
@@ -59,9 +60,12 @@ import Testing
 
     @Test func loopingAClipManyTimesKeepsMemoryFlat() async throws {
         let loops = Self.long ? 1000 : 50
-        let player = QueuePlayer(output: NullSink(pixelFormat: .rgb24),
+        let path = try Fixtures.clip("h264-aac.mp4")
+        let once = await AudioSession(source: path).run(into: NullAudioSink()).frames
+        let audio = NullAudioSink()
+        let player = QueuePlayer(output: NullSink(pixelFormat: .rgb24), audioOutput: audio,
                                  configuration: PlayerConfiguration(decoding: DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18))))
-        let looper = PlayerLooper(player: player, templateItem: PlayerItem(asset: Asset(path: try Fixtures.clip("video-only.mp4"))), loopCount: loops)
+        let looper = PlayerLooper(player: player, templateItem: PlayerItem(asset: Asset(path: path)), loopCount: loops)
         var warm = 0
         player.play()
         for _ in 0..<100_000 {
@@ -74,6 +78,7 @@ import Testing
         print("RSS loop soak: \(warm / 1024) KiB after 10 loops, \(end / 1024) KiB after \(loops)")
         #expect(looper.loopsCompleted == loops)
         #expect(player.statistics.framesPresented == loops * 50)
+        #expect(audio.framesReceived == loops * once, "every loop's audio, whole")
         #expect(end - warm < 24 << 20, "resident memory grew by \((end - warm) >> 20) MiB over \(loops) loops")
     }
 }
