@@ -14,7 +14,7 @@ func exercise(_ bytes: UnsafeRawBufferPointer) {
             precondition(error.file == path, "an error must name its file: \(error)")
         }
         let configuration = DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18), frameLimit: 5)
-        let result = await DecodeSession(source: path, configuration: configuration).run(into: NullSink(pixelFormat: .rgb24))
+        let result = await DecodeSession(source: path, configuration: configuration).run(into: NullSink(pixelFormat: .rgb24), audio: NullAudioSink())
         if case .failed(let error) = result.status {
             precondition(error.file == path, "an error must name its file: \(error)")
         }

@@ -29,7 +29,8 @@ import Testing
                 #expect(!error.message.isEmpty)
             }
             // Decode everything it has.
-            let result = await DecodeSession(source: path, configuration: DecodeConfiguration(outputSize: PixelSize(width: 64, height: 36))).run(into: NullSink(pixelFormat: .rgb24))
+            let result = await DecodeSession(source: path, configuration: DecodeConfiguration(outputSize: PixelSize(width: 64, height: 36)))
+                .run(into: NullSink(pixelFormat: .rgb24), audio: NullAudioSink())
             switch result.status {
             case .failed(let error):
                 failures += 1

@@ -29,7 +29,7 @@ import Testing
                 #expect(error.file == path, "case \(i): \(error)")
             }
             let result = await DecodeSession(source: path, configuration: DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18), frameLimit: 10))
-                .run(into: NullSink(pixelFormat: .rgb24))
+                .run(into: NullSink(pixelFormat: .rgb24), audio: NullAudioSink())
             if case .failed(let error) = result.status {
                 failed += 1
                 #expect(error.file == path, "case \(i): \(error)")
