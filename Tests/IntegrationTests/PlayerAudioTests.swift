@@ -126,67 +126,67 @@ import Testing
         await PlayerAudioTests.audio(path, format)
     }
 
-    /// On the machine's clock (a virtual clock cannot stand in here: the audio thread's sleeps
-    /// would move virtual time as fast as audio decodes, leaving every frame late).
-    @Test func realtimeWithAudioPacesBothAndKeepsThemTogether() async throws {
+    /// One realtime playback of `h264-aac.mp4` on the machine's clock: each frame and audio
+    /// buffer's arrival logged; the video output stalls once at frame `videoStallAt`, or the audio
+    /// output at buffer `audioStallAt`, for half a second.
+    struct Run {
+        var statistics: PlaybackStatistics
+        var elapsed: Double
+        var video: [TimeLog.Entry]
+        var audio: [TimeLog.Entry]
+        var samples: [Int16]
+        var expectedSamples: [Int16]
+    }
+
+    static func play(videoStallAt: Int? = nil, audioStallAt: Int? = nil) async throws -> Run {
         let path = try Fixtures.clip("h264-aac.mp4")
         let clock = SystemPlaybackClock()
         let video = TimeLog(clock: clock), audio = TimeLog(clock: clock)
-        let sink = TimedAudioSink(log: audio)
-        let player = QueuePlayer(items: [PlayerItem(asset: Asset(path: path))], output: TimestampSink(log: video), audioOutput: sink,
-                                 configuration: PlayerConfiguration(realtime: true), clock: clock)
+        let stall = Duration.milliseconds(500)
+        let sink = TimedAudioSink(log: audio, stallAt: audioStallAt, for: stall)
+        let player = QueuePlayer(items: [PlayerItem(asset: Asset(path: path))], output: TimestampSink(log: video, stallAt: videoStallAt, for: stall),
+                                 audioOutput: sink, configuration: PlayerConfiguration(realtime: true), clock: clock)
         let start = clock.now()
         player.play()
         await player.waitUntilIdle()
-        let elapsed = (clock.now() - start).seconds
-        let statistics = player.statistics
-        #expect(statistics.framesPresented + statistics.framesDropped == 50)
-        #expect(statistics.framesDropped <= 2, "dropped \(statistics.framesDropped)")
-        #expect(elapsed > 1.9 && elapsed < 3.0 * Double(Bound.scale), "two seconds of media took \(elapsed) s")
-        #expect(sink.samples == (await Self.audio(path, AudioFormat())))
-        let skew = Self.worstSkew(video: video.entries, audio: audio.entries, after: 0)
+        return Run(statistics: player.statistics, elapsed: (clock.now() - start).seconds, video: video.entries, audio: audio.entries,
+                   samples: sink.samples, expectedSamples: await Self.audio(path, AudioFormat()))
+    }
+
+    /// On the machine's clock (a virtual clock cannot stand in here: the audio thread's sleeps
+    /// would move virtual time as fast as audio decodes, leaving every frame late).
+    @Test func realtimeWithAudioPacesBothAndKeepsThemTogether() async throws {
+        let run = try await Self.play()
+        #expect(run.statistics.framesPresented + run.statistics.framesDropped == 50)
+        #expect(run.statistics.framesDropped <= 2, "dropped \(run.statistics.framesDropped)")
+        #expect(run.elapsed > 1.9 && run.elapsed < 3.0 * Double(Bound.scale), "two seconds of media took \(run.elapsed) s")
+        #expect(run.samples == run.expectedSamples)
+        let skew = Self.worstSkew(video: run.video, audio: run.audio, after: 0)
         #expect(skew < 0.1, "video and audio drifted apart by \(skew) s")
     }
 
     /// The audio output falls half a second behind: the video waits for it (no frame is dropped,
     /// and each frame still comes with its audio) instead of running ahead on the wall clock.
     @Test func videoFollowsAudioThatFellBehind() async throws {
-        let path = try Fixtures.clip("h264-aac.mp4")
-        let clock = SystemPlaybackClock()
-        let video = TimeLog(clock: clock), audio = TimeLog(clock: clock)
-        let sink = TimedAudioSink(log: audio, stallAt: 20, for: .milliseconds(500))
-        let player = QueuePlayer(items: [PlayerItem(asset: Asset(path: path))], output: TimestampSink(log: video), audioOutput: sink,
-                                 configuration: PlayerConfiguration(realtime: true), clock: clock)
-        let start = clock.now()
-        player.play()
-        await player.waitUntilIdle()
-        let statistics = player.statistics
-        #expect(statistics.audioResyncs >= 1)
-        #expect(statistics.framesDropped <= 2, "dropped \(statistics.framesDropped)")
-        #expect((clock.now() - start) >= .milliseconds(2300), "the half-second stall lengthened the playback")
-        #expect(sink.samples == (await Self.audio(path, AudioFormat())), "audio is never dropped")
+        let run = try await Self.play(audioStallAt: 20)
+        #expect(run.statistics.audioResyncs >= 1)
+        #expect(run.statistics.framesDropped <= 2, "dropped \(run.statistics.framesDropped)")
+        #expect(run.elapsed >= 2.3, "the half-second stall lengthened the playback")
+        #expect(run.samples == run.expectedSamples, "audio is never dropped")
         // The stall hits at 0.43 s of media; frames shown while it lasts cannot know yet. From the
         // recovery on, each frame comes with its audio (on the wall clock alone they would stay 0.5 s ahead).
-        let skew = Self.worstSkew(video: video.entries, audio: audio.entries, after: 1.0)
+        let skew = Self.worstSkew(video: run.video, audio: run.audio, after: 1.0)
         #expect(skew < 0.12, "video and audio drifted apart by \(skew) s")
     }
 
     /// The video output falls half a second behind: the frames that missed their time against the
     /// audio are dropped, and the rest are shown with their audio.
     @Test func lateVideoIsDroppedAgainstTheAudioClock() async throws {
-        let path = try Fixtures.clip("h264-aac.mp4")
-        let clock = SystemPlaybackClock()
-        let video = TimeLog(clock: clock), audio = TimeLog(clock: clock)
-        let sink = TimedAudioSink(log: audio)
-        let player = QueuePlayer(items: [PlayerItem(asset: Asset(path: path))], output: StallingFrameSink(log: video, stallAt: 10, for: .milliseconds(500)),
-                                 audioOutput: sink, configuration: PlayerConfiguration(realtime: true), clock: clock)
-        player.play()
-        await player.waitUntilIdle()
-        let statistics = player.statistics
-        #expect(statistics.framesDropped >= 6, "about 12 frames missed their time; dropped \(statistics.framesDropped)")
-        #expect(statistics.framesPresented + statistics.framesDropped == 50)
-        #expect(sink.samples == (await Self.audio(path, AudioFormat())))
-        let skew = Self.worstSkew(video: video.entries, audio: audio.entries, after: 1.0)
+        let run = try await Self.play(videoStallAt: 10)
+        #expect(run.statistics.framesDropped >= 6, "about 12 frames missed their time; dropped \(run.statistics.framesDropped)")
+        #expect(run.statistics.framesPresented + run.statistics.framesDropped == 50)
+        #expect(run.samples == run.expectedSamples)
+        let skew = Self.worstSkew(video: run.video, audio: run.audio, after: 1.0)
         #expect(skew < 0.12, "video and audio drifted apart by \(skew) s")
     }
 

@@ -129,21 +129,29 @@ final class TimeLog: Sendable {
     var entries: [Entry] { log.withLock { $0 } }
 }
 
-/// Records when each frame arrives; optionally "takes" `cost` of clock time per frame.
+/// Records when each frame arrives; optionally "takes" `cost` of clock time per frame, or stalls
+/// once, on frame number `stallAt`, for `stall` of real time (a slow disk or display).
 final class TimestampSink: FrameSink, Sendable {
     let pixelFormat = OutputPixelFormat.rgb24
     let log: TimeLog
     let cost: Duration
     let clock: ManualPlaybackClock?
-    init(log: TimeLog, cost: Duration = .zero, clock: ManualPlaybackClock? = nil) {
+    let stallAt: Int?
+    let stall: Duration
+    private let count = Locked(0)
+    init(log: TimeLog, cost: Duration = .zero, clock: ManualPlaybackClock? = nil, stallAt: Int? = nil, for stall: Duration = .zero) {
         self.log = log
         self.cost = cost
         self.clock = clock
+        self.stallAt = stallAt
+        self.stall = stall
     }
     func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
     func write(_ frame: VideoFrame) throws(PlayheadError) {
         log.record(frame.presentationTime)
         if cost > .zero { clock?.advance(by: cost) }
+        let n = count.withLock { $0 += 1; return $0 }
+        if n == stallAt { SystemPlaybackClock().sleep(for: stall) }
     }
     func finish() throws(PlayheadError) {}
     func abort() {}
@@ -154,29 +162,6 @@ final class TickLog: Sendable {
     private let log = Locked([Double]())
     func add(_ time: MediaTime) { log.withLock { $0.append(time.seconds) } }
     var times: [Double] { log.withLock { $0 } }
-}
-
-/// Records when each frame arrives (in a TimeLog) and stalls once: on write number `at`, it
-/// blocks for `stall` of real time, as a slow disk or display would.
-final class StallingFrameSink: FrameSink, Sendable {
-    let pixelFormat = OutputPixelFormat.rgb24
-    let log: TimeLog
-    let at: Int
-    let stall: Duration
-    private let count = Locked(0)
-    init(log: TimeLog, stallAt at: Int, for stall: Duration) {
-        self.log = log
-        self.at = at
-        self.stall = stall
-    }
-    func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
-    func write(_ frame: VideoFrame) throws(PlayheadError) {
-        log.record(frame.presentationTime)
-        let n = count.withLock { $0 += 1; return $0 }
-        if n == at { SystemPlaybackClock().sleep(for: stall) }
-    }
-    func finish() throws(PlayheadError) {}
-    func abort() {}
 }
 
 /// Keeps every sample and when each buffer arrived; optionally stalls once, on buffer number
