@@ -435,27 +435,14 @@ final class DecodePipeline: Sendable {
     /// route whose free channel is cancelled wants no more (its stage ended); once none wants any,
     /// reading stops.
     private func demux(_ format: FormatContext, routes: [PacketRoute]) {
-        defer { for route in routes { route.ready.close() } }
-        // A damaged sample fails one read and the demuxer moves past it, as the ffmpeg tools do;
-        // give up only after this many failures in a row.
-        let maximumConsecutiveErrors = 32
-        var consecutiveErrors = 0
+        var reader = TolerantReader(format: format, source: source)
+        defer {
+            if let error = reader.firstError { outcome.withLock { $0.readError = $0.readError ?? error } }
+            for route in routes { route.ready.close() }
+        }
         var open = routes.map { _ in true }
         let scratch = OwnedPacket()
-        while !session.interrupt.isRaised, !stopRequested.load(ordering: .acquiring), open.contains(true) {
-            let result = av_read_frame(format.pointer, scratch.pointer)
-            if result < 0 {
-                if result == FFmpegError.eof || result == FFmpegError.exit || session.interrupt.isRaised { return }
-                if outcome.withLock({ $0.readError }) == nil {
-                    let error = FFmpegError.error(.readFailed, "part of the file could not be read: it is damaged or truncated",
-                                                  function: "av_read_frame", result: result, file: source)
-                    outcome.withLock { $0.readError = error }
-                }
-                consecutiveErrors += 1
-                if consecutiveErrors >= maximumConsecutiveErrors || format.pointer.pointee.pb?.pointee.eof_reached != 0 { return }
-                continue
-            }
-            consecutiveErrors = 0
+        while !stopRequested.load(ordering: .acquiring), open.contains(true), reader.next(into: scratch.pointer, interrupt: session.interrupt) {
             defer { av_packet_unref(scratch.pointer) }
             guard let r = routes.firstIndex(where: { $0.stream == scratch.pointer.pointee.stream_index }), open[r] else { continue }
             let route = routes[r]
@@ -506,19 +493,8 @@ final class DecodePipeline: Sendable {
         try stage.begin()
         result.audio = stage.info
         let packet = OwnedPacket()
-        var readError: PlayheadError?
-        var consecutiveErrors = 0
-        while !session.interrupt.isRaised, !stage.reachedEnd {
-            let read = av_read_frame(format.pointer, packet.pointer)
-            if read < 0 {
-                if read == FFmpegError.eof || read == FFmpegError.exit { break }
-                readError = readError ?? FFmpegError.error(.readFailed, "part of the file could not be read: it is damaged or truncated",
-                                                           function: "av_read_frame", result: read, file: source)
-                consecutiveErrors += 1
-                if consecutiveErrors >= 32 || format.pointer.pointee.pb?.pointee.eof_reached != 0 { break }
-                continue
-            }
-            consecutiveErrors = 0
+        var reader = TolerantReader(format: format, source: source)
+        while !stage.reachedEnd, reader.next(into: packet.pointer, interrupt: session.interrupt) {
             defer { av_packet_unref(packet.pointer) }
             if packet.pointer.pointee.stream_index == audioIndex { try stage.feed(packet.pointer) }
             result.audioFramesDelivered = stage.framesDelivered
@@ -527,7 +503,7 @@ final class DecodePipeline: Sendable {
         try stage.finish()
         result.audioFramesDelivered = stage.framesDelivered
         result.decodeErrorCount = stage.decodeErrors
-        if let error = readError ?? stage.decodeFailure {
+        if let error = reader.firstError ?? stage.decodeFailure {
             result.status = .failed(error)
         } else if stage.framesDelivered == 0 {
             result.status = .failed(PlayheadError(code: .decodeFailed, message: "no audio could be decoded", file: source))

@@ -61,3 +61,37 @@ struct PacketRoute: Sendable {
 
     var channels: [SlotChannel] { [free, ready] }
 }
+
+/// Reads a file's packets past damaged samples, as the ffmpeg tools do: a failed read is noted
+/// (the first error is kept) and skipped; reading gives up after 32 failures in a row, or when
+/// the failures come at the end of the data. Used by the one thread that owns the format context.
+struct TolerantReader {
+    let format: FormatContext
+    let source: String
+    private(set) var firstError: PlayheadError?
+    private var consecutiveErrors = 0
+    static let maximumConsecutiveErrors = 32
+
+    init(format: FormatContext, source: String) {
+        self.format = format
+        self.source = source
+    }
+
+    /// Reads the next packet into `packet`: true when there is one; false at the end of the data,
+    /// when interrupted, or when giving up.
+    mutating func next(into packet: UnsafeMutablePointer<AVPacket>, interrupt: InterruptFlag) -> Bool {
+        while !interrupt.isRaised {
+            let result = av_read_frame(format.pointer, packet)
+            if result >= 0 {
+                consecutiveErrors = 0
+                return true
+            }
+            if result == FFmpegError.eof || result == FFmpegError.exit || interrupt.isRaised { return false }
+            firstError = firstError ?? FFmpegError.error(.readFailed, "part of the file could not be read: it is damaged or truncated",
+                                                         function: "av_read_frame", result: result, file: source)
+            consecutiveErrors += 1
+            if consecutiveErrors >= Self.maximumConsecutiveErrors || format.pointer.pointee.pb?.pointee.eof_reached != 0 { return false }
+        }
+        return false
+    }
+}
