@@ -29,8 +29,9 @@ final class AudioPresenter: AudioFormatNegotiating, Sendable {
         self.events = events
     }
 
-    /// The player's format. The first item to present audio fixes it; an item pre-rolling before
-    /// that waits until it is fixed or until it presents itself.
+    /// The player's format (called on the session's audio thread before any audio is resampled).
+    /// The first item whose audio starts while it may present fixes it; an item pre-rolling before
+    /// that waits until it is fixed or until its own gate opens (its video pre-rolls meanwhile).
     func outputFormat(for source: AudioStreamInfo) throws(PlayheadError) -> AudioFormat {
         while true {
             if let format = output.format { return format }
