@@ -29,7 +29,6 @@ final class AudioStage {
     private(set) var firstDecodeError: PlayheadError?
     /// Set once `endSample` is reached: the rest of the stream is not wanted.
     private(set) var reachedEnd = false
-    private(set) var firstPresentationTime: MediaTime?
 
     /// `start` (exact starts only) and `end` bound what is delivered; `timelineStart` is passed on
     /// to the sink. Opens the decoder; the format is settled by `begin()`.
@@ -139,7 +138,6 @@ final class AudioStage {
         guard keep > skip else { return }
         let channels = resampler.channelCount
         let time = MediaTime(value: start + Int64(skip), timescale: Int32(rate))
-        if firstPresentationTime == nil { firstPresentationTime = time }
         let buffer = AudioBuffer(samples: UnsafeBufferPointer(start: resampler.buffer + skip * channels, count: (keep - skip) * channels),
                                  frameCount: keep - skip, channelCount: channels, sampleRate: resampler.sampleRate, presentationTime: time)
         try sink.write(buffer)

@@ -11,11 +11,6 @@ final class PresentationGate: @unchecked Sendable {
     private let condition = NSCondition()
     private var state: (startPosition: Double?, cancelled: Bool) = (nil, false)
 
-    /// Opened at `position` at once when the item presents from the start.
-    init(openAt position: Double?) {
-        state.startPosition = position
-    }
-
     /// Lets the item present, starting at `position` on the timeline. Later calls change nothing.
     func open(at position: Double) {
         condition.lock()

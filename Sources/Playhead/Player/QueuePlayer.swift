@@ -293,7 +293,7 @@ public final class QueuePlayer: Sendable {
             if decoding.startTime == nil { decoding.startTime = range.start }
             decoding.endTime = range.end
         }
-        let gate = PresentationGate(openAt: nil)
+        let gate = PresentationGate()
         let events: @Sendable (ItemPresenter.PresenterEvent) -> Void = { [weak self] event in self?.presenterEvent(id, event) }
         let presenter = ItemPresenter(item: item, output: output, timeline: timeline, gate: gate, events: events)
         let audio = audioOutput.map { AudioPresenter(item: item, output: $0, timeline: timeline, gate: gate, events: events) }
