@@ -29,7 +29,7 @@ struct FileReport: Encodable {
     var status: String
     var framesDecoded: Int
     var framesWritten: Int
-    var decodeErrors: Int
+    var damagedPackets: Int
     var outputSize: SizeReport?
     var firstPTS: Double?
     var lastPTS: Double?
@@ -44,7 +44,7 @@ struct FileReport: Encodable {
         self.output = output
         framesDecoded = result?.framesDecoded ?? 0
         framesWritten = output == nil ? 0 : (result?.framesDelivered ?? 0)
-        decodeErrors = result?.decodeErrorCount ?? 0
+        damagedPackets = result?.damagedPackets ?? 0
         outputSize = result?.outputSize.map(SizeReport.init)
         firstPTS = result?.firstPresentationTime?.jsonSeconds
         lastPTS = result?.lastPresentationTime?.jsonSeconds
@@ -68,7 +68,7 @@ struct FileReport: Encodable {
         self.status = status
         framesDecoded = frames
         framesWritten = frames
-        decodeErrors = 0
+        damagedPackets = 0
         self.error = error.map(ErrorReport.init)
     }
 
@@ -78,7 +78,7 @@ struct FileReport: Encodable {
         self.output = output
         framesDecoded = outcome.framesPresented + outcome.framesDropped
         framesWritten = output == nil ? 0 : written.frames
-        decodeErrors = 0
+        damagedPackets = 0
         outputSize = written.size.map(SizeReport.init)
         firstPTS = written.first?.jsonSeconds
         lastPTS = written.last?.jsonSeconds

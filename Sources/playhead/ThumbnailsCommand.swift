@@ -89,8 +89,13 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         let reports = await withTaskGroup(of: (Int, ThumbnailFileReport).self) { group in
             for (i, job) in jobs.enumerated() {
                 group.addTask {
-                    let report = await coordinator.withSlot {
-                        await ThumbnailJob(job: job, plan: plan, tolerance: tolerance, size: size, format: format).run()
+                    let report: ThumbnailFileReport
+                    do throws(PlayheadError) {
+                        report = try await coordinator.withSlot {
+                            await ThumbnailJob(job: job, plan: plan, tolerance: tolerance, size: size, format: format).run()
+                        }
+                    } catch {
+                        report = ThumbnailFileReport(path: job.path, status: "cancelled", images: [], error: ErrorReport(error), cells: nil)
                     }
                     return (i, report)
                 }

@@ -15,7 +15,7 @@ import Testing
         #expect(result.status == .completed)
         #expect(result.framesDecoded == count)
         #expect(result.framesDelivered == count)
-        #expect(result.decodeErrorCount == 0)
+        #expect(result.damagedPackets == 0)
     }
 
     @Test(arguments: Fixtures.videoClips)
@@ -130,8 +130,9 @@ import Testing
         #expect(result.framesDelivered < 50)
     }
 
-    @Test(arguments: Fixtures.damagedClips)
-    func damagedClipsDecodeWhatTheyCanAndSaySo(clip: String) async throws {
+    /// A file cut short fails as truncated (its index promises more data than there is).
+    @Test func aCutFileFailsAsTruncated() async throws {
+        let clip = "damaged-cut.mp4"
         let result = await DecodeSession(source: try Fixtures.clip(clip)).run(into: NullSink())
         #expect(result.framesDelivered > 0)
         guard case .failed(let error) = result.status else {
@@ -139,7 +140,25 @@ import Testing
             return
         }
         #expect(error.file?.hasSuffix(clip) == true)
-        #expect(error.code.family == .decode || error.code.family == .io)
+        #expect(error.code == .truncated, "\(error)")
+    }
+
+    /// A complete file with damaged data inside is decoded past the damage and completes, with
+    /// the damage counted; strict makes it a failure.
+    @Test func damageIsDecodedPastAndCounted() async throws {
+        let clip = try Fixtures.clip("damaged-zeroed.mp4")
+        let lenient = await DecodeSession(source: clip).run(into: NullSink())
+        #expect(lenient.status == .completed)
+        #expect(lenient.damagedPackets > 0)
+        #expect(lenient.firstDamage?.file?.hasSuffix("damaged-zeroed.mp4") == true)
+        #expect(lenient.framesDelivered > 0)
+        let strict = await DecodeSession(source: clip, configuration: DecodeConfiguration(strict: true)).run(into: NullSink())
+        guard case .failed(let error) = strict.status else {
+            Issue.record("strict: damage must fail the run, got \(strict.status)")
+            return
+        }
+        #expect(error.code.family == .decode)
+        #expect(strict.damagedPackets == lenient.damagedPackets)
     }
 
     @Test func badFilesFailBeforeAnyFrame() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// A media file or URL whose properties load asynchronously.
 ///
@@ -18,6 +19,12 @@ public actor Asset {
     public nonisolated let source: String
     private nonisolated let options: AssetOptions
     private let logger: Logger
+
+    /// Identifies this asset's idle demuxers (see ``IdleDemuxers``).
+    nonisolated let token = Asset.tokens.wrappingAdd(1, ordering: .relaxed).newValue
+    private static let tokens = Atomic<Int>(0)
+    /// A demuxer the probe opened on a source that cannot be opened again, kept for its first user.
+    private nonisolated let oneShot = Locked<DemuxerBox?>(nil)
 
     private var machine = AssetLoadingStateMachine()
     private var continuations: [Int: CheckedContinuation<Result<AssetDescription, PlayheadError>, Never>] = [:]
@@ -85,20 +92,50 @@ public actor Asset {
     private func startProbe(generation: Int) {
         let flag = InterruptFlag(timeout: options.openTimeout)
         interrupt = flag
-        let source = self.source
-        let isLocal = url.isFileURL
         logger.debug("probing", metadata: ["file": "\(source)"])
         Task {
             let result: Result<AssetDescription, PlayheadError>
             do throws(PlayheadError) {
-                result = .success(try await BlockingThreadPool.io.run { () throws(PlayheadError) in
-                    try MediaProbe.describe(source: source, isLocalFile: isLocal, interrupt: flag)
+                result = .success(try await WorkerPool.shared.value("playhead.probe") { () throws(PlayheadError) in
+                    let demuxer = try Demuxer.open(self.source, interrupt: flag)
+                    let description = demuxer.describe()
+                    // Kept open for the first player or generator: a pipe cannot be opened twice,
+                    // and a file need not be.
+                    self.giveBack(demuxer)
+                    return description
                 })
             } catch {
                 result = .failure(error)
             }
             await self.probeFinished(generation: generation, result: result)
         }
+    }
+
+    /// An opened demuxer of this asset's source, for a session or a generator: the one its probe
+    /// left, an idle one, or a newly opened one. Blocking (call on a worker thread). It is then
+    /// `interrupt`'s to stop.
+    nonisolated func openDemuxer(interrupt: InterruptFlag) throws(PlayheadError) -> Demuxer {
+        let kept = oneShot.withLock { box -> DemuxerBox? in
+            defer { box = nil }
+            return box
+        } ?? IdleDemuxers.shared.take(token: token)
+        if let demuxer = kept?.take() {
+            demuxer.attach(interrupt)
+            return demuxer
+        }
+        return try Demuxer.open(source, interrupt: interrupt)
+    }
+
+    /// Takes back a demuxer after use, to be used again. A source that cannot seek was read once
+    /// and is used up, unless nothing was read from it yet.
+    nonisolated func giveBack(_ demuxer: Demuxer) {
+        demuxer.attach(nil)
+        let box = DemuxerBox(demuxer, token: token)
+        if box.isOneShot {
+            if demuxer.isFresh { oneShot.withLock { $0 = box } }
+            return
+        }
+        IdleDemuxers.shared.put(box)
     }
 
     private func probeFinished(generation: Int, result: Result<AssetDescription, PlayheadError>) {

@@ -8,6 +8,8 @@ struct AssetDescription: Sendable, Hashable {
     var bitRate: Int?
     var tracks: [AssetTrack]
     var metadata: [String: String]
+    /// The source cannot seek or be opened again (a pipe, a FIFO, standard input).
+    var isOneShot = false
 
     /// Playable when at least one audio or video track has a decoder.
     var isPlayable: Bool {

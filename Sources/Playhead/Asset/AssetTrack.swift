@@ -64,14 +64,17 @@ public struct VideoTrackInfo: Sendable, Hashable {
     public var pixelFormat: String?
     /// The average frame rate in frames per second, when known.
     public var nominalFrameRate: Double?
+    /// How the samples map to colours (matrix, range, primaries, transfer), as the stream is tagged.
+    public var color: ColorDescription
 
     public init(naturalSize: PixelSize, pixelAspectRatio: PixelAspectRatio, orientation: VideoOrientation,
-                pixelFormat: String?, nominalFrameRate: Double?) {
+                pixelFormat: String?, nominalFrameRate: Double?, color: ColorDescription = ColorDescription()) {
         self.naturalSize = naturalSize
         self.pixelAspectRatio = pixelAspectRatio
         self.orientation = orientation
         self.pixelFormat = pixelFormat
         self.nominalFrameRate = nominalFrameRate
+        self.color = color
     }
 
     /// Clockwise degrees: 0, 90, 180 or 270.

@@ -10,7 +10,7 @@ import Synchronization
 public actor PlaybackCoordinator {
     public nonisolated let maxConcurrentSessions: Int
     private let clock: any PlaybackClock
-    private var machine: CoordinatorStateMachine<SessionID>
+    private var machine: CoordinatorStateMachine<SessionID, CheckedContinuation<Bool, Never>>
     private var nextID = 0
     private var pending: [SessionID: (request: PlaybackRequest, output: @Sendable () -> any FrameSink,
                                       audio: (@Sendable () -> (any AudioSink)?)?)] = [:]
@@ -18,8 +18,6 @@ public actor PlaybackCoordinator {
     private var outcomes: [SessionID: SessionOutcome] = [:]
     private var outcomeWaiters: [SessionID: [CheckedContinuation<SessionOutcome, Never>]] = [:]
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
-    /// Work (not playback) waiting for a slot of the pool: resumed when the pool starts it.
-    private var slotWaiters: [SessionID: CheckedContinuation<Void, Never>] = [:]
     private nonisolated let listeners = Locked<[Int: AsyncStream<CoordinatorEvent>.Continuation]>([:])
     private nonisolated let listenerKeys = Atomic<Int>(0)
 
@@ -96,14 +94,29 @@ public actor PlaybackCoordinator {
     }
 
     /// Runs `body` in a slot of the pool (waiting its turn like a playback session), for other
-    /// work that decodes, such as image generation. Counts toward the limit and the peak.
-    public func withSlot<T: Sendable>(_ body: @Sendable () async -> T) async -> T {
+    /// work that decodes, such as image generation. Counts toward the limit and the peak. Throws
+    /// a cancellation when ``cancelAll()`` or the calling task's cancellation comes before its
+    /// turn (then `body` does not run).
+    public func withSlot<T: Sendable>(_ body: @Sendable () async -> T) async throws(PlayheadError) -> T {
         nextID += 1
         let id = SessionID(value: nextID)
         emit(.queued(id))
-        await withCheckedContinuation { continuation in
-            slotWaiters[id] = continuation
-            perform(machine.submit(id))
+        let granted = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                if Task.isCancelled {
+                    continuation.resume(returning: false)
+                    return
+                }
+                perform(machine.request(id, waiter: continuation))
+            }
+        } onCancel: {
+            Task { await self.cancel(id) }
+        }
+        guard granted else {
+            finish(SessionOutcome(id: id, source: "", status: .cancelled, framesPresented: 0, framesDropped: 0, loopsCompleted: 0,
+                                  audioFramesPresented: 0))
+            wakeIdleWaitersIfIdle()
+            throw .cancelled()
         }
         emit(.started(id))
         let value = await body()
@@ -124,15 +137,15 @@ public actor PlaybackCoordinator {
 
     // MARK: Performing the pool's actions
 
-    private func perform(_ actions: [CoordinatorStateMachine<SessionID>.Action]) {
+    private func perform(_ actions: [CoordinatorStateMachine<SessionID, CheckedContinuation<Bool, Never>>.Action]) {
         for action in actions {
             switch action {
             case .start(let id):
-                if let waiter = slotWaiters.removeValue(forKey: id) {
-                    waiter.resume()
-                } else {
-                    start(id)
-                }
+                start(id)
+            case .grant(_, let waiter):
+                waiter.resume(returning: true)
+            case .refuse(_, let waiter):
+                waiter.resume(returning: false)
             case .dropWaiting(let id):
                 let source = pending.removeValue(forKey: id)?.request.source ?? ""
                 finish(SessionOutcome(id: id, source: source, status: .cancelled, framesPresented: 0, framesDropped: 0, loopsCompleted: 0,
@@ -176,19 +189,21 @@ public actor PlaybackCoordinator {
         }
     }
 
-    private func sessionEnded(_ id: SessionID) {
+    private func sessionEnded(_ id: SessionID) async {
         guard let session = running.removeValue(forKey: id) else { return }
         let statistics = session.player.statistics
         var status: SessionOutcome.Status = .completed
+        let player = session.player
         if session.cancelled {
-            session.player.abortOutput()
+            await WorkerPool.shared.value("playhead.output") { player.abortOutput() }
             status = .cancelled
         } else if let failure = session.looper?.failure ?? session.item.failureError {
-            session.player.abortOutput()
+            await WorkerPool.shared.value("playhead.output") { player.abortOutput() }
             status = .failed(failure)
         } else {
+            // Completing an output (a trailer, a close, a rename) blocks: not on the actor.
             do throws(PlayheadError) {
-                try session.player.finishOutput()
+                try await WorkerPool.shared.value("playhead.output") { () throws(PlayheadError) in try player.finishOutput() }
             } catch {
                 status = .failed(error)
             }

@@ -3,18 +3,23 @@ import Foundation
 
 /// Decodes a file's best audio track alone, resamples it to interleaved signed 16-bit (the
 /// source's rate and channel layout unless told otherwise), and hands the buffers to an
-/// ``AudioSink``, on a dedicated thread. ``DecodeSession`` decodes audio beside video from one
-/// demuxer; this is for audio on its own. `finish()` of the sink is left to the caller (several
-/// sessions — queued items, loops — may feed one sink, sample for sample).
+/// ``AudioSink``, on a worker thread, with the same reader rules as every session (damage decoded
+/// past and counted; the end decided from the container's evidence). ``DecodeSession`` decodes
+/// audio beside video from one demuxer; this is for audio on its own. `finish()` of the sink is
+/// left to the caller (several sessions — queued items, loops — may feed one sink, sample for
+/// sample).
 public final class AudioSession: Sendable {
     public let source: String
     /// Convert to this format; nil fields keep the source's.
     public let format: AudioFormat
+    /// Any damage makes the result `failed` (see ``DecodeConfiguration/strict``).
+    public let strict: Bool
     let interrupt = InterruptFlag()
 
-    public init(source: String, format: AudioFormat = AudioFormat()) {
+    public init(source: String, format: AudioFormat = AudioFormat(), strict: Bool = false) {
         self.source = source
         self.format = format
+        self.strict = strict
     }
 
     /// How a run went.
@@ -24,16 +29,15 @@ public final class AudioSession: Sendable {
         public var frames: Int
         public var sampleRate: Int
         public var channelCount: Int
+        /// Damaged packets decoded past.
+        public var damagedPackets = 0
     }
 
     /// Decodes to the end. Cancelling the task cancels the session.
     public func run(into sink: some AudioSink) async -> Result {
+        let owner = SoleOwner(handingOver: sink as any AudioSink)
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
-                let thread = Thread { [self] in continuation.resume(returning: decode(sink)) }
-                thread.name = "playhead.audio"
-                thread.start()
-            }
+            await WorkerPool.shared.value("playhead.audio") { [self] in decode(owner.value) }
         } onCancel: {
             interrupt.raise()
         }
@@ -43,38 +47,42 @@ public final class AudioSession: Sendable {
 
     private func decode(_ sink: any AudioSink) -> Result {
         var result = Result(status: .completed, frames: 0, sampleRate: 0, channelCount: 0)
-        var stage: AudioStage?
+        var tally = SegmentTally()
         do throws(PlayheadError) {
-            if !source.contains("://") { try MediaProbe.checkLocalFile(source) }
-            let format = try FormatContext.open(source, interrupt: interrupt)
-            try format.findStreamInfo()
-            let index = av_find_best_stream(format.pointer, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
-            guard index >= 0 else { throw PlayheadError(code: .noStreams, message: "no audio track", file: source) }
-            for i in 0..<format.streamCount where i != Int(index) { format.stream(at: i).pointee.discard = AVDISCARD_ALL }
-            let audio = try AudioStage(stream: format.stream(at: Int(index)), format: self.format, start: nil, end: nil, timelineStart: .zero,
-                                        sink: sink, source: source)
-            stage = audio
-            try audio.begin()
-            result.sampleRate = audio.info?.sampleRate ?? 0
-            result.channelCount = audio.info?.channelCount ?? 0
+            let demuxer = try Demuxer.open(source, interrupt: interrupt)
+            guard let audio = demuxer.audio, let stream = demuxer.context.stream(at: Int(audio.index)) else {
+                throw PlayheadError(code: .noStreams, message: "no audio track", file: source)
+            }
+            demuxer.select([audio.index])
+            let stage = try AudioStage(stream: stream, format: format, start: nil, end: nil, timelineStart: .zero, sink: sink, source: source)
+            try stage.begin()
+            result.sampleRate = stage.info?.sampleRate ?? 0
+            result.channelCount = stage.info?.channelCount ?? 0
             let packet = OwnedPacket()
-            while !interrupt.isRaised, !audio.reachedEnd {
-                if av_read_frame(format.pointer, packet.pointer) < 0 { break }
-                defer { av_packet_unref(packet.pointer) }
-                if packet.pointer.pointee.stream_index == index { try audio.feed(packet.pointer) }
+            reading: while !stage.reachedEnd {
+                switch demuxer.read(into: packet.pointer) {
+                case .packet:
+                    defer { av_packet_unref(packet.pointer) }
+                    try stage.feed(packet.pointer)
+                case .end(let end):
+                    tally.dataEnd = end
+                    break reading
+                }
             }
-            if interrupt.isRaised {
+            if case .cancelled? = tally.dataEnd {
                 sink.abort()
-                result.status = .cancelled
-                result.frames = audio.framesDelivered
-                return result
+            } else {
+                try stage.finish()
             }
-            try audio.finish()
-            if let failure = audio.decodeFailure { result.status = .failed(failure) }
+            tally.audioFrames = stage.framesDelivered
+            tally.demuxDamage = demuxer.damage
+            tally.audioDamage = stage.decoder.damage
+            result.frames = stage.framesDelivered
+            result.damagedPackets = tally.damage.count
+            result.status = tally.result(source: source, cancelled: interrupt.isRaised, strict: strict).status
         } catch {
             result.status = interrupt.isRaised ? .cancelled : .failed(error)
         }
-        result.frames = stage?.framesDelivered ?? 0
         return result
     }
 }

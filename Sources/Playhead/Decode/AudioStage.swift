@@ -3,17 +3,18 @@ import CFFmpeg
 /// Decodes one audio stream's packets, resamples them to interleaved signed 16-bit in the chosen
 /// format, trims them to the session's time window sample for sample, and hands them to an
 /// ``AudioSink``. Used by one thread: the audio thread of a ``DecodeSession``, or the thread of an
-/// ``AudioSession``. Nothing is allocated per packet: one frame, one resampler buffer.
+/// ``AudioSession``. Nothing is allocated per packet: one frame, one resampler buffer. Damaged
+/// packets are decoded past and counted (``StreamDecoder``'s one rule).
 final class AudioStage {
     let source: String
     /// The output format; set by `begin()`.
     private(set) var info: AudioStreamInfo?
-    private let decoder: StreamDecoder
-    private var resampler: Resampler!
+    let decoder: StreamDecoder
+    private var resampler: Resampler?
     private let requestedFormat: AudioFormat
-    private let timelineStart: MediaTime
-    private let start: MediaTime?
-    private let end: MediaTime?
+    private var timelineStart: MediaTime
+    private var start: MediaTime?
+    private var end: MediaTime?
     private let timeBase: AVRational
     private let frame = OwnedFrame()
     private let sink: any AudioSink
@@ -25,8 +26,12 @@ final class AudioStage {
     private var nextSample: Int64?
 
     private(set) var framesDelivered = 0
-    private(set) var decodeErrors = 0
-    private(set) var firstDecodeError: PlayheadError?
+    /// The segment being decoded and the session's control, passed on with every buffer.
+    var segment: (number: Int, control: SessionControl)?
+    /// Told where the first buffer since the last restart begins, before it is delivered.
+    var onFirstBuffer: ((MediaTime) -> Void)?
+    /// Where the first buffer delivered since the last restart began.
+    private(set) var firstDeliveredTime: MediaTime?
     /// Set once `endSample` is reached: the rest of the stream is not wanted.
     private(set) var reachedEnd = false
 
@@ -58,13 +63,37 @@ final class AudioStage {
             format = try negotiating.outputFormat(for: AudioStreamInfo(source: source, sampleRate: Int(context.sample_rate),
                                                                        channelCount: Int(max(1, context.ch_layout.nb_channels))))
         }
-        resampler = try Resampler(from: decoder.context, sampleRate: format.sampleRate, channelCount: format.channelCount, source: source)
-        let rate = Int64(resampler.sampleRate)
-        firstSample = start.flatMap { $0.isNumeric && $0 > .zero ? Self.samples($0, rate: rate) : nil }
-        endSample = end.flatMap { $0.isNumeric ? Self.samples($0, rate: rate) : nil }
+        let resampler = try Resampler(from: decoder.context, sampleRate: format.sampleRate, channelCount: format.channelCount, source: source)
+        self.resampler = resampler
+        placeWindow()
         let info = AudioStreamInfo(source: source, sampleRate: resampler.sampleRate, channelCount: resampler.channelCount, timelineStart: timelineStart)
         self.info = info
         try sink.begin(info)
+    }
+
+    private func placeWindow() {
+        guard let resampler else { return }
+        let rate = Int64(resampler.sampleRate)
+        firstSample = start.flatMap { $0.isNumeric && $0 > .zero ? Self.samples($0, rate: rate) : nil }
+        endSample = end.flatMap { $0.isNumeric ? Self.samples($0, rate: rate) : nil }
+    }
+
+    /// Starts over after a seek: what the decoder and the resampler hold is dropped, and delivery
+    /// follows the new window.
+    func restart(start: MediaTime?, end: MediaTime?, timelineStart: MediaTime) {
+        decoder.flush()
+        resampler?.reset()
+        self.start = start
+        self.end = end
+        self.timelineStart = timelineStart
+        nextSample = nil
+        reachedEnd = false
+        framesDelivered = 0
+        firstDeliveredTime = nil
+        placeWindow()
+        if let info {
+            self.info = AudioStreamInfo(source: info.source, sampleRate: info.sampleRate, channelCount: info.channelCount, timelineStart: timelineStart)
+        }
     }
 
     /// Ends the audio at `time` at the latest (where the video stopped).
@@ -75,44 +104,31 @@ final class AudioStage {
         if let next = nextSample, next >= sample { reachedEnd = true }
     }
 
-    /// Decodes one packet and delivers what it yields. Sink errors are thrown; decode errors are
-    /// counted (damaged packets are skipped, as the ffmpeg tools do).
+    /// Decodes one packet and delivers what it yields. Sink errors are thrown; damage is counted.
     func feed(_ packet: UnsafeMutablePointer<AVPacket>) throws(PlayheadError) {
         guard !reachedEnd else { return }
-        while true {
-            var accepted = true
-            do throws(PlayheadError) { accepted = try decoder.send(packet) } catch { record(error) }
-            try drain()
-            if accepted || reachedEnd { return }
+        _ = try decoder.decode(packet, into: frame) { frame throws(PlayheadError) in
+            try self.take(frame)
+            return true
         }
     }
 
     /// Drains the decoder and the resampler at the end of the stream.
     func finish() throws(PlayheadError) {
-        guard !reachedEnd else { return }
-        _ = try? decoder.send(nil)
-        try drain()
+        guard !reachedEnd, let resampler else { return }
+        _ = try decoder.decode(nil, into: frame) { frame throws(PlayheadError) in
+            try self.take(frame)
+            return true
+        }
         if !reachedEnd { try deliver(try resampler.convert(nil), timestamp: nil) }
     }
 
-    private func record(_ error: PlayheadError) {
-        decodeErrors += 1
-        if firstDecodeError == nil { firstDecodeError = error }
-    }
-
-    private func drain() throws(PlayheadError) {
-        while !reachedEnd {
-            let got: Bool
-            do throws(PlayheadError) { got = try decoder.receive(into: frame) } catch {
-                record(error)
-                return
-            }
-            guard got else { return }
-            let timestamp = frame.pointer.pointee.best_effort_timestamp
-            let count = try resampler.convert(frame.pointer)
-            av_frame_unref(frame.pointer)
-            try deliver(count, timestamp: timestamp)
-        }
+    private func take(_ frame: OwnedFrame) throws(PlayheadError) {
+        defer { av_frame_unref(frame.pointer) }
+        guard !reachedEnd, let resampler else { return }
+        let timestamp = frame.pointer.pointee.best_effort_timestamp
+        let count = try resampler.convert(frame.pointer)
+        try deliver(count, timestamp: timestamp)
     }
 
     /// Delivers `count` resampled samples per channel. The first frame's timestamp places the
@@ -120,6 +136,7 @@ final class AudioStage {
     /// timestamp jumps by more than a frame (packets lost to damage, a gap in the file): the times
     /// follow the timestamps again, so a player keeps the audio with its video.
     private func deliver(_ count: Int, timestamp: Int64?) throws(PlayheadError) {
+        guard let resampler else { return }
         let rate = Int64(resampler.sampleRate)
         let stamped = timestamp.flatMap { $0 == FFmpegConstants.noPTS ? nil : Self.samples(MediaTime(ffmpegTimestamp: $0, timeBase: timeBase), rate: rate) }
         if let expected = nextSample {
@@ -139,15 +156,14 @@ final class AudioStage {
         let channels = resampler.channelCount
         let time = MediaTime(value: start + Int64(skip), timescale: Int32(rate))
         let buffer = AudioBuffer(samples: UnsafeBufferPointer(start: resampler.buffer + skip * channels, count: (keep - skip) * channels),
-                                 frameCount: keep - skip, channelCount: channels, sampleRate: resampler.sampleRate, presentationTime: time)
+                                 frameCount: keep - skip, channelCount: channels, sampleRate: resampler.sampleRate, presentationTime: time,
+                                 segment: segment?.number ?? 0, control: segment?.control)
+        if firstDeliveredTime == nil {
+            firstDeliveredTime = time
+            // Before the sink may hold it (a paused player): a seek lands when its audio is ready.
+            onFirstBuffer?(time)
+        }
         try sink.write(buffer)
         framesDelivered += keep - skip
-    }
-
-    /// The session's failure for damaged audio, if any packet could not be decoded.
-    var decodeFailure: PlayheadError? {
-        guard var summary = firstDecodeError else { return nil }
-        summary.message = "\(decodeErrors) audio packet(s) could not be decoded; first: \(summary.message)"
-        return summary
     }
 }

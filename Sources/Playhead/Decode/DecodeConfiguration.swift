@@ -26,11 +26,16 @@ public struct DecodeConfiguration: Sendable, Hashable {
     /// The format audio is converted to when the session is given an audio sink (nil fields keep
     /// the source's rate and channel count).
     public var audioFormat: AudioFormat
+    /// Damaged data (a packet the container or a decoder rejects, a frame decoded with concealed
+    /// errors) is decoded past and counted in ``DecodeResult/damagedPackets``; with `strict`, any
+    /// damage makes the result `failed`.
+    public var strict: Bool
 
     public init(outputSize: PixelSize? = nil, gravity: VideoGravity = .resizeAspect, appliesPreferredTrackTransform: Bool = true,
                 frameLimit: Int? = nil, decoderThreads: Int = 0, packetQueueCapacity: Int = 64, frameQueueCapacity: Int = 3,
                 startTime: MediaTime? = nil, startToleranceBefore: MediaTime = .zero, startToleranceAfter: MediaTime = .zero,
-                endTime: MediaTime? = nil, audioFormat: AudioFormat = AudioFormat()) {
+                endTime: MediaTime? = nil, audioFormat: AudioFormat = AudioFormat(), strict: Bool = false) {
+        self.strict = strict
         self.endTime = endTime
         self.audioFormat = audioFormat
         self.startTime = startTime
@@ -49,9 +54,11 @@ public struct DecodeConfiguration: Sendable, Hashable {
 /// How a decode session ended, with its counts.
 public struct DecodeResult: Sendable, Hashable {
     public enum Status: Sendable, Hashable {
-        /// Every frame was decoded and delivered, and the sink finished.
+        /// Every frame was decoded and delivered (damaged packets, if any, decoded past and
+        /// counted), and the sink finished.
         case completed
-        /// Something failed; the counts say how far it got. Output is incomplete.
+        /// Something failed — the file is truncated, a sink failed, or (strict) damage was met;
+        /// the counts say how far it got.
         case failed(PlayheadError)
         /// Cancelled before the end.
         case cancelled
@@ -69,10 +76,23 @@ public struct DecodeResult: Sendable, Hashable {
     /// The first and last delivered frames' presentation times.
     public var firstPresentationTime: MediaTime?
     public var lastPresentationTime: MediaTime?
-    /// Packets the decoder could not decode (damaged data); any makes the status `failed`.
-    public var decodeErrorCount: Int
+    /// Damaged data decoded past: packets the container flagged or could not read, packets a
+    /// decoder rejected, frames decoded with concealed errors (video and audio).
+    public var damagedPackets: Int
+    /// The first damage met, when there was any.
+    public var firstDamage: PlayheadError?
     /// The audio delivered to the audio sink, when one was given and the file has audio: its
     /// format, and samples per channel.
     public var audio: AudioStreamInfo?
     public var audioFramesDelivered = 0
+    /// Jumps in the source's timestamps that were followed (joined captures, wraps).
+    public var timestampDiscontinuities = 0
+
+    init(source: String) {
+        status = .completed
+        self.source = source
+        framesDecoded = 0
+        framesDelivered = 0
+        damagedPackets = 0
+    }
 }

@@ -1,16 +1,18 @@
 import Foundation
 import Logging
+import Synchronization
 
-/// Decodes a file's best video track into a ``FrameSink``, and its best audio track into an
-/// ``AudioSink`` when one is given: demuxing once, on one dedicated thread; decoding (with FFmpeg's
-/// frame threads) and scaling into the canvas on another; the frame sink on a third; audio decoding
-/// and resampling on a fourth. Bounded pools of packets and canvases between them give
-/// back-pressure; nothing is allocated per frame once running. A file with audio and no video
-/// plays its audio alone (the frame sink gets no frames).
+/// Decodes a source's best video track into a ``FrameSink``, and its best audio track into an
+/// ``AudioSink`` when one is given, from one demuxer, on worker threads: demuxing on one;
+/// decoding (with FFmpeg's frame threads) and scaling into the canvas on another; the frame sink
+/// on a third; audio decoding and resampling on a fourth. Bounded pools of packets and canvases
+/// between them give back-pressure; nothing is allocated per frame once running. A file with
+/// audio and no video plays its audio alone (the frame sink gets no frames).
 ///
-/// The frame sink is finished by the session; the audio sink is not (several sessions — queued
-/// items, loops — may feed one audio sink, sample for sample): its owner calls `finish()`. Both
-/// are aborted when the session fails or is cancelled.
+/// Damaged data is decoded past and counted (``DecodeResult/damagedPackets``); a file that stops
+/// short of what its container promises fails as truncated, with the evidence. The frame sink is
+/// finished by the session when it completes and aborted otherwise; the audio sink is left to its
+/// owner (several sessions — queued items, loops — may feed one audio sink, sample for sample).
 ///
 /// ```swift
 /// let session = DecodeSession(source: "clip.mp4", configuration: .init(outputSize: .init(width: 640, height: 360)))
@@ -19,44 +21,97 @@ import Logging
 public final class DecodeSession: Sendable {
     public let source: String
     public let configuration: DecodeConfiguration
+    /// The asset whose opened demuxer the session takes (and gives back), when made for one.
+    let asset: Asset?
     let interrupt = InterruptFlag()
+    let control: SessionControl
     private let logger: Logger
     private let channels = Locked<[SlotChannel]>([])
+    private let cancelled = Atomic<Bool>(false)
 
-    public init(source: String, configuration: DecodeConfiguration = DecodeConfiguration(), logger: Logger? = nil) {
-        self.source = source
-        self.configuration = configuration
-        self.logger = logger ?? Logger(label: "playhead.decode", factory: { _ in SwiftLogNoOpLogHandler() })
+    public convenience init(source: String, configuration: DecodeConfiguration = DecodeConfiguration(), logger: Logger? = nil) {
+        self.init(source: source, asset: nil, configuration: configuration, logger: logger)
     }
 
-    /// Decodes to the end (or the frame limit) and returns how it went. Cancelling the calling
-    /// task cancels the session. The sink is used on the session's own output thread.
+    /// A session for an asset: it takes the demuxer the asset's probe left open (a pipe can be
+    /// read only once), or an idle one, and gives it back when done.
+    convenience init(asset: Asset, configuration: DecodeConfiguration, logger: Logger? = nil) {
+        self.init(source: asset.source, asset: asset, configuration: configuration, logger: logger)
+    }
+
+    private init(source: String, asset: Asset?, configuration: DecodeConfiguration, logger: Logger?) {
+        self.source = source
+        self.asset = asset
+        self.configuration = configuration
+        self.logger = logger ?? Logger(label: "playhead.decode", factory: { _ in SwiftLogNoOpLogHandler() })
+        let start = configuration.startTime.flatMap { time -> SeekRequest? in
+            guard time.isNumeric else { return nil }
+            return SeekRequest(time: time, toleranceBefore: configuration.startToleranceBefore, toleranceAfter: configuration.startToleranceAfter)
+        }
+        control = SessionControl(mode: .once, routes: [], first: Segment(number: 0, start: start, end: configuration.endTime,
+                                                                          frameLimit: configuration.frameLimit, presentationPosition: nil))
+    }
+
+    /// Decodes to the end (or the frame limit, or the end time) and returns how it went.
+    /// Cancelling the calling task cancels the session. The sink is used on the session's own
+    /// output thread.
     public func run(into sink: sending some FrameSink, audio: (any AudioSink)? = nil) async -> DecodeResult {
-        let owner = SoleOwner(sink as any FrameSink)
+        await start(mode: .once, sink: SoleOwner(sink as any FrameSink), audio: audio, onSegmentEnd: nil)
+    }
+
+    /// Runs until stopped, reporting the end of every segment (the start, then each seek): the
+    /// session of a player's item, which seeks in place.
+    func play(into sink: SoleOwner<any FrameSink>, audio: (any AudioSink)?, onSegmentEnd: @escaping @Sendable (DecodeResult) -> Void) async -> DecodeResult {
+        await start(mode: .interactive, sink: sink, audio: audio, onSegmentEnd: onSegmentEnd)
+    }
+
+    private func start(mode: SessionControl.Machine.Mode, sink: SoleOwner<any FrameSink>, audio: (any AudioSink)?,
+                       onSegmentEnd: (@Sendable (DecodeResult) -> Void)?) async -> DecodeResult {
+        // The handlers hold what they need, not the session (the control is the session's own).
+        let interrupt = self.interrupt, channels = self.channels
+        control.configure(mode: mode, onStop: {
+            interrupt.raise()
+            for channel in channels.withLock({ $0 }) { channel.cancel() }
+        }, onSegmentEnd: onSegmentEnd)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<DecodeResult, Never>) in
-                let thread = Thread { [self] in
-                    let pipeline = DecodePipeline(session: self, logger: logger)
-                    continuation.resume(returning: pipeline.run(sink: owner.value, audio: audio))
+                WorkerPool.shared.run("playhead.demux") { [self] in
+                    let pipeline = DecodePipeline(session: self, control: control, logger: logger)
+                    continuation.resume(returning: pipeline.run(sink: sink, audio: audio))
                 }
-                thread.name = "playhead.decode"
-                thread.stackSize = 1 << 20
-                thread.start()
             }
         } onCancel: {
             self.cancel()
         }
     }
 
+    /// Moves the session to `request` in place (the demuxer seeks, the decoders are flushed;
+    /// nothing is reopened) and returns the time of the first frame shown from there — nil when a
+    /// newer seek superseded it, the segment ended without a frame, or the session stopped.
+    /// `presentationPosition` places the new segment on a player's timeline.
+    func seek(to request: SeekRequest, end: MediaTime?, presentationPosition: Double?) async -> MediaTime? {
+        await control.seek(request, end: end, frameLimit: nil, presentationPosition: presentationPosition)
+    }
+
     /// Stops every thread of the session promptly; `run` returns a `cancelled` result.
     public func cancel() {
+        cancelled.store(true, ordering: .releasing)
         interrupt.raise()
+        control.stop()
         for channel in channels.withLock({ $0 }) { channel.cancel() }
     }
 
-    /// The pipeline registers its channels so that `cancel()` can wake every waiting thread.
+    /// Ends a session its owner is done with (a player's item that ended): not a cancellation.
+    func stop() {
+        control.stop()
+    }
+
+    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+    var isStopping: Bool { control.isStopped }
+
+    /// The pipeline registers its channels so that stopping can wake every waiting thread.
     func register(_ list: [SlotChannel]) {
         channels.withLock { $0.append(contentsOf: list) }
-        if interrupt.isRaised { for channel in list { channel.cancel() } }
+        if control.isStopped { for channel in list { channel.cancel() } }
     }
 }

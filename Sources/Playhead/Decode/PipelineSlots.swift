@@ -1,8 +1,47 @@
 import CFFmpeg
 
-/// A converted frame waiting for the sink, with its timing.
+/// How a segment begins, as the demux thread worked it out after positioning the demuxer: what
+/// the decoders select, and where the segment's media timeline starts.
+struct SegmentStart: Sendable, Hashable {
+    var segment: Segment
+    /// The video decoder's start selection.
+    var selection: StartSelection
+    /// The media time placed at the segment's start on a player's timeline (video and audio are
+    /// both placed from it, which keeps them together).
+    var timelineStart: MediaTime
+    /// Audio before this is dropped, to the sample (nil: from the beginning of the data).
+    var audioStart: MediaTime?
+    /// Audio from this on is not delivered: the segment's end time, or where its frame limit
+    /// will stop the video (nil: to the end of the data).
+    var audioEnd: MediaTime?
+}
+
+/// What a slot carries: a packet, or a marker that orders a segment's start or end among them.
+enum SlotContent: Sendable {
+    case packet
+    case start(SegmentStart)
+    case end(DataEnd)
+}
+
+/// One slot of a stream's packet pool.
+final class PacketSlot {
+    let packet = OwnedPacket()
+    var segment = 0
+    var content = SlotContent.packet
+}
+
+/// A converted frame (or a segment marker) waiting for the output thread.
 final class CanvasSlot {
+    enum Content {
+        case frame
+        case start(SegmentStart)
+        /// The segment's video ended here.
+        case end
+    }
+
     let frame: OwnedFrame
+    var content = Content.frame
+    var segment = 0
     var presentationTime = MediaTime.invalid
     var duration = MediaTime.invalid
     var index = 0
@@ -39,59 +78,20 @@ struct SoleOwner<Value>: @unchecked Sendable {
 }
 
 /// One stream's packets on their way from the demux thread to the thread decoding them: a pool
-/// of packets and the two channels that move their slot numbers (free → ready → free).
+/// of slots and the two channels that move their numbers (free → ready → free).
 struct PacketRoute: Sendable {
     let stream: Int32
-    let packets: SlotStorage<OwnedPacket>
+    let slots: SlotStorage<PacketSlot>
     let free: SlotChannel
     let ready: SlotChannel
 
-    init(stream: Int32, packets: SlotStorage<OwnedPacket>, free: SlotChannel, ready: SlotChannel) {
-        self.stream = stream
-        self.packets = packets
-        self.free = free
-        self.ready = ready
-    }
-
-    /// A route with its own pool of `capacity` packets.
+    /// A route with its own pool of `capacity` slots.
     init(stream: Int32, capacity: Int) {
-        self.init(stream: stream, packets: SlotStorage((0..<capacity).map { _ in OwnedPacket() }),
-                  free: SlotChannel(capacity: capacity, filledWith: 0..<capacity), ready: SlotChannel(capacity: capacity))
+        self.stream = stream
+        slots = SlotStorage((0..<capacity).map { _ in PacketSlot() })
+        free = SlotChannel(capacity: capacity, filledWith: 0..<capacity)
+        ready = SlotChannel(capacity: capacity)
     }
 
     var channels: [SlotChannel] { [free, ready] }
-}
-
-/// Reads a file's packets past damaged samples, as the ffmpeg tools do: a failed read is noted
-/// (the first error is kept) and skipped; reading gives up after 32 failures in a row, or when
-/// the failures come at the end of the data. Used by the one thread that owns the format context.
-struct TolerantReader {
-    let format: FormatContext
-    let source: String
-    private(set) var firstError: PlayheadError?
-    private var consecutiveErrors = 0
-    static let maximumConsecutiveErrors = 32
-
-    init(format: FormatContext, source: String) {
-        self.format = format
-        self.source = source
-    }
-
-    /// Reads the next packet into `packet`: true when there is one; false at the end of the data,
-    /// when interrupted, or when giving up.
-    mutating func next(into packet: UnsafeMutablePointer<AVPacket>, interrupt: InterruptFlag) -> Bool {
-        while !interrupt.isRaised {
-            let result = av_read_frame(format.pointer, packet)
-            if result >= 0 {
-                consecutiveErrors = 0
-                return true
-            }
-            if result == FFmpegError.eof || result == FFmpegError.exit || interrupt.isRaised { return false }
-            firstError = firstError ?? FFmpegError.error(.readFailed, "part of the file could not be read: it is damaged or truncated",
-                                                         function: "av_read_frame", result: result, file: source)
-            consecutiveErrors += 1
-            if consecutiveErrors >= Self.maximumConsecutiveErrors || format.pointer.pointee.pb?.pointee.eof_reached != 0 { return false }
-        }
-        return false
-    }
 }

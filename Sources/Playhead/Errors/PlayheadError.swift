@@ -39,7 +39,7 @@ extension PlayheadError {
     /// callers that switch over them.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         enum Wrapped: String, Sendable, Hashable {
-            case fileNotFound, notARegularFile, permissionDenied, readFailed
+            case fileNotFound, notARegularFile, permissionDenied, readFailed, truncated
             case emptyFile, unrecognizedFormat, openFailed, streamInfoFailed, noStreams, noVideoTrack, seekFailed
             case decoderNotFound, decoderOpenFailed, decodeFailed
             case encodeFailed, writeFailed, outputOpenFailed, conversionFailed
@@ -50,7 +50,7 @@ extension PlayheadError {
         /// The stage this code belongs to.
         public var family: Family {
             switch wrapped {
-            case .fileNotFound, .notARegularFile, .permissionDenied, .readFailed: return .io
+            case .fileNotFound, .notARegularFile, .permissionDenied, .readFailed, .truncated: return .io
             case .emptyFile, .unrecognizedFormat, .openFailed, .streamInfoFailed, .noStreams, .noVideoTrack, .seekFailed: return .demux
             case .decoderNotFound, .decoderOpenFailed, .decodeFailed: return .decode
             case .encodeFailed, .writeFailed, .outputOpenFailed, .conversionFailed: return .output
@@ -69,6 +69,9 @@ extension PlayheadError {
         public static let permissionDenied = Code(wrapped: .permissionDenied)
         /// Reading failed below the container level.
         public static let readFailed = Code(wrapped: .readFailed)
+        /// The data stops inside what the container promised (its index, its element sizes): the
+        /// file was cut short.
+        public static let truncated = Code(wrapped: .truncated)
         /// The file has no bytes.
         public static let emptyFile = Code(wrapped: .emptyFile)
         /// No demuxer recognized the bytes as media.

@@ -4,6 +4,10 @@ import Logging
 /// Where FFmpeg's own messages go. FFmpeg logs through one process-wide callback; by default
 /// Playhead installs one that drops every message, so the library never prints. Route them to a
 /// `Logger` to see them.
+///
+/// The callback also hands each message to the ``LogEvidence`` registered for the context that
+/// logged it: a demuxer's own words ("File ended prematurely") are part of how Playhead tells a
+/// truncated file from a complete one.
 public enum FFmpegLogging {
     private static let destination = Locked<Logger?>(nil)
 
@@ -21,18 +25,57 @@ public enum FFmpegLogging {
 
     private static let callbackInstalled: Void = {
         av_log_set_level(AV_LOG_WARNING)
-        av_log_set_callback { _, level, format, arguments in
+        av_log_set_callback { context, level, format, arguments in
             guard level <= AV_LOG_WARNING, let format, let arguments else { return }
-            guard let logger = FFmpegLogging.destination.withLock({ $0 }) else { return }
+            let logger = FFmpegLogging.destination.withLock { $0 }
+            let evidence = context.flatMap { LogEvidence.registered(for: UnsafeRawPointer($0)) }
+            guard logger != nil || evidence != nil else { return }
             var buffer = [CChar](repeating: 0, count: 1024)
             let written = buffer.withUnsafeMutableBufferPointer { vsnprintf($0.baseAddress, $0.count, format, arguments) }
             guard written > 0 else { return }
-            let text = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let message = Logger.Message(stringLiteral: text.hasSuffix("\n") ? String(text.dropLast()) : text)
+            var text = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if text.hasSuffix("\n") { text.removeLast() }
+            evidence?.note(text)
+            guard let logger else { return }
+            let message = Logger.Message(stringLiteral: text)
             switch level {
             case ...AV_LOG_ERROR: logger.error(message, metadata: ["source": "ffmpeg"])
             default: logger.warning(message, metadata: ["source": "ffmpeg"])
             }
         }
     }()
+}
+
+/// What FFmpeg said, at warning level and above, about one demuxer: kept per format context so
+/// that the reader can look for a container's own account of how its data ended.
+final class LogEvidence: Sendable {
+    private static let registry = Locked<[UnsafeRawPointer: LogEvidence]>([:])
+    private let messages = Locked<[String]>([])
+    /// Messages kept at most (the first ones; later ones are counted).
+    static let capacity = 64
+
+    static func registered(for context: UnsafeRawPointer) -> LogEvidence? {
+        registry.withLock { $0[context] }
+    }
+
+    /// Starts collecting what is logged for `context`.
+    func register(_ context: UnsafeRawPointer) {
+        Self.registry.withLock { $0[context] = self }
+    }
+
+    /// Stops collecting (before the context is freed: its address may be reused).
+    func unregister(_ context: UnsafeRawPointer) {
+        Self.registry.withLock { registry in
+            if registry[context] === self { registry[context] = nil }
+        }
+    }
+
+    func note(_ message: String) {
+        messages.withLock { if $0.count < Self.capacity { $0.append(message) } }
+    }
+
+    /// The first message containing `fragment`, if any.
+    func first(containing fragment: String) -> String? {
+        messages.withLock { $0.first { $0.contains(fragment) } }
+    }
 }

@@ -3,21 +3,27 @@ import CFFmpeg
 /// Owns an `AVFormatContext` opened for reading, and closes it when released.
 ///
 /// Not `Sendable`: a format context is used by one thread at a time (the thread that opened it,
-/// or the demux thread it is handed to).
+/// or the thread it is handed to). Its blocking calls are interrupted through `relay`, which
+/// forwards to whichever ``InterruptFlag`` the current owner attached, so one opened context can
+/// serve a probe and then a session.
 final class FormatContext {
     let pointer: UnsafeMutablePointer<AVFormatContext>
     /// The path or URL it was opened from, for error messages.
     let source: String
     /// Kept alive for as long as FFmpeg may call the interrupt callback.
-    let interrupt: InterruptFlag
+    let relay: InterruptRelay
+    /// What FFmpeg logged about this context.
+    let evidence: LogEvidence
 
-    private init(pointer: UnsafeMutablePointer<AVFormatContext>, source: String, interrupt: InterruptFlag) {
+    private init(pointer: UnsafeMutablePointer<AVFormatContext>, source: String, relay: InterruptRelay, evidence: LogEvidence) {
         self.pointer = pointer
         self.source = source
-        self.interrupt = interrupt
+        self.relay = relay
+        self.evidence = evidence
     }
 
     deinit {
+        evidence.unregister(UnsafeRawPointer(pointer))
         var p: UnsafeMutablePointer<AVFormatContext>? = pointer
         avformat_close_input(&p)
     }
@@ -28,22 +34,26 @@ final class FormatContext {
         guard let allocated = avformat_alloc_context() else {
             throw PlayheadError(code: .openFailed, message: "could not allocate a demuxer context", file: source)
         }
-        allocated.pointee.interrupt_callback = interrupt.callback
+        let relay = InterruptRelay(interrupt)
+        let evidence = LogEvidence()
+        evidence.register(UnsafeRawPointer(allocated))
+        allocated.pointee.interrupt_callback = relay.callback
         var context: UnsafeMutablePointer<AVFormatContext>? = allocated
         // On failure avformat_open_input frees the context and sets it to nil.
         let result = avformat_open_input(&context, source, nil, nil)
         guard result >= 0, let context else {
+            evidence.unregister(UnsafeRawPointer(allocated))
             throw openError(result, source: source, interrupt: interrupt)
         }
-        return FormatContext(pointer: context, source: source, interrupt: interrupt)
+        return FormatContext(pointer: context, source: source, relay: relay, evidence: evidence)
     }
 
     /// Reads enough of the file to know every stream's parameters. Blocking.
     func findStreamInfo() throws(PlayheadError) {
         let result = avformat_find_stream_info(pointer, nil)
         if result < 0 {
-            if result == FFmpegError.exit || interrupt.shouldInterrupt {
-                throw Self.interruptedError(source: source, interrupt: interrupt, function: "avformat_find_stream_info", result: result)
+            if result == FFmpegError.exit || relay.shouldInterrupt {
+                throw Self.interruptedError(source: source, interrupt: relay.current, function: "avformat_find_stream_info", result: result)
             }
             throw FFmpegError.error(.streamInfoFailed, "could not analyse the streams", function: "avformat_find_stream_info", result: result, file: source)
         }
@@ -51,10 +61,16 @@ final class FormatContext {
 
     var streamCount: Int { Int(pointer.pointee.nb_streams) }
 
-    func stream(at index: Int) -> UnsafeMutablePointer<AVStream> {
-        precondition(index >= 0 && index < streamCount)
-        return pointer.pointee.streams[index]!
+    /// Stream `index` (0 ..< streamCount).
+    func stream(at index: Int) -> UnsafeMutablePointer<AVStream>? {
+        guard index >= 0, index < streamCount else { return nil }
+        return pointer.pointee.streams[index]
     }
+
+    var streams: [UnsafeMutablePointer<AVStream>] { (0..<streamCount).compactMap { stream(at: $0) } }
+
+    /// The format's short name (`mov,mp4,m4a,3gp,3g2,mj2`, `matroska,webm`, `mpegts`, …).
+    var formatName: String { pointer.pointee.iformat.map { String(cString: $0.pointee.name) } ?? "unknown" }
 
     private static func openError(_ result: Int32, source: String, interrupt: InterruptFlag) -> PlayheadError {
         let function = "avformat_open_input"
@@ -80,8 +96,8 @@ final class FormatContext {
         }
     }
 
-    static func interruptedError(source: String, interrupt: InterruptFlag, function: String, result: Int32) -> PlayheadError {
-        if interrupt.isRaised {
+    static func interruptedError(source: String, interrupt: InterruptFlag?, function: String, result: Int32) -> PlayheadError {
+        if interrupt?.isRaised ?? true {
             return PlayheadError(code: .cancelled, message: "cancelled while opening", file: source, cause: FFmpegError.cause(function, result))
         }
         return PlayheadError(code: .readFailed, message: "timed out while opening", file: source, cause: FFmpegError.cause(function, result))

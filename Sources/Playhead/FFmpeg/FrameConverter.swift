@@ -1,13 +1,24 @@
 import CFFmpeg
 
-/// Scales and converts decoded frames into a canvas by a fixed ``FrameLayout``: straight into the
-/// canvas's content rectangle when the picture is upright, through one intermediate frame plus a
-/// turn when it is not. The swscale context and the intermediate frame are made once and reused.
+/// Scales and converts decoded frames into a canvas by a fixed ``FrameLayout``, the way ffmpeg's
+/// scale filter does: libswscale with bicubic filtering, told each frame's own colour matrix and
+/// range (an untagged frame is BT.601, limited range). A frame with an orientation is first turned
+/// in its own pixel format — as ffmpeg's autorotate does — and then scaled straight into the
+/// canvas's content rectangle. The swscale context and the turned frame are made once and reused.
 final class FrameConverter {
     let layout: FrameLayout
     let outputFormat: AVPixelFormat
     private var scaler: OpaquePointer?
-    private var turnBuffer: OwnedFrame?
+    /// The colour details last given to `scaler` (and the context they were given to).
+    private var colour: (context: OpaquePointer, space: Int32, fullRange: Int32)?
+    private var turned: OwnedFrame?
+    /// For formats that cannot be turned plane by plane: the picture converted at its stored
+    /// orientation, turned afterwards in the output format.
+    private var converted: OwnedFrame?
+    /// How the decoded format's planes turn (nil: they cannot), worked out once per format.
+    private var turnable: (format: AVPixelFormat, planes: [PlaneTurner.PlaneLayout]?)?
+    /// A reused header over the canvas's content rectangle (the fallback turn's target).
+    private let contentView = OwnedFrame()
     private let source: String
 
     init(layout: FrameLayout, outputFormat: AVPixelFormat, source: String) {
@@ -20,32 +31,56 @@ final class FrameConverter {
         sws_freeContext(scaler)
     }
 
-    /// Converts `frame` into `canvas` (whose bars are already black and stay so).
+    /// Converts `frame` into `canvas` (whose bars are already painted and stay so).
     func convert(_ frame: OwnedFrame, into canvas: OwnedFrame) throws(PlayheadError) {
         let input = frame.pointer
         let inputFormat = AVPixelFormat(rawValue: input.pointee.format)
-        let crop = Self.alignedCrop(layout.sourceCrop, format: inputFormat, frameSize: frame.size)
-        let scaled = layout.scaledSize
-        scaler = sws_getCachedContext(scaler, Int32(crop.width), Int32(crop.height), inputFormat,
-                                      Int32(scaled.width), Int32(scaled.height), outputFormat,
-                                      SWS_BICUBIC, nil, nil, nil)
-        guard let scaler else {
-            throw PlayheadError(code: .conversionFailed, message: "no conversion from \(Self.name(inputFormat)) \(crop.size) to \(Self.name(outputFormat)) \(scaled)", file: source)
+        guard layout.orientation != .identity else {
+            try scale(input, crop: layout.sourceCrop, into: canvas.pointer, at: layout.content)
+            return
         }
+        if turnable?.format != inputFormat { turnable = (inputFormat, PlaneTurner.planes(of: inputFormat)) }
+        if let planes = turnable?.planes {
+            // Turn first, in the decoded format; then scale the upright picture into the canvas.
+            let stored = frame.size
+            let shown = layout.orientation.displayedSize(of: stored)
+            if turned?.size != shown || turned?.format != inputFormat {
+                turned = try OwnedFrame(size: shown, format: inputFormat)
+            }
+            guard let turned else { return }
+            PlaneTurner.turn(input, storedSize: stored, into: turned.pointer, orientation: layout.orientation, layouts: planes)
+            Self.copyColourTags(from: input, to: turned.pointer)
+            try scale(turned.pointer, crop: layout.displayedCrop, into: canvas.pointer, at: layout.content)
+            return
+        }
+        // A layout that cannot be turned as it is: convert at the stored orientation, then turn
+        // the result (the output formats can always be turned).
+        let scaled = layout.scaledSize
+        if converted?.size != scaled { converted = try OwnedFrame(size: scaled, format: outputFormat) }
+        guard let converted, let planes = PlaneTurner.planes(of: outputFormat) else {
+            throw PlayheadError(code: .conversionFailed, message: "cannot turn pictures in \(Self.name(outputFormat))", file: source)
+        }
+        try scale(input, crop: layout.sourceCrop, into: converted.pointer, at: PixelRect(size: scaled))
+        Self.point(contentView.pointer, at: layout.content, of: canvas.pointer, format: outputFormat)
+        PlaneTurner.turn(converted.pointer, storedSize: scaled, into: contentView.pointer, orientation: layout.orientation, layouts: planes)
+    }
+
+    /// Scales `crop` of `input` into the `rect` of `output`, honouring the input's colour tags.
+    private func scale(_ input: UnsafeMutablePointer<AVFrame>, crop requested: PixelRect, into output: UnsafeMutablePointer<AVFrame>,
+                       at rect: PixelRect) throws(PlayheadError) {
+        let inputFormat = AVPixelFormat(rawValue: input.pointee.format)
+        let size = PixelSize(width: Int(input.pointee.width), height: Int(input.pointee.height))
+        let crop = Self.alignedCrop(requested, format: inputFormat, frameSize: size)
+        scaler = sws_getCachedContext(scaler, Int32(crop.width), Int32(crop.height), inputFormat,
+                                      Int32(rect.width), Int32(rect.height), outputFormat, SWS_BICUBIC, nil, nil, nil)
+        guard let scaler else {
+            throw PlayheadError(code: .conversionFailed, message: "no conversion from \(Self.name(inputFormat)) \(crop.size) to \(Self.name(outputFormat)) \(rect.size)", file: source)
+        }
+        applyColour(of: input, to: scaler)
         var sourcePlanes = Self.planes(of: input, offsetBy: crop, format: inputFormat)
         var sourceStrides = Self.strides(of: input)
-        let target: OwnedFrame
-        let targetRect: PixelRect
-        if layout.orientation == .identity {
-            target = canvas
-            targetRect = layout.content
-        } else {
-            if turnBuffer == nil { turnBuffer = try OwnedFrame(size: scaled, format: outputFormat) }
-            target = turnBuffer!
-            targetRect = PixelRect(size: scaled)
-        }
-        var destinationPlanes = Self.planes(of: target.pointer, offsetBy: targetRect, format: outputFormat)
-        var destinationStrides = Self.strides(of: target.pointer)
+        var destinationPlanes = Self.planes(of: output, offsetBy: rect, format: outputFormat)
+        var destinationStrides = Self.strides(of: output)
         let rows = withUnsafePointer(to: &sourcePlanes) { src in
             withUnsafePointer(to: &sourceStrides) { srcStride in
                 withUnsafePointer(to: &destinationPlanes) { dst in
@@ -66,9 +101,51 @@ final class FrameConverter {
         guard rows > 0 else {
             throw FFmpegError.error(.conversionFailed, "scaling failed", function: "sws_scale", result: rows, file: source)
         }
-        if layout.orientation != .identity {
-            PlaneTurner.turn(target, into: canvas, at: layout.content, orientation: layout.orientation, format: outputFormat)
+    }
+
+    /// Tells the scaler the frame's matrix and range, as ffmpeg's scale filter does: the frame's
+    /// colour space picks the coefficients (RGB-tagged, unspecified and reserved values mean
+    /// BT.601, libswscale's default), its range the input range; the output range stays limited
+    /// for YUV (it means nothing for RGB). Only when they change: setting them rebuilds tables.
+    private func applyColour(of frame: UnsafeMutablePointer<AVFrame>, to context: OpaquePointer) {
+        var space = Int32(frame.pointee.colorspace.rawValue)
+        if space < 1 || space > 10 || space == 8 { space = SWS_CS_DEFAULT }
+        let format = AVPixelFormat(rawValue: frame.pointee.format)
+        let fullRange: Int32
+        switch frame.pointee.color_range {
+        case AVCOL_RANGE_JPEG: fullRange = 1
+        case AVCOL_RANGE_MPEG: fullRange = 0
+        default: fullRange = Self.isFullRangeFormat(format) ? 1 : 0
         }
+        if let colour, colour.context == context, colour.space == space, colour.fullRange == fullRange { return }
+        let coefficients = sws_getCoefficients(space)
+        _ = sws_setColorspaceDetails(context, coefficients, fullRange, coefficients, 0, 0, 1 << 16, 1 << 16)
+        colour = (context, space, fullRange)
+    }
+
+    /// The `yuvj` formats, which are full range by definition.
+    static func isFullRangeFormat(_ format: AVPixelFormat) -> Bool {
+        [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P, AV_PIX_FMT_YUVJ411P].contains(format)
+    }
+
+    private static func copyColourTags(from source: UnsafeMutablePointer<AVFrame>, to target: UnsafeMutablePointer<AVFrame>) {
+        target.pointee.colorspace = source.pointee.colorspace
+        target.pointee.color_range = source.pointee.color_range
+        target.pointee.color_primaries = source.pointee.color_primaries
+        target.pointee.color_trc = source.pointee.color_trc
+    }
+
+    /// Points the header `view` (which owns no buffers) at `rect` of `frame`: no copy.
+    private static func point(_ view: UnsafeMutablePointer<AVFrame>, at rect: PixelRect, of frame: UnsafeMutablePointer<AVFrame>, format: AVPixelFormat) {
+        let planes = Self.planes(of: frame, offsetBy: rect, format: format)
+        view.pointee.data.0 = planes.0
+        view.pointee.data.1 = planes.1
+        view.pointee.data.2 = planes.2
+        view.pointee.data.3 = planes.3
+        view.pointee.linesize = frame.pointee.linesize
+        view.pointee.width = Int32(rect.width)
+        view.pointee.height = Int32(rect.height)
+        view.pointee.format = format.rawValue
     }
 
     /// The crop with its origin moved onto the chroma grid of subsampled formats.
@@ -93,7 +170,6 @@ final class FrameConverter {
         let d = descriptor.pointee
         // Bytes per pixel of each plane: the largest step of the components stored in it.
         var steps: (Int, Int, Int, Int) = (0, 0, 0, 0)
-        let components = d.comp
         func note(_ c: AVComponentDescriptor) {
             switch c.plane {
             case 0: steps.0 = max(steps.0, Int(c.step))
@@ -103,10 +179,10 @@ final class FrameConverter {
             }
         }
         let count = Int(d.nb_components)
-        if count > 0 { note(components.0) }
-        if count > 1 { note(components.1) }
-        if count > 2 { note(components.2) }
-        if count > 3 { note(components.3) }
+        if count > 0 { note(d.comp.0) }
+        if count > 1 { note(d.comp.1) }
+        if count > 2 { note(d.comp.2) }
+        if count > 3 { note(d.comp.3) }
         let subsampled = (d.flags & UInt64(AV_PIX_FMT_FLAG_RGB)) == 0
         let cx = subsampled ? rect.x >> Int(d.log2_chroma_w) : rect.x
         let cy = subsampled ? rect.y >> Int(d.log2_chroma_h) : rect.y

@@ -28,6 +28,21 @@ final class InterruptFlag: Sendable {
     }
 
     var shouldInterrupt: Bool { isRaised || hasTimedOut }
+}
+
+/// What a format context's interrupt callback asks: the ``InterruptFlag`` of whoever owns the
+/// context now (the probe that opened it, then the session or request it was handed to).
+final class InterruptRelay: Sendable {
+    private let flag: Locked<InterruptFlag?>
+
+    init(_ flag: InterruptFlag?) { self.flag = Locked(flag) }
+
+    var current: InterruptFlag? { flag.withLock { $0 } }
+
+    /// Makes `flag` the one the callback asks.
+    func attach(_ flag: InterruptFlag?) { self.flag.withLock { $0 = flag } }
+
+    var shouldInterrupt: Bool { current?.shouldInterrupt ?? false }
 
     /// The callback record for `AVFormatContext.interrupt_callback`. The caller must keep `self`
     /// alive for as long as the context may call it.
@@ -35,8 +50,8 @@ final class InterruptFlag: Sendable {
         AVIOInterruptCB(
             callback: { opaque in
                 guard let opaque else { return 0 }
-                let flag = Unmanaged<InterruptFlag>.fromOpaque(opaque).takeUnretainedValue()
-                return flag.shouldInterrupt ? 1 : 0
+                let relay = Unmanaged<InterruptRelay>.fromOpaque(opaque).takeUnretainedValue()
+                return relay.shouldInterrupt ? 1 : 0
             },
             opaque: Unmanaged.passUnretained(self).toOpaque()
         )

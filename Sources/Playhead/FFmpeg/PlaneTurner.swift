@@ -1,29 +1,82 @@
 import CFFmpeg
 
-/// Copies a scaled picture into the canvas turned by quarter turns (and mirrored), plane by plane.
-/// Only used for sources with a display matrix; upright sources are scaled straight into the canvas.
+/// Turns a picture by its ``VideoOrientation``, plane by plane, in its own pixel format: what a
+/// display (and ffmpeg's autorotate) does before any scaling or conversion, so the result matches
+/// bit for bit. Each displayed pixel takes the stored pixel ``VideoOrientation/storedPoint(forDisplayed:stored:)``
+/// names; since that mapping is affine, each row is a walk with a fixed step through the source.
 enum PlaneTurner {
-    static func turn(_ source: OwnedFrame, into canvas: OwnedFrame, at content: PixelRect, orientation: VideoOrientation, format: AVPixelFormat) {
-        guard let descriptor = av_pix_fmt_desc_get(format) else { return }
+    /// The layout of one plane: bytes per pixel and chroma subsampling.
+    struct PlaneLayout {
+        var bytesPerPixel: Int
+        var log2Width: Int
+        var log2Height: Int
+    }
+
+    /// The planes of `format`, when it can be turned plane by plane: planar or packed, whole bytes
+    /// per pixel, chroma subsampled the same way in both directions (so it stays valid once
+    /// turned), no palette, bitstream or hardware layouts. Nil otherwise.
+    static func planes(of format: AVPixelFormat) -> [PlaneLayout]? {
+        guard let descriptor = av_pix_fmt_desc_get(format) else { return nil }
         let d = descriptor.pointee
-        let isPacked = Int(d.nb_components) > 1 && d.flags & UInt64(AV_PIX_FMT_FLAG_PLANAR) == 0
-        let planeCount = isPacked ? 1 : Int(av_pix_fmt_count_planes(format))
-        let bytesPerPixel = isPacked ? Int(av_get_bits_per_pixel(descriptor)) / 8 : 1
-        let s = source.pointer.pointee, c = canvas.pointer.pointee
-        for plane in 0..<planeCount {
-            let chroma = !isPacked && (plane == 1 || plane == 2)
-            let hs = chroma ? Int(d.log2_chroma_w) : 0, vs = chroma ? Int(d.log2_chroma_h) : 0
-            let (srcData, srcStride) = Self.plane(plane, of: s)
-            let (dstData, dstStride) = Self.plane(plane, of: c)
-            guard let src = srcData, let dst = dstData else { continue }
-            let sw = (Int(s.width) + (1 << hs) - 1) >> hs, sh = (Int(s.height) + (1 << vs) - 1) >> vs
-            let ox = content.x >> hs, oy = content.y >> vs
-            let cw = (content.width + (1 << hs) - 1) >> hs, ch = (content.height + (1 << vs) - 1) >> vs
-            turnPlane(src: src, srcStride: srcStride, srcWidth: sw, srcHeight: sh,
-                      dst: dst + oy * dstStride + ox * bytesPerPixel, dstStride: dstStride,
-                      width: cw, height: ch, bytesPerPixel: bytesPerPixel, orientation: orientation)
+        let unsupported = UInt64(AV_PIX_FMT_FLAG_PAL) | UInt64(AV_PIX_FMT_FLAG_BITSTREAM) | UInt64(AV_PIX_FMT_FLAG_HWACCEL)
+        guard d.flags & unsupported == 0, d.log2_chroma_w == d.log2_chroma_h else { return nil }
+        let count = Int(av_pix_fmt_count_planes(format))
+        guard count > 0 else { return nil }
+        var steps = [Int](repeating: 0, count: count)
+        let components = [d.comp.0, d.comp.1, d.comp.2, d.comp.3].prefix(Int(d.nb_components))
+        for c in components where Int(c.plane) < count {
+            guard c.depth % 8 == 0 || c.step > 0 else { return nil }
+            steps[Int(c.plane)] = max(steps[Int(c.plane)], Int(c.step))
+        }
+        guard steps.allSatisfy({ $0 > 0 }) else { return nil }
+        let isRGB = d.flags & UInt64(AV_PIX_FMT_FLAG_RGB) != 0
+        return steps.enumerated().map { plane, step in
+            // Planes 1 and 2 of YUV formats hold subsampled chroma; alpha and luma are full size.
+            let chroma = !isRGB && (plane == 1 || plane == 2)
+            return PlaneLayout(bytesPerPixel: step, log2Width: chroma ? Int(d.log2_chroma_w) : 0, log2Height: chroma ? Int(d.log2_chroma_h) : 0)
         }
     }
+
+    /// Turns `source` (`storedSize`, any format ``planes(of:)`` accepts) into `target`, which has
+    /// the same format and the displayed size.
+    static func turn(_ source: UnsafeMutablePointer<AVFrame>, storedSize: PixelSize, into target: UnsafeMutablePointer<AVFrame>,
+                     orientation: VideoOrientation, layouts: [PlaneLayout]) {
+        let shown = orientation.displayedSize(of: storedSize)
+        for (index, layout) in layouts.enumerated() {
+            let (srcData, srcStride) = plane(index, of: source.pointee)
+            let (dstData, dstStride) = plane(index, of: target.pointee)
+            guard let src = srcData, let dst = dstData else { continue }
+            let stored = PixelSize(width: rounded(storedSize.width, layout.log2Width), height: rounded(storedSize.height, layout.log2Height))
+            let width = rounded(shown.width, layout.log2Width), height = rounded(shown.height, layout.log2Height)
+            let bpp = layout.bytesPerPixel
+            // The source address of displayed (x, y) is origin + x·stepX + y·stepY.
+            let origin = orientation.storedPoint(forDisplayed: (0, 0), stored: stored)
+            let right = orientation.storedPoint(forDisplayed: (1, 0), stored: stored)
+            let down = orientation.storedPoint(forDisplayed: (0, 1), stored: stored)
+            let stepX = (right.x - origin.x) * bpp + (right.y - origin.y) * srcStride
+            let stepY = (down.x - origin.x) * bpp + (down.y - origin.y) * srcStride
+            let start = origin.x * bpp + origin.y * srcStride
+            for y in 0..<height {
+                var from = src + start + y * stepY
+                var to = dst + y * dstStride
+                if bpp == 1 {
+                    for _ in 0..<width {
+                        to.pointee = from.pointee
+                        to += 1
+                        from += stepX
+                    }
+                } else {
+                    for _ in 0..<width {
+                        to.update(from: from, count: bpp)
+                        to += bpp
+                        from += stepX
+                    }
+                }
+            }
+        }
+    }
+
+    private static func rounded(_ size: Int, _ log2: Int) -> Int { (size + (1 << log2) - 1) >> log2 }
 
     static func plane(_ index: Int, of frame: AVFrame) -> (UnsafeMutablePointer<UInt8>?, Int) {
         switch index {
@@ -31,31 +84,6 @@ enum PlaneTurner {
         case 1: return (frame.data.1, Int(frame.linesize.1))
         case 2: return (frame.data.2, Int(frame.linesize.2))
         default: return (frame.data.3, Int(frame.linesize.3))
-        }
-    }
-
-    /// For each canvas pixel (dx, dy), the source pixel it shows.
-    static func turnPlane(src: UnsafeMutablePointer<UInt8>, srcStride: Int, srcWidth: Int, srcHeight: Int,
-                          dst: UnsafeMutablePointer<UInt8>, dstStride: Int, width: Int, height: Int,
-                          bytesPerPixel: Int, orientation: VideoOrientation) {
-        let mirrored = orientation.isMirrored
-        for dy in 0..<height {
-            let row = dst + dy * dstStride
-            for dx in 0..<width {
-                var (ux, uy): (Int, Int)
-                switch orientation.rotation {
-                case 90: (ux, uy) = (dy, srcHeight - 1 - dx)
-                case 180: (ux, uy) = (srcWidth - 1 - dx, srcHeight - 1 - dy)
-                case 270: (ux, uy) = (srcWidth - 1 - dy, dx)
-                default: (ux, uy) = (dx, dy)
-                }
-                if mirrored { ux = srcWidth - 1 - ux }
-                ux = min(max(ux, 0), srcWidth - 1)
-                uy = min(max(uy, 0), srcHeight - 1)
-                let from = src + uy * srcStride + ux * bytesPerPixel
-                let to = row + dx * bytesPerPixel
-                for b in 0..<bytesPerPixel { to[b] = from[b] }
-            }
         }
     }
 }

@@ -43,6 +43,11 @@ final class Resampler {
         buffer.deallocate()
     }
 
+    /// Drops what the resampler holds (after a seek).
+    func reset() {
+        _ = swr_init(context)
+    }
+
     /// Converts `frame` (nil flushes what the resampler holds). Returns the samples per channel now
     /// in `buffer`.
     func convert(_ frame: UnsafeMutablePointer<AVFrame>?) throws(PlayheadError) -> Int {

@@ -35,27 +35,6 @@ public struct PixelAspectRatio: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(horizontal):\(vertical)" }
 }
 
-/// How a track's stored frames are turned to be shown upright: a clockwise rotation in quarter
-/// turns, applied after an optional horizontal mirror.
-public struct VideoOrientation: Sendable, Hashable {
-    /// Clockwise rotation in degrees: 0, 90, 180 or 270.
-    public var rotation: Int
-    /// `true` when the picture is mirrored left to right before rotating.
-    public var isMirrored: Bool
-
-    public init(rotation: Int, isMirrored: Bool = false) {
-        let r = ((rotation % 360) + 360) % 360
-        self.rotation = (r + 45) / 90 * 90 % 360
-        self.isMirrored = isMirrored
-    }
-
-    /// Upright, not mirrored.
-    public static let identity = VideoOrientation(rotation: 0)
-
-    /// `true` for 90 and 270 degrees, which exchange width and height.
-    public var swapsDimensions: Bool { rotation == 90 || rotation == 270 }
-}
-
 extension PixelSize {
     /// The size a display shows for frames of `self` stored pixels with the given pixel aspect
     /// ratio and orientation: the width is stretched by the pixel aspect ratio (as displays do),

@@ -41,6 +41,9 @@ public struct FrameLayout: Sendable, Hashable {
     public var content: PixelRect
     /// The part of the stored frame that is used, in stored pixels (before pixel aspect and rotation).
     public var sourceCrop: PixelRect
+    /// The same part in the pixels of the turned frame (the stored frame with its orientation
+    /// applied, before pixel aspect): what is scaled into `content` once the frame is upright.
+    public var displayedCrop: PixelRect
     /// The orientation applied after scaling.
     public var orientation: VideoOrientation
 
@@ -92,6 +95,11 @@ extension VideoGravity {
             crop = ((shownWidth - visibleWidth) / 2, (shownHeight - visibleHeight) / 2, visibleWidth, visibleHeight)
         }
 
+        // In the turned frame's pixels: the pixel aspect ratio stretches its vertical axis once turned.
+        let turnedSize = orientation.displayedSize(of: stored)
+        let displayedCrop = orientation.swapsDimensions
+            ? Self.pixelRect(x: crop.x, y: crop.y / par, width: crop.width, height: crop.height / par, within: turnedSize)
+            : Self.pixelRect(x: crop.x / par, y: crop.y, width: crop.width / par, height: crop.height, within: turnedSize)
         // Back from displayed coordinates to upright, then un-mirror, then to stored pixels.
         var upright = crop
         switch orientation.rotation {
@@ -108,7 +116,7 @@ extension VideoGravity {
             upright.x = uprightWidth - (upright.x + upright.width)
         }
         let storedCrop = Self.pixelRect(x: upright.x / par, y: upright.y, width: upright.width / par, height: upright.height, within: stored)
-        return FrameLayout(canvas: canvas, content: content, sourceCrop: storedCrop, orientation: orientation)
+        return FrameLayout(canvas: canvas, content: content, sourceCrop: storedCrop, displayedCrop: displayedCrop, orientation: orientation)
     }
 
     private static func aligned(_ value: Double, _ alignment: Int, limit: Int) -> Int {

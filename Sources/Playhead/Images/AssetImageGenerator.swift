@@ -1,5 +1,5 @@
+import CFFmpeg
 import Foundation
-import Synchronization
 
 /// Makes still images of an asset's video at chosen times.
 ///
@@ -10,10 +10,15 @@ import Synchronization
 /// for await result in generator.images(for: times) { … }   // ascending time order
 /// ```
 ///
-/// Exact by default (zero tolerances: the frame showing at the requested time). With tolerances,
-/// the keyframe nearest the requested time inside them, found in the index and decoded alone.
-/// A request opens the file once per decoder and decodes only what its answers need; several
-/// single-threaded decoders split the sorted times between them.
+/// Exact by default (zero tolerances: the frame displayed at the requested time — the last frame
+/// that starts at or before it). With tolerances, the keyframe nearest the requested time inside
+/// them, decoded alone; when no keyframe lies inside, the first frame that starts inside them. An
+/// image never comes from outside its window.
+///
+/// A request decodes only what its answers need, on worker threads: the times sorted, each
+/// reader going forward where the index shows that beats seeking, non-reference frames before a
+/// target skipped, and several single-threaded decoders splitting the times into shares of about
+/// equal decoding work (worked out from the index).
 public struct AssetImageGenerator: Sendable {
     public let asset: Asset
     /// Images are scaled down to fit inside this size, proportions kept; nil keeps the displayed size.
@@ -63,77 +68,196 @@ public struct AssetImageGenerator: Sendable {
 
     private func run(times: [MediaTime], interrupt: InterruptFlag, continuation: AsyncStream<Result>.Continuation) async {
         let emitter = OrderedEmitter(count: times.count, continuation: continuation)
-        let range: TimeRange
+        let description: AssetDescription
         do {
-            let (start, duration) = try await asset.load(.startTime, .duration)
-            range = TimeRange(start: start, duration: duration)
+            description = try await asset.loadDescription([.duration, .startTime, .tracks])
         } catch {
             for (i, time) in times.enumerated() { emitter.put(i, Result(requestedTime: time, error: error)) }
             return
         }
-        var work: [(index: Int, time: MediaTime)] = []
+        let start = description.startTime
+        let clipEnd = description.duration.isNumeric ? start + description.duration : nil
+        var work: [ImageWork] = []
         for (i, time) in times.enumerated() {
-            if !time.isNumeric || time < range.start || (range.duration.isNumeric && time > range.end) {
+            if !time.isNumeric || time < start || clipEnd.map({ time > $0 }) == true {
+                let end = clipEnd.map { "\($0.seconds) s" } ?? "its end"
                 emitter.put(i, Result(requestedTime: time, error: PlayheadError(
-                    code: .invalidArgument, message: "\(time.seconds) s is outside the clip (\(range.start.seconds) … \(range.end.seconds) s)", file: asset.source)))
+                    code: .invalidArgument, message: "\(time.seconds) s is outside the clip (\(start.seconds) s … \(end))", file: asset.source)))
             } else {
-                work.append((i, time))
+                work.append(ImageWork(index: i, time: time))
             }
         }
         guard !work.isEmpty else { return }
-        let shares = Self.split(work, into: min(decoderCount, work.count))
+        // A source that cannot be opened twice is read by one decoder, forward.
+        let decoders = description.isOneShot ? 1 : max(1, min(decoderCount, work.count))
+        let settings = ImageSettings(maximumSize: maximumSize, appliesPreferredTrackTransform: appliesPreferredTrackTransform,
+                                     toleranceBefore: requestedTimeToleranceBefore, toleranceAfter: requestedTimeToleranceAfter,
+                                     clipEnd: clipEnd)
+        let asset = self.asset
+        let requested = work
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let remaining = Atomic<Int>(shares.count)
-            for share in shares {
-                let thread = Thread { [self] in
-                    grab(share, interrupt: interrupt, emitter: emitter)
-                    if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done.resume() }
+            WorkerPool.shared.run("playhead.images") {
+                let demuxer: Demuxer
+                do throws(PlayheadError) {
+                    demuxer = try asset.openDemuxer(interrupt: interrupt)
+                } catch {
+                    for item in requested { emitter.put(item.index, Result(requestedTime: item.time, error: error)) }
+                    done.resume()
+                    return
                 }
-                thread.name = "playhead.images"
-                thread.start()
+                let shares = ImageWork.split(requested, into: decoders, keyframe: { demuxer.keyframe(atOrBefore: $0) })
+                let remaining = Locked(shares.count)
+                let finished: @Sendable () -> Void = {
+                    if remaining.withLock({ $0 -= 1; return $0 }) == 0 { done.resume() }
+                }
+                for share in shares.dropFirst() {
+                    WorkerPool.shared.run("playhead.images") {
+                        ImageGrabber.grab(share, asset: asset, demuxer: nil, settings: settings, interrupt: interrupt, emitter: emitter)
+                        finished()
+                    }
+                }
+                ImageGrabber.grab(shares[0], asset: asset, demuxer: demuxer, settings: settings, interrupt: interrupt, emitter: emitter)
+                finished()
             }
         }
     }
+}
 
-    /// On its own thread: one grabber for a contiguous share of the sorted times.
-    private func grab(_ share: [(index: Int, time: MediaTime)], interrupt: InterruptFlag, emitter: OrderedEmitter) {
-        let grabber: FrameGrabber
-        do {
-            grabber = try FrameGrabber(source: asset.source, maximumSize: maximumSize,
-                                       appliesPreferredTrackTransform: appliesPreferredTrackTransform, interrupt: interrupt)
+/// What every share of a request is made with.
+struct ImageSettings: Sendable {
+    var maximumSize: PixelSize?
+    var appliesPreferredTrackTransform: Bool
+    var toleranceBefore: MediaTime
+    var toleranceAfter: MediaTime
+    /// Where the clip ends, when its duration is known.
+    var clipEnd: MediaTime?
+}
+
+/// One requested time of a request: its place in the sorted list, and the time.
+struct ImageWork: Sendable {
+    var index: Int
+    var time: MediaTime
+
+    /// Contiguous shares of the sorted times, one per decoder, of about equal decoding work: a
+    /// time costs the stretch decoded to reach it — from the keyframe before it, or from the
+    /// previous time of its share when that is nearer — plus a little for the image itself.
+    static func split(_ work: [ImageWork], into parts: Int, keyframe: (MediaTime) -> MediaTime?) -> [[ImageWork]] {
+        guard parts > 1, work.count > 1 else { return [work] }
+        let perImage = 0.1
+        let fromKeyframe = work.map { item -> Double in
+            let key = keyframe(item.time) ?? (item.time - MediaTime(value: 2, timescale: 1))
+            return max(0, (item.time - key).seconds) + perImage
+        }
+        let onward = work.indices.map { i -> Double in
+            guard i > 0 else { return fromKeyframe[0] }
+            let key = keyframe(work[i].time)
+            let previous = work[i - 1].time
+            let reach = key.map { $0 > previous ? (work[i].time - $0).seconds : (work[i].time - previous).seconds } ?? (work[i].time - previous).seconds
+            return max(0, reach) + perImage
+        }
+        // The smallest largest share that `parts` shares can achieve, by bisection on a greedy fill.
+        func shares(within limit: Double) -> [Range<Int>]? {
+            var result: [Range<Int>] = []
+            var start = 0, cost = 0.0
+            for i in work.indices {
+                let add = i == start ? fromKeyframe[i] : onward[i]
+                if i > start, cost + add > limit {
+                    result.append(start..<i)
+                    start = i
+                    cost = fromKeyframe[i]
+                } else {
+                    cost += add
+                }
+                if cost > limit { return nil }
+            }
+            result.append(start..<work.count)
+            return result.count <= parts ? result : nil
+        }
+        var low = 0.0, high = fromKeyframe.reduce(0, +) + onward.reduce(0, +)
+        var best = shares(within: high) ?? [0..<work.count]
+        for _ in 0..<40 {
+            let middle = (low + high) / 2
+            if let found = shares(within: middle) {
+                best = found
+                high = middle
+            } else {
+                low = middle
+            }
+        }
+        return best.map { Array(work[$0]) }
+    }
+}
+
+/// Takes the images of one share on the calling (worker) thread, with one single-threaded reader.
+enum ImageGrabber {
+    static func grab(_ share: [ImageWork], asset: Asset, demuxer given: Demuxer?, settings: ImageSettings, interrupt: InterruptFlag,
+                     emitter: OrderedEmitter) {
+        let fail = { (error: PlayheadError) in
+            for item in share { emitter.put(item.index, AssetImageGenerator.Result(requestedTime: item.time, error: error)) }
+        }
+        let demuxer: Demuxer
+        if let given {
+            demuxer = given
+        } else {
+            do throws(PlayheadError) {
+                demuxer = try asset.openDemuxer(interrupt: interrupt)
+            } catch {
+                fail(error)
+                return
+            }
+        }
+        defer { asset.giveBack(demuxer) }
+        let reader: MediaReader
+        let converter: FrameConverter
+        let canvas: OwnedFrame
+        do throws(PlayheadError) {
+            reader = try MediaReader(demuxer: demuxer, threads: 1)
+            let facts = reader.facts
+            let par = settings.appliesPreferredTrackTransform ? facts.pixelAspectRatio : .square
+            let orientation = settings.appliesPreferredTrackTransform ? facts.orientation : .identity
+            let shown = facts.storedSize.presentationSize(pixelAspectRatio: par, orientation: orientation)
+            let size = fitted(shown, within: settings.maximumSize)
+            let layout = VideoGravity.resizeAspect.layout(stored: facts.storedSize, pixelAspectRatio: par, orientation: orientation, canvas: size)
+            converter = FrameConverter(layout: layout, outputFormat: AV_PIX_FMT_RGB24, source: asset.source)
+            canvas = try OwnedFrame(size: size, format: AV_PIX_FMT_RGB24)
         } catch {
-            for (i, time) in share { emitter.put(i, Result(requestedTime: time, error: error)) }
+            fail(error)
             return
         }
-        for (i, time) in share {
+        for item in share {
             if interrupt.isRaised {
-                emitter.put(i, Result(requestedTime: time, error: .cancelled(file: asset.source)))
+                emitter.put(item.index, AssetImageGenerator.Result(requestedTime: item.time, error: .cancelled(file: asset.source)))
                 continue
             }
-            do {
-                let (image, actual) = try grabber.image(at: time, toleranceBefore: requestedTimeToleranceBefore, toleranceAfter: requestedTimeToleranceAfter)
-                emitter.put(i, Result(requestedTime: time, actualTime: actual, image: image))
+            do throws(PlayheadError) {
+                let request = SeekRequest(time: item.time, toleranceBefore: settings.toleranceBefore, toleranceAfter: settings.toleranceAfter)
+                try reader.seek(to: request)
+                guard let held = try reader.selectedFrame() else {
+                    throw PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: asset.source)
+                }
+                let timeBase = reader.facts.timeBase.ffmpeg
+                let actual = MediaTime(ffmpegTimestamp: held.pts, timeBase: timeBase)
+                if settings.clipEnd == nil, reader.end != nil, item.time >= MediaTime(ffmpegTimestamp: held.pts + held.duration, timeBase: timeBase) {
+                    throw PlayheadError(code: .invalidArgument, message: "no frame at \(item.time.seconds) s: the video ends at \(MediaTime(ffmpegTimestamp: held.pts + held.duration, timeBase: timeBase).seconds) s", file: asset.source)
+                }
+                try converter.convert(held.frame, into: canvas)
+                emitter.put(item.index, AssetImageGenerator.Result(requestedTime: item.time, actualTime: actual, image: GeneratedImage.from(canvas)))
             } catch {
-                emitter.put(i, Result(requestedTime: time, error: error))
+                emitter.put(item.index, AssetImageGenerator.Result(requestedTime: item.time, error: interrupt.isRaised ? .cancelled(file: asset.source) : error))
             }
         }
     }
 
-    static func split<T>(_ items: [T], into parts: Int) -> [[T]] {
-        guard parts > 1 else { return [items] }
-        var shares: [[T]] = []
-        var start = 0
-        for part in 0..<parts {
-            let end = items.count * (part + 1) / parts
-            if end > start { shares.append(Array(items[start..<end])) }
-            start = end
-        }
-        return shares
+    /// The displayed size scaled down (never up) to fit inside `maximum`, proportions kept.
+    static func fitted(_ shown: PixelSize, within maximum: PixelSize?) -> PixelSize {
+        guard let maximum, !maximum.isEmpty, shown.width > maximum.width || shown.height > maximum.height else { return shown }
+        let scale = min(Double(maximum.width) / Double(shown.width), Double(maximum.height) / Double(shown.height))
+        return PixelSize(width: max(1, Int((Double(shown.width) * scale).rounded())), height: max(1, Int((Double(shown.height) * scale).rounded())))
     }
 }
 
 /// Yields results in index order, whichever thread finishes first.
-private final class OrderedEmitter: Sendable {
+final class OrderedEmitter: Sendable {
     private let state: Locked<(slots: [AssetImageGenerator.Result?], next: Int)>
     private let continuation: AsyncStream<AssetImageGenerator.Result>.Continuation
 

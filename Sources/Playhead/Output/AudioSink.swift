@@ -10,6 +10,12 @@ public struct AudioBuffer {
     public let sampleRate: Int
     /// Where the first sample sits on the source's timeline.
     public let presentationTime: MediaTime
+    /// The session segment it belongs to, and the session's control (see ``VideoFrame``).
+    var segment = 0
+    var control: SessionControl?
+
+    /// `true` once a seek has started a newer segment: the audio is no longer wanted.
+    var isSuperseded: Bool { control?.isSuperseded(segment) ?? false }
 }
 
 /// What an audio sink is told before the first buffer.

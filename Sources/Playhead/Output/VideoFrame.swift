@@ -50,6 +50,27 @@ public struct VideoFrame {
     /// FFmpeg's name for the pixel format (useful with ``OutputPixelFormat/native``).
     public let pixelFormatName: String
     let frame: UnsafeMutablePointer<AVFrame>
+    /// The session segment it belongs to, and the session's control (to tell whether a seek has
+    /// superseded it while it waits to be shown).
+    var segment = 0
+    var control: SessionControl?
+
+    init(presentationTime: MediaTime, duration: MediaTime, index: Int, source: String, size: PixelSize, pixelFormat: OutputPixelFormat,
+         pixelFormatName: String, frame: UnsafeMutablePointer<AVFrame>, segment: Int = 0, control: SessionControl? = nil) {
+        self.presentationTime = presentationTime
+        self.duration = duration
+        self.index = index
+        self.source = source
+        self.size = size
+        self.pixelFormat = pixelFormat
+        self.pixelFormatName = pixelFormatName
+        self.frame = frame
+        self.segment = segment
+        self.control = control
+    }
+
+    /// `true` once a seek has started a newer segment: the frame is no longer wanted.
+    var isSuperseded: Bool { control?.isSuperseded(segment) ?? false }
 
     /// The number of planes (1 for rgb24, 3 for yuv420p).
     public var planeCount: Int { Int(av_pix_fmt_count_planes(AVPixelFormat(rawValue: frame.pointee.format))) }

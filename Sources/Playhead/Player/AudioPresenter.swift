@@ -4,7 +4,7 @@
 /// dropped: it is the master clock. When a buffer reaches the output later than its time (decoding
 /// or the output fell behind), the timeline is moved to follow the audio, and the video, which is
 /// presented against the timeline, follows it too.
-final class AudioPresenter: AudioFormatNegotiating, Sendable {
+final class AudioPresenter: AudioFormatNegotiating, SegmentFollowing, Sendable {
     private let output: SharedAudioOutput
     private let timeline: PlaybackTimeline
     private let gate: PresentationGate
@@ -17,6 +17,8 @@ final class AudioPresenter: AudioFormatNegotiating, Sendable {
         /// An item without video: its audio drives the item's time and the player's events.
         var drivesItem = false
         var presentedAny = false
+        /// The gate was passed and the output told about the stream.
+        var begun = false
     }
     private let state = Locked(State())
 
@@ -45,27 +47,35 @@ final class AudioPresenter: AudioFormatNegotiating, Sendable {
         state.withLock { $0.info = info }
     }
 
+    /// A seek's segment is placed where the player put it on the timeline (as its video is).
+    func segmentBegins(_ start: SegmentStart) {
+        guard let position = start.segment.presentationPosition else { return }
+        state.withLock { $0.offset = position - start.timelineStart.seconds }
+    }
+
     func write(_ buffer: AudioBuffer) throws(PlayheadError) {
-        var offset = state.withLock { $0.offset }
-        if offset == nil {
+        if !state.withLock({ $0.begun }) {
             // Pre-roll ends here: wait until this item may present.
             guard let start = gate.wait(), let info = state.withLock({ $0.info }) else { return }
             try output.sink.begin(info)
             let drives = item.presentationSize == nil
-            offset = start - info.timelineStart.seconds
             state.withLock {
-                $0.offset = offset
+                // A seek before the first buffer has placed the segment already.
+                if $0.offset == nil { $0.offset = start - info.timelineStart.seconds }
                 $0.drivesItem = drives
+                $0.begun = true
             }
             if drives { events(.firstFrameReady(buffer.presentationTime)) }
         }
-        guard let offset, !gate.isCancelled else { return }
+        let offset = state.withLock { $0.offset }
+        let gone = { self.gate.isCancelled || buffer.isSuperseded }
+        guard let offset, !gone() else { return }
         let position = offset + buffer.presentationTime.seconds
         let duration = Double(buffer.frameCount) / Double(buffer.sampleRate)
         if timeline.realtime {
-            guard timeline.waitUntilDue(position, cancelled: { self.gate.isCancelled }) != nil else { return }
+            guard timeline.waitUntilDue(position, cancelled: gone) != nil else { return }
         } else {
-            guard timeline.waitWhilePaused(cancelled: { self.gate.isCancelled }) else { return }
+            guard timeline.waitWhilePaused(cancelled: gone) else { return }
         }
         try output.sink.write(buffer)
         timeline.audioPresented(position: position, duration: duration, frames: buffer.frameCount)

@@ -2,7 +2,7 @@
 /// allowed to present (pre-roll), then hands them to the player's output: at once in
 /// as-fast-as-possible mode, or at their time on the playback clock in realtime mode, dropping
 /// frames that are more than a frame late.
-final class ItemPresenter: FrameSink, Sendable {
+final class ItemPresenter: FrameSink, SegmentFollowing, Sendable {
     let pixelFormat: OutputPixelFormat
     private let output: SharedOutput
     private let timeline: PlaybackTimeline
@@ -22,6 +22,8 @@ final class ItemPresenter: FrameSink, Sendable {
         var info: FrameStreamInfo?
         var offset: Double?
         var firstFrameSeen = false
+        /// The next frame is the first of a seek's segment (placed anew, never dropped).
+        var segmentFresh = false
         var stalled = false
     }
     private let state = Locked(State())
@@ -42,26 +44,40 @@ final class ItemPresenter: FrameSink, Sendable {
         state.withLock { $0.info = info }
     }
 
+    /// A seek's segment is placed where the player put it on the timeline; the item's first
+    /// segment is placed where its gate opens.
+    func segmentBegins(_ start: SegmentStart) {
+        guard let position = start.segment.presentationPosition else { return }
+        state.withLock {
+            $0.offset = position - start.timelineStart.seconds
+            $0.segmentFresh = true
+        }
+    }
+
     func write(_ frame: VideoFrame) throws(PlayheadError) {
-        let first = state.withLock { s -> Bool in
-            defer { s.firstFrameSeen = true }
-            return !s.firstFrameSeen
+        let (first, fresh) = state.withLock { s -> (Bool, Bool) in
+            defer {
+                s.firstFrameSeen = true
+                s.segmentFresh = false
+            }
+            return (!s.firstFrameSeen, s.segmentFresh)
         }
         if first {
             events(.firstFrameReady(frame.presentationTime))
             // Pre-roll ends here: wait until this item may present.
             guard let start = gate.wait(), let info = state.withLock({ $0.info }) else { return }
             try output.begin(info)
-            state.withLock { $0.offset = start - info.timelineStart.seconds }
+            state.withLock { if $0.offset == nil { $0.offset = start - info.timelineStart.seconds } }
         }
-        if isCancelled { return }
+        let gone = { self.isCancelled || frame.isSuperseded }
+        if gone() { return }
         let offset = state.withLock { $0.offset } ?? 0
         let position = offset + frame.presentationTime.seconds
         let duration = frame.duration.isNumeric ? frame.duration.seconds : 0
         var lateness: Double?
         if timeline.realtime {
-            guard let late = timeline.waitUntilDue(position, cancelled: { self.isCancelled }) else { return }
-            if late > max(duration, 0.001), !first {
+            guard let late = timeline.waitUntilDue(position, cancelled: gone) else { return }
+            if late > max(duration, 0.001), !first, !fresh {
                 // The frame came after its time: decoding fell behind (an underrun). Say so once
                 // per episode, and drop it.
                 if !state.withLock({ s in defer { s.stalled = true }; return s.stalled }) { item.post(.stalled) }
@@ -73,7 +89,7 @@ final class ItemPresenter: FrameSink, Sendable {
             if first, timeline.statistics.presented > 0 { timeline.seam(late) }
         } else {
             // As fast as possible, but a paused player holds its frames.
-            guard timeline.waitWhilePaused(cancelled: { self.isCancelled }) else { return }
+            guard timeline.waitWhilePaused(cancelled: gone) else { return }
         }
         try output.write(frame)
         timeline.presented(position: position, duration: duration, lateness: lateness)

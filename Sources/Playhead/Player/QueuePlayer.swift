@@ -42,7 +42,6 @@ public final class QueuePlayer: Sendable {
         var listeners: [Int: AsyncStream<PlayerEvent>.Continuation] = [:]
         var handlers: [@Sendable (PlayerEvent) -> Void] = []
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
-        var seekWaiters: [ObjectIdentifier: (from: MediaTime, continuation: CheckedContinuation<MediaTime?, Never>)] = [:]
         var timeObservers: [Int: TimeObserver] = [:]
         var nextToken = 0
         var endedWithoutAdvance = false
@@ -137,26 +136,26 @@ public final class QueuePlayer: Sendable {
 
     // MARK: Seeking
 
-    /// Moves the current item to `time`. With zero tolerances (the default) the first frame shown is
-    /// the one showing at `time`; otherwise the nearest keyframe inside the tolerances. Returns
-    /// where playback landed (nil when there is no current item or the seek was superseded).
+    /// Moves the current item to `time`, in place: its session's demuxer seeks and its decoders
+    /// are flushed; nothing is reopened. With zero tolerances (the default) the first frame shown
+    /// is the one displayed at `time`; otherwise the nearest keyframe inside the tolerances (or,
+    /// with none there, the first frame inside them). Returns the time of the first frame shown
+    /// from there — nil when there is no current item, a newer seek superseded this one, the item
+    /// failed or was removed, or nothing is left to show. Always returns.
     @discardableResult
     public func seek(to time: MediaTime, toleranceBefore: MediaTime = .zero, toleranceAfter: MediaTime = .zero) async -> MediaTime? {
         guard let (id, item) = engine.withLock({ e in e.machine.current.flatMap { id in e.items[id].map { (id, $0) } } }) else { return nil }
         let from = item.currentTime
-        return await withCheckedContinuation { continuation in
-            let (old, superseded) = engine.withLock { e in
-                (e.runs.removeValue(forKey: id), e.seekWaiters.updateValue((from, continuation), forKey: id))
-            }
-            superseded?.continuation.resume(returning: nil)
-            if let old { cancel(old) }
-            timeline.reanchor(at: timeline.cursor)
-            var decoding = configuration.decoding
-            decoding.startTime = time
-            decoding.startToleranceBefore = toleranceBefore
-            decoding.startToleranceAfter = toleranceAfter
-            start(id, presenting: true, decoding: decoding)
+        if engine.withLock({ $0.runs[id] }) == nil {
+            // Not started yet (paused before playing): start it, presenting; the seek takes over.
+            start(id, presenting: true, decoding: configuration.decoding)
         }
+        guard let run = engine.withLock({ $0.runs[id] }) else { return nil }
+        timeline.reanchor(at: timeline.cursor)
+        let request = SeekRequest(time: time, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter)
+        let landed = await run.session.seek(to: request, end: item.timeRange?.end, presentationPosition: timeline.cursor)
+        if let landed { item.post(.timeJumped(from: from, to: landed)) }
+        return landed
     }
 
     // MARK: Observing
@@ -297,7 +296,7 @@ public final class QueuePlayer: Sendable {
         let events: @Sendable (ItemPresenter.PresenterEvent) -> Void = { [weak self] event in self?.presenterEvent(id, event) }
         let presenter = ItemPresenter(item: item, output: output, timeline: timeline, gate: gate, events: events)
         let audio = audioOutput.map { AudioPresenter(item: item, output: $0, timeline: timeline, gate: gate, events: events) }
-        let session = DecodeSession(source: item.asset.source, configuration: decoding)
+        let session = DecodeSession(asset: item.asset, configuration: decoding)
         let run = ItemRun(session: session, presenter: presenter, audio: audio, gate: gate)
         engine.withLock { $0.runs[id] = run }
         if presenting { openWhenDrained(gate) }
@@ -328,7 +327,9 @@ public final class QueuePlayer: Sendable {
     private func runSession(_ run: ItemRun) async -> DecodeResult {
         let session = ObjectIdentifier(run.session)
         engine.withLock { _ = $0.live.insert(session) }
-        let result = await run.session.run(into: run.presenter, audio: run.audio)
+        let result = await run.session.play(into: SoleOwner(handingOver: run.presenter as any FrameSink), audio: run.audio) { [weak self] result in
+            self?.segmentEnded(run, result)
+        }
         let gates = engine.withLock { e -> [PresentationGate] in
             e.live.remove(session)
             e.draining.remove(session)
@@ -343,6 +344,8 @@ public final class QueuePlayer: Sendable {
     private func runItem(_ id: ObjectIdentifier, item: PlayerItem, run: ItemRun) async {
         await item.prepare()
         if case .failed(let error) = item.status {
+            // The session never runs: stopping it resumes anything waiting on it (a seek).
+            run.session.stop()
             guard isCurrentRun(id, run) else { return }
             handle { e in
                 e.runs[id] = nil
@@ -350,19 +353,29 @@ public final class QueuePlayer: Sendable {
             }
             return
         }
-        let result = await runSession(run)
-        guard isCurrentRun(id, run) else { return }
+        _ = await runSession(run)
+    }
+
+    /// A segment of an item's session ended: the item played to its end (or to the end of a seek's
+    /// stretch), or failed. An item that stays current afterwards (`actionAtItemEnd` `.pause` or
+    /// `.none`) keeps its session, parked, for a later seek; otherwise the session is stopped.
+    private func segmentEnded(_ run: ItemRun, _ result: DecodeResult) {
+        guard let id = engine.withLock({ e in e.runs.first { $0.value.session === run.session }?.key }) else { return }
         switch result.status {
         case .completed:
-            handle { e in
-                e.runs[id] = nil
-                return e.machine.itemEnded(id)
+            handle { $0.machine.itemEnded(id) }
+            let keep = engine.withLock { e -> Bool in
+                if e.machine.items.contains(id) { return true }
+                if e.runs[id]?.session === run.session { e.runs[id] = nil }
+                return false
             }
+            if !keep { run.session.stop() }
         case .failed(let error):
             handle { e in
-                e.runs[id] = nil
+                if e.runs[id]?.session === run.session { e.runs[id] = nil }
                 return e.machine.itemFailed(id, error)
             }
+            run.session.stop()
         case .cancelled:
             break
         }
@@ -374,10 +387,8 @@ public final class QueuePlayer: Sendable {
 
     private func presenterEvent(_ id: ObjectIdentifier, _ event: ItemPresenter.PresenterEvent) {
         switch event {
-        case .firstFrameReady(let time):
-            guard let waiter = engine.withLock({ $0.seekWaiters.removeValue(forKey: id) }) else { return }
-            engine.withLock { $0.items[id] }?.post(.timeJumped(from: waiter.from, to: time))
-            waiter.continuation.resume(returning: time)
+        case .firstFrameReady:
+            break
         case .firstFramePresented:
             engine.withLock { $0.machine.currentPresented(id) }
         case .timeReached(let time):

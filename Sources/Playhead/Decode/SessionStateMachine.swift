@@ -1,0 +1,123 @@
+/// One stretch of a session's playback: from its start, or from a seek, to the end of the data,
+/// the end time or the frame limit. Numbered: every packet, frame and buffer in flight carries
+/// its segment's number, and whatever belongs to an older segment than the latest is dropped.
+struct Segment: Sendable, Hashable {
+    var number: Int
+    /// Where to start; nil plays from the beginning.
+    var start: SeekRequest?
+    /// Frames at or after this time are not delivered.
+    var end: MediaTime?
+    var frameLimit: Int?
+    /// For a player: where on its timeline the segment's start is placed (nil: where the item's
+    /// gate opens).
+    var presentationPosition: Double?
+}
+
+/// Which stages a segment ends in: the video (its last frame written) and the audio.
+struct SegmentRoutes: OptionSet, Sendable, Hashable {
+    let rawValue: Int
+    static let video = SegmentRoutes(rawValue: 1)
+    static let audio = SegmentRoutes(rawValue: 2)
+}
+
+/// The pure rules of a session's life: its segments, who waits for what, and what each event
+/// means for them. It holds the waiters (a seek waiting for its first frame, the caller waiting
+/// for the session's end), so every exit path — a first frame, a newer seek, a segment that ends
+/// without a frame, a failure, a stop — must say what each of them gets. Performs nothing; each
+/// event returns the actions its owner carries out outside its lock.
+struct SessionStateMachine<Waiter, Report> {
+    enum Mode: Sendable {
+        /// Ends after its first segment (`DecodeSession.run`).
+        case once
+        /// Lives until stopped; each segment's end is reported (a player's item).
+        case interactive
+    }
+
+    struct Actions {
+        /// Seek waiters to resume, with where the seek landed (nil: superseded, no frame, stopped).
+        var resume: [(Waiter, MediaTime?)] = []
+        /// A segment ended with this report.
+        var segmentEnded: Report?
+        /// Stop every stage (the session is over).
+        var stop = false
+    }
+
+    var mode: Mode
+    /// The stages a segment ends in; set once the source is open and its streams known.
+    var routes: SegmentRoutes
+    private(set) var segment: Segment
+    private(set) var isStopped = false
+    private var seekWaiters: [(segment: Int, waiter: Waiter)] = []
+    private var ended: SegmentRoutes = []
+    private var firstFrameSeen = false
+    private var report: Report?
+
+    init(mode: Mode, routes: SegmentRoutes, first: Segment) {
+        self.mode = mode
+        self.routes = routes
+        self.segment = first
+    }
+
+    /// A new segment replaces the current one (a seek). Earlier seek waiters are superseded.
+    mutating func seek(_ next: Segment, waiter: Waiter) -> Actions {
+        var actions = Actions()
+        guard !isStopped else {
+            actions.resume.append((waiter, nil))
+            return actions
+        }
+        actions.resume = seekWaiters.map { ($0.waiter, nil) }
+        seekWaiters = [(next.number, waiter)]
+        segment = next
+        ended = []
+        firstFrameSeen = false
+        report = nil
+        return actions
+    }
+
+    /// The first frame (or, without video, the first audio) of segment `number` reached the output.
+    mutating func firstFrame(of number: Int, at time: MediaTime) -> Actions {
+        var actions = Actions()
+        guard number == segment.number, !firstFrameSeen else { return actions }
+        firstFrameSeen = true
+        actions.resume = seekWaiters.filter { $0.segment == number }.map { ($0.waiter, time) }
+        seekWaiters.removeAll { $0.segment == number }
+        return actions
+    }
+
+    /// A stage finished its part of segment `number`. `report` is the segment's account so far
+    /// (the last stage to end gives the complete one).
+    mutating func routeEnded(_ route: SegmentRoutes, of number: Int, report: Report) -> Actions {
+        var actions = Actions()
+        guard number == segment.number, !isStopped else { return actions }
+        ended.insert(route)
+        self.report = report
+        guard ended.isSuperset(of: routes) else { return actions }
+        // A seek whose segment ended without showing anything lands nowhere.
+        actions.resume = seekWaiters.filter { $0.segment == number }.map { ($0.waiter, nil) }
+        seekWaiters.removeAll { $0.segment == number }
+        actions.segmentEnded = report
+        if mode == .once {
+            isStopped = true
+            actions.stop = true
+        }
+        return actions
+    }
+
+    /// A stage failed: the session is over.
+    mutating func failed(report: Report) -> Actions {
+        var actions = stop()
+        actions.segmentEnded = report
+        return actions
+    }
+
+    /// Stops the session (cancelled, or its owner is done with it). Every waiter is resumed.
+    mutating func stop() -> Actions {
+        var actions = Actions()
+        guard !isStopped else { return actions }
+        isStopped = true
+        actions.stop = true
+        actions.resume = seekWaiters.map { ($0.waiter, nil) }
+        seekWaiters.removeAll()
+        return actions
+    }
+}

@@ -1,0 +1,219 @@
+import CFFmpeg
+
+/// The video half of a session, made on the demux thread and handed to the video thread: the
+/// decoder and stepper, the fixed geometry, the converter, and the pools between the threads.
+struct VideoStageSetup {
+    let facts: VideoStreamFacts
+    let stepper: VideoFrameStepper
+    let converter: FrameConverter
+    let layout: FrameLayout
+    let canvasSize: PixelSize
+    /// The decoded frames go to the sink as they are (no conversion needed).
+    let passthrough: Bool
+    let route: PacketRoute
+    let canvases: CanvasPool
+
+    static func make(demuxer: Demuxer, facts: VideoStreamFacts, sinkFormat: OutputPixelFormat,
+                     configuration: DecodeConfiguration) throws(PlayheadError) -> VideoStageSetup {
+        let source = demuxer.source
+        guard let stream = demuxer.context.stream(at: Int(facts.index)) else {
+            throw PlayheadError(code: .noVideoTrack, message: "no video track to decode", file: source)
+        }
+        let decoder = try StreamDecoder(stream: stream, threads: configuration.decoderThreads, source: source)
+        let applies = configuration.appliesPreferredTrackTransform
+        let par = applies ? facts.pixelAspectRatio : .square
+        let orientation = applies ? facts.orientation : .identity
+        let stored = facts.storedSize
+        let outputFormat = sinkFormat.ffmpeg ?? AVPixelFormat(rawValue: stream.pointee.codecpar.pointee.format)
+        let alignment = Self.alignment(of: outputFormat)
+        var canvas = configuration.outputSize ?? stored.presentationSize(pixelAspectRatio: par, orientation: orientation)
+        canvas = PixelSize(width: (canvas.width + alignment - 1) / alignment * alignment,
+                           height: (canvas.height + alignment - 1) / alignment * alignment)
+        guard canvas.width <= 16384, canvas.height <= 16384, !canvas.isEmpty else {
+            throw PlayheadError(code: .invalidArgument, message: "output size \(canvas) is out of range", file: source)
+        }
+        let layout = configuration.gravity.layout(stored: stored, pixelAspectRatio: par, orientation: orientation, canvas: canvas, alignment: alignment)
+        let passthrough = sinkFormat == .native && canvas == stored && !layout.hasBars
+            && layout.sourceCrop == PixelRect(size: stored) && orientation == .identity
+        var frames: [CanvasSlot] = []
+        for _ in 0..<configuration.frameQueueCapacity {
+            frames.append(CanvasSlot(frame: passthrough ? OwnedFrame() : try OwnedFrame(size: canvas, format: outputFormat)))
+        }
+        return VideoStageSetup(facts: facts, stepper: VideoFrameStepper(decoder: decoder, facts: facts),
+                               converter: FrameConverter(layout: layout, outputFormat: outputFormat, source: source),
+                               layout: layout, canvasSize: canvas, passthrough: passthrough,
+                               route: PacketRoute(stream: facts.index, capacity: configuration.packetQueueCapacity),
+                               canvases: CanvasPool(frames))
+    }
+
+    /// 2 for formats with chroma at half resolution, so bars and content fall on the chroma grid.
+    static func alignment(of format: AVPixelFormat) -> Int {
+        guard let d = av_pix_fmt_desc_get(format) else { return 1 }
+        return 1 << Int(max(d.pointee.log2_chroma_w, d.pointee.log2_chroma_h))
+    }
+}
+
+/// The canvases between the video thread and the output thread, and the channels moving them.
+struct CanvasPool: Sendable {
+    let slots: SlotStorage<CanvasSlot>
+    let free: SlotChannel
+    let ready: SlotChannel
+
+    init(_ canvases: [CanvasSlot]) {
+        slots = SlotStorage(canvases)
+        free = SlotChannel(capacity: canvases.count, filledWith: 0..<canvases.count)
+        ready = SlotChannel(capacity: canvases.count)
+    }
+
+    var channels: [SlotChannel] { [free, ready] }
+}
+
+/// The video thread: takes each segment's packets, decodes them through the stepper (the start
+/// frame first, then every frame), converts each frame into a canvas and hands it to the output
+/// thread, until the segment's end, its end time or its frame limit.
+struct VideoStage {
+    let pipeline: DecodePipeline
+    let setup: VideoStageSetup
+
+    private final class Progress {
+        var segment = -1
+        var active = false
+        var start: SegmentStart?
+        var index = 0
+        var end: Int64?
+        var limit: Int?
+        var lastPTS = MediaTime.invalid
+        var lastDuration = MediaTime.invalid
+        var superseded = false
+        var limitReached = false
+    }
+
+    func run() {
+        let control = pipeline.control
+        let route = setup.route
+        let progress = Progress()
+        while let slot = route.ready.receive() {
+            let holder = route.slots[slot]
+            defer {
+                av_packet_unref(holder.packet.pointer)
+                route.free.send(slot)
+            }
+            if control.isSuperseded(holder.segment) { continue }
+            switch holder.content {
+            case .start(let start):
+                progress.segment = start.segment.number
+                progress.start = start
+                progress.active = true
+                progress.index = 0
+                progress.limit = start.segment.frameLimit
+                progress.end = start.segment.end.map { $0.ffmpegTimestamp(in: setup.facts.timeBase.ffmpeg) }
+                progress.superseded = false
+                progress.limitReached = false
+                setup.stepper.restart(start.selection)
+                guard forward(.start(start), segment: progress.segment) else { return }
+            case .packet:
+                guard progress.active, holder.segment == progress.segment else { continue }
+                if !feed(holder.packet.pointer, progress) { finish(progress, dataEnd: nil) }
+            case .end(let reason):
+                guard progress.active, holder.segment == progress.segment else { continue }
+                if feed(nil, progress) || !progress.limitReached {
+                    finish(progress, dataEnd: reason)
+                } else {
+                    finish(progress, dataEnd: nil)
+                }
+            }
+            if pipeline.session.isStopping { return }
+        }
+    }
+
+    /// Decodes a packet (nil: the end of the data). False when delivery stopped (limit, end time,
+    /// a newer segment, a failure).
+    private func feed(_ packet: UnsafeMutablePointer<AVPacket>?, _ progress: Progress) -> Bool {
+        do throws(PlayheadError) {
+            return try setup.stepper.feed(packet) { frame, pts, duration throws(PlayheadError) in
+                try deliver(frame, pts: pts, duration: duration, progress)
+            }
+        } catch {
+            pipeline.fail { if $0.segment == progress.segment { $0.conversionError = error } }
+            progress.active = false
+            return false
+        }
+    }
+
+    private func deliver(_ frame: OwnedFrame, pts: Int64, duration: Int64, _ progress: Progress) throws(PlayheadError) -> Bool {
+        let tb = setup.facts.timeBase.ffmpeg
+        if let end = progress.end, pts >= end {
+            progress.limitReached = true
+            return false
+        }
+        let canvases = setup.canvases
+        guard let slot = canvases.free.receive() else { return false }
+        if pipeline.control.isSuperseded(progress.segment) {
+            canvases.free.send(slot)
+            progress.superseded = true
+            return false
+        }
+        let canvas = canvases.slots[slot]
+        if setup.passthrough {
+            av_frame_unref(canvas.frame.pointer)
+            av_frame_move_ref(canvas.frame.pointer, frame.pointer)
+        } else {
+            do throws(PlayheadError) {
+                try setup.converter.convert(frame, into: canvas.frame)
+            } catch {
+                canvases.free.send(slot)
+                throw error
+            }
+        }
+        let time = MediaTime(ffmpegTimestamp: pts, timeBase: tb)
+        let length = MediaTime(ffmpegTimestamp: duration, timeBase: tb)
+        canvas.content = .frame
+        canvas.segment = progress.segment
+        canvas.presentationTime = time
+        canvas.duration = length
+        canvas.index = progress.index
+        progress.index += 1
+        progress.lastPTS = time
+        progress.lastDuration = length
+        canvases.ready.send(slot)
+        if let limit = progress.limit, progress.index >= limit {
+            progress.limitReached = true
+            return false
+        }
+        return true
+    }
+
+    /// The segment's video is over: report, let the audio end where the video did, and tell the
+    /// output thread.
+    private func finish(_ progress: Progress, dataEnd: DataEnd?) {
+        guard progress.active else { return }
+        progress.active = false
+        if progress.superseded { return }
+        let segment = progress.segment
+        let decoded = setup.stepper.framesDecoded
+        let damage = setup.stepper.decoder.damage
+        pipeline.tally.withLock {
+            guard $0.segment == segment else { return }
+            $0.framesDecoded = decoded
+            $0.videoDamage = damage
+            if progress.limitReached { $0.limitReached = true }
+        }
+        if progress.limitReached, progress.lastPTS.isNumeric {
+            let end = progress.lastPTS + (progress.lastDuration.isNumeric ? progress.lastDuration : .zero)
+            pipeline.videoCutoff.withLock { $0 = (segment, end) }
+        }
+        pipeline.routeDone(.video, of: segment)
+        _ = forward(.end, segment: segment)
+    }
+
+    /// Puts a marker on the way to the output thread. False when the session is stopping.
+    private func forward(_ content: CanvasSlot.Content, segment: Int) -> Bool {
+        let canvases = setup.canvases
+        guard let slot = canvases.free.receive() else { return false }
+        let canvas = canvases.slots[slot]
+        canvas.content = content
+        canvas.segment = segment
+        canvases.ready.send(slot)
+        return true
+    }
+}

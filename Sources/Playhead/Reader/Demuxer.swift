@@ -1,0 +1,346 @@
+import CFFmpeg
+import Glibc
+
+/// How a source's data ended, decided from the demuxer's own evidence — never from a declared
+/// duration.
+enum DataEnd: Sendable, Hashable {
+    /// The data ended where the container says it ends.
+    case complete
+    /// The data stops inside what the container promised (its index, its element sizes, a
+    /// transport packet): the error says what the evidence is.
+    case truncated(PlayheadError)
+    /// Reading failed for good (too many read errors in a row).
+    case failed(PlayheadError)
+    case cancelled
+}
+
+/// Damaged data passed over: packets the demuxer flagged corrupt or could not read, packets a
+/// decoder rejected, frames a decoder marked corrupt. One rule everywhere: decode past it, count
+/// it, keep the first error.
+struct DamageTally: Sendable, Hashable {
+    private(set) var count = 0
+    private(set) var first: PlayheadError?
+
+    mutating func record(_ error: PlayheadError) {
+        count += 1
+        if first == nil { first = error }
+    }
+
+    mutating func add(_ other: DamageTally) {
+        count += other.count
+        if first == nil { first = other.first }
+    }
+
+    /// A failure for a strict run, or a note for a lenient one.
+    func summary(file: String) -> PlayheadError? {
+        guard var error = first else { return nil }
+        error.message = "\(count) damaged packet(s); first: \(error.message)"
+        error.file = error.file ?? file
+        return error
+    }
+}
+
+/// A source opened once for demuxing: the container's streams (and their facts, worked out once),
+/// the one read rule, and the seeking primitives the reader's seek rule is built from.
+///
+/// Owned by one thread at a time (the one that opened it, then the session or request it is
+/// handed to); never shared.
+final class Demuxer {
+    let context: FormatContext
+    let source: String
+    /// The best video and audio streams (FFmpeg's choice), when there are any.
+    let video: VideoStreamFacts?
+    let audio: AudioStreamFacts?
+    private(set) var damage = DamageTally()
+    /// `true` until the first packet is read: a fresh demuxer starts at the beginning.
+    private(set) var isFresh = true
+    private var continuity: TimestampContinuity
+    private var consecutiveErrors = 0
+    private var selected: Set<Int32> = []
+    /// Packets read ahead (to look at them) and put back, handed out first.
+    private var pushedBack: [OwnedPacket] = []
+    private var spare: [OwnedPacket] = []
+    static let maximumConsecutiveErrors = 32
+
+    private init(context: FormatContext) {
+        self.context = context
+        source = context.source
+        let format = context.pointer
+        let videoIndex = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        video = context.stream(at: Int(videoIndex)).flatMap { stream in
+            let facts = VideoStreamFacts(stream: stream, format: format)
+            return facts.storedSize.isEmpty ? nil : facts
+        }
+        let audioIndex = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, video.map { $0.index } ?? -1, nil, 0)
+        audio = context.stream(at: Int(audioIndex)).map(AudioStreamFacts.init)
+        let flags = format.pointee.iformat?.pointee.flags ?? 0
+        continuity = TimestampContinuity(followsForwardJumps: flags & AVFMT_TS_DISCONT != 0)
+    }
+
+    /// Opens `source` and reads its stream parameters. Blocking; `interrupt` can stop it.
+    static func open(_ source: String, interrupt: InterruptFlag) throws(PlayheadError) -> Demuxer {
+        if !source.contains("://") { try checkLocalFile(source) }
+        let context = try FormatContext.open(source, interrupt: interrupt)
+        try context.findStreamInfo()
+        guard context.streamCount > 0 else {
+            throw PlayheadError(code: .noStreams, message: "the container holds no streams", file: source)
+        }
+        return Demuxer(context: context)
+    }
+
+    /// Hands the demuxer to a new owner, whose flag interrupts it from now on (nil: nobody's, while idle).
+    func attach(_ interrupt: InterruptFlag?) { context.relay.attach(interrupt) }
+
+    var interrupt: InterruptFlag? { context.relay.current }
+
+    /// Reads only these streams; the container's other packets are discarded unread.
+    func select(_ streams: Set<Int32>) {
+        selected = streams
+        for stream in context.streams {
+            stream.pointee.discard = streams.contains(stream.pointee.index) ? AVDISCARD_DEFAULT : AVDISCARD_ALL
+        }
+    }
+
+    // MARK: Reading
+
+    enum Read {
+        case packet
+        case end(DataEnd)
+    }
+
+    /// The one read rule. Reads the next packet of a selected stream into `packet`, with
+    /// continuous timestamps. A packet the demuxer could not read is passed over and counted as
+    /// damage; reading gives up after 32 failures in a row. At the end of the data, says whether
+    /// it is complete or truncated, from the container's own evidence.
+    func read(into packet: UnsafeMutablePointer<AVPacket>) -> Read {
+        if let held = pushedBack.first {
+            pushedBack.removeFirst()
+            av_packet_move_ref(packet, held.pointer)
+            spare.append(held)
+            return .packet
+        }
+        while true {
+            if interrupt?.isRaised ?? false { return .end(.cancelled) }
+            let result = av_read_frame(context.pointer, packet)
+            if result >= 0 {
+                isFresh = false
+                consecutiveErrors = 0
+                let index = packet.pointee.stream_index
+                guard selected.isEmpty || selected.contains(index) else {
+                    av_packet_unref(packet)
+                    continue
+                }
+                if packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 {
+                    damage.record(PlayheadError(code: .decodeFailed, message: "the container flags a packet of stream \(index) as corrupt", file: source))
+                }
+                makeContinuous(packet)
+                return .packet
+            }
+            if result == FFmpegError.eof { return .end(endOfData(readError: nil)) }
+            if result == FFmpegError.exit || (interrupt?.shouldInterrupt ?? false) { return .end(.cancelled) }
+            let error = FFmpegError.error(.readFailed, "part of the data could not be read", function: "av_read_frame", result: result, file: source)
+            damage.record(error)
+            consecutiveErrors += 1
+            if context.pointer.pointee.pb?.pointee.eof_reached != 0 { return .end(endOfData(readError: error)) }
+            if consecutiveErrors >= Self.maximumConsecutiveErrors {
+                var gaveUp = error
+                gaveUp.message = "\(consecutiveErrors) reads in a row failed: giving up"
+                return .end(.failed(gaveUp))
+            }
+        }
+    }
+
+    /// Puts a packet back: the next `read` returns it (packets put back come out in order).
+    func pushBack(_ packet: UnsafeMutablePointer<AVPacket>) {
+        let holder = spare.popLast() ?? OwnedPacket()
+        av_packet_move_ref(holder.pointer, packet)
+        pushedBack.append(holder)
+    }
+
+    private func makeContinuous(_ packet: UnsafeMutablePointer<AVPacket>) {
+        let p = packet.pointee
+        guard let stream = context.stream(at: Int(p.stream_index)) else { return }
+        let timeBase = stream.pointee.time_base
+        let reference = p.dts != FFmpegConstants.noPTS ? p.dts : p.pts
+        let micro = { (ts: Int64) -> Int64 in av_rescale_q(ts, timeBase, FFmpegConstants.timeBaseQ) }
+        let frameTicks = p.stream_index == video?.index ? (video?.frameDurationTicks ?? 0) : p.duration
+        let offset = continuity.offset(stream: p.stream_index, dts: reference == FFmpegConstants.noPTS ? nil : micro(reference),
+                                       duration: p.duration > 0 ? micro(p.duration) : 0, frameDuration: micro(max(frameTicks, 0)))
+        guard offset != 0 else { return }
+        let ticks = av_rescale_q(offset, FFmpegConstants.timeBaseQ, timeBase)
+        if p.pts != FFmpegConstants.noPTS { packet.pointee.pts = p.pts + ticks }
+        if p.dts != FFmpegConstants.noPTS { packet.pointee.dts = p.dts + ticks }
+    }
+
+    /// Timestamp jumps followed so far.
+    var discontinuities: Int { continuity.discontinuities }
+
+    // MARK: How the data ended
+
+    private func endOfData(readError: PlayheadError?) -> DataEnd {
+        if let promise = indexPromise(), let size = fileSize, promise > size {
+            return .truncated(PlayheadError(code: .truncated,
+                message: "the file ends at byte \(size), but its index places media data up to byte \(promise): it is truncated", file: source))
+        }
+        if let said = context.evidence.first(containing: "File ended prematurely") {
+            return .truncated(PlayheadError(code: .truncated, message: "the data ends inside a container element (\(said)): it is truncated", file: source))
+        }
+        if context.formatName == "mpegts", let size = fileSize, size % 188 != 0, size % 192 != 0, size % 204 != 0 {
+            return .truncated(PlayheadError(code: .truncated, message: "the file stops in the middle of a transport packet: it is truncated", file: source))
+        }
+        if let readError {
+            var error = readError
+            error.code = .truncated
+            error.message = "a read failed at the end of the data: it is truncated or damaged"
+            return .truncated(error)
+        }
+        return .complete
+    }
+
+    /// The file's size in bytes, when known.
+    var fileSize: Int64? {
+        guard let pb = context.pointer.pointee.pb else { return nil }
+        let size = avio_size(pb)
+        return size > 0 ? size : nil
+    }
+
+    /// For containers with a full sample index (MP4, MOV): the byte up to which the index places
+    /// media data. Fragmented files add entries as their fragments are read, so this is asked at
+    /// the end.
+    private func indexPromise() -> Int64? {
+        guard context.formatName.contains("mov") || context.formatName.contains("mp4") else { return nil }
+        var promise: Int64 = 0
+        for stream in context.streams {
+            let count = avformat_index_get_entries_count(stream)
+            guard count > 0 else { continue }
+            // Entries are in timestamp order, not position order: look at every one.
+            for i in 0..<count {
+                guard let entry = avformat_index_get_entry(stream, i)?.pointee else { continue }
+                promise = max(promise, entry.pos + Int64(entry.size))
+            }
+        }
+        return promise > 0 ? promise : nil
+    }
+
+    // MARK: Seeking primitives
+
+    /// `true` when the source can seek (a file, a server with ranges); a pipe cannot.
+    var canSeek: Bool {
+        guard let pb = context.pointer.pointee.pb else { return true }
+        return pb.pointee.seekable != 0
+    }
+
+    /// Moves to the keyframe of `stream` nearest `timestamp` inside `[minimum, maximum]` (stream
+    /// time base), as FFmpeg's index or search finds it. Forgets packets put back.
+    func seek(stream: Int32, minimum: Int64, timestamp: Int64, maximum: Int64) throws(PlayheadError) {
+        dropPushedBack()
+        let result = avformat_seek_file(context.pointer, stream, minimum, timestamp, maximum, 0)
+        continuity.reset()
+        guard result >= 0 else {
+            throw FFmpegError.error(.seekFailed, "could not seek", function: "avformat_seek_file", result: result, file: source)
+        }
+        isFresh = false
+    }
+
+    /// Back to the start of the data (to play it again).
+    func rewind() throws(PlayheadError) {
+        guard !isFresh else { return }
+        guard canSeek else {
+            throw PlayheadError(code: .seekFailed, message: "the source cannot seek (a pipe or a live stream), so it plays only once", file: source)
+        }
+        dropPushedBack()
+        var result = avformat_seek_file(context.pointer, -1, Int64.min, Int64.min, Int64.min, 0)
+        if result < 0 { result = avformat_seek_file(context.pointer, -1, Int64.min, 0, 0, AVSEEK_FLAG_BYTE) }
+        continuity.reset()
+        guard result >= 0 else {
+            throw FFmpegError.error(.seekFailed, "could not go back to the start", function: "avformat_seek_file", result: result, file: source)
+        }
+    }
+
+    /// The index's timestamp of the last keyframe of `stream` at or before `timestamp` (for MP4 a
+    /// decoding time), nil without an index entry there.
+    func indexedKeyframe(stream: Int32, atOrBefore timestamp: Int64) -> Int64? {
+        guard let st = context.stream(at: Int(stream)) else { return nil }
+        let i = av_index_search_timestamp(st, timestamp, AVSEEK_FLAG_BACKWARD)
+        guard i >= 0, let entry = avformat_index_get_entry(st, i) else { return nil }
+        return entry.pointee.timestamp
+    }
+
+    /// The index timestamp of the last keyframe of `stream` before the keyframe that a seek to
+    /// `timestamp` finds: one keyframe further back. Nil without an index, or at the first.
+    func indexedKeyframe(stream: Int32, before timestamp: Int64) -> Int64? {
+        guard let st = context.stream(at: Int(stream)) else { return nil }
+        var i = av_index_search_timestamp(st, timestamp, AVSEEK_FLAG_BACKWARD)
+        guard i >= 0, let current = avformat_index_get_entry(st, i)?.pointee.timestamp else { return nil }
+        while i > 0 {
+            i -= 1
+            guard let entry = avformat_index_get_entry(st, i)?.pointee else { continue }
+            if entry.flags & AVINDEX_KEYFRAME != 0, entry.timestamp < current { return entry.timestamp }
+        }
+        return nil
+    }
+
+    /// `true` when the container keeps an index of `stream` (so decisions can be made from it).
+    func hasIndex(stream: Int32) -> Bool {
+        guard let st = context.stream(at: Int(stream)) else { return false }
+        return avformat_index_get_entries_count(st) > 0
+    }
+
+    /// Reads up to the next packet of `stream` and puts everything read back. Returns that
+    /// packet's presentation and decoding times and whether it is a keyframe, or nil at the end.
+    func peek(stream: Int32, scratch: OwnedPacket) -> (pts: Int64, dts: Int64, isKey: Bool)? {
+        var found: (Int64, Int64, Bool)?
+        var read: [OwnedPacket] = []
+        while read.count < 256 {
+            guard case .packet = self.read(into: scratch.pointer) else { break }
+            let p = scratch.pointer.pointee
+            let holder = spare.popLast() ?? OwnedPacket()
+            av_packet_move_ref(holder.pointer, scratch.pointer)
+            read.append(holder)
+            if p.stream_index == stream {
+                found = (p.pts, p.dts, p.flags & AV_PKT_FLAG_KEY != 0)
+                break
+            }
+        }
+        pushedBack.insert(contentsOf: read, at: 0)
+        return found
+    }
+
+    private func dropPushedBack() {
+        for held in pushedBack { av_packet_unref(held.pointer) }
+        spare.append(contentsOf: pushedBack)
+        pushedBack.removeAll()
+    }
+
+    // MARK: Local files
+
+    /// Gives the clear errors FFmpeg would blur: missing, a directory, unreadable, empty.
+    static func checkLocalFile(_ path: String) throws(PlayheadError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let code: PlayheadError.Code = errno == EACCES ? .permissionDenied : .fileNotFound
+            throw PlayheadError(code: code, message: code == .fileNotFound ? "no such file" : "permission denied", file: path)
+        }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            throw PlayheadError(code: .notARegularFile, message: "is a directory, not a media file", file: path)
+        }
+        if (info.st_mode & S_IFMT) == S_IFREG {
+            guard access(path, R_OK) == 0 else {
+                throw PlayheadError(code: .permissionDenied, message: "permission denied", file: path)
+            }
+            if info.st_size == 0 {
+                throw PlayheadError(code: .emptyFile, message: "the file is empty", file: path)
+            }
+        }
+    }
+}
+
+extension Demuxer {
+    /// The time of the last keyframe of the video stream at or before `time`, from the index
+    /// (nil without an index entry there): what decoding to `time` starts from.
+    func keyframe(atOrBefore time: MediaTime) -> MediaTime? {
+        guard let video, hasIndex(stream: video.index) else { return nil }
+        let tb = video.timeBase.ffmpeg
+        return indexedKeyframe(stream: video.index, atOrBefore: time.ffmpegTimestamp(in: tb)).map { MediaTime(ffmpegTimestamp: $0, timeBase: tb) }
+    }
+}

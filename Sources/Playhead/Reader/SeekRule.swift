@@ -1,0 +1,144 @@
+import CFFmpeg
+
+/// A request to position a reader: a time, and how far before and after it the first frame may
+/// lie (zero both: frame-exact, the frame displayed at `time`).
+struct SeekRequest: Sendable, Hashable {
+    var time: MediaTime
+    var toleranceBefore: MediaTime = .zero
+    var toleranceAfter: MediaTime = .zero
+
+    var isExact: Bool { !(toleranceBefore > .zero) && !(toleranceAfter > .zero) }
+}
+
+/// Where decoding stands, for deciding between decoding forward and seeking.
+struct DecodePosition: Sendable, Hashable {
+    /// Nothing read since the data's start (a fresh demuxer, or one just rewound).
+    var atStart: Bool
+    /// The oldest and newest frames held (presentation times), when decoding can go on from there.
+    var oldestHeld: Int64?
+    var newestHeld: Int64?
+    /// The decoding time of the last packet sent to the decoder.
+    var lastPacketDTS: Int64?
+
+    static let unknown = DecodePosition(atStart: false)
+}
+
+/// The one seek rule, used by sessions (starts and player seeks) and the image generator:
+///
+/// - **Tolerant** requests take the keyframe nearest the time inside the window, found from the
+///   index (or the container's search) and checked by the keyframe's own presentation time; a
+///   keyframe outside the window is never used. With none inside, decoding goes to the first
+///   frame that starts inside the window (or, failing that, the frame displayed at the time).
+/// - **Exact** requests, and tolerant ones without a keyframe inside: decode forward when the
+///   frames held or about to be decoded reach the time without passing a keyframe after the
+///   decoding position (index-aware); otherwise seek to the keyframe at or before the time —
+///   checked by its presentation time, since an index keeps decoding times and a keyframe
+///   indexed before the time may still be shown after it.
+/// - Non-reference frames that end before the start are skipped while decoding to it (see
+///   ``VideoFrameStepper``).
+enum SeekRule {
+    /// How far forward decoding is preferred to seeking when the container has no index.
+    static let unindexedForwardLimit = MediaTime(value: 5, timescale: 1)
+
+    /// Positions `demuxer` for `request` on `facts`'s stream and returns the selection the
+    /// decoder then applies, and whether the demuxer moved (the decoder must then be flushed).
+    static func position(_ demuxer: Demuxer, facts: VideoStreamFacts, request: SeekRequest, from position: DecodePosition,
+                         scratch: OwnedPacket) throws(PlayheadError) -> (selection: StartSelection, moved: Bool) {
+        let tb = facts.timeBase.ffmpeg
+        let t = request.time.ffmpegTimestamp(in: tb)
+        let stream = facts.index
+        if !request.isExact {
+            let low = request.toleranceBefore.isNumeric ? t - request.toleranceBefore.ffmpegTimestamp(in: tb) : Int64.min
+            let high = request.toleranceAfter.isNumeric ? t + request.toleranceAfter.ffmpegTimestamp(in: tb) : Int64.max
+            let window = StartSelection(low: low, target: t, high: high)
+            if demuxer.canSeek, let keyframe = nearestKeyframe(demuxer, stream: stream, to: t, in: low...high, scratch: scratch) {
+                // The same seek that found it lands on it again.
+                try demuxer.seek(stream: stream, minimum: keyframe.query.minimum, timestamp: keyframe.query.timestamp, maximum: keyframe.query.maximum)
+                return (.from(keyframe: keyframe.pts), true)
+            }
+            return try exact(demuxer, facts: facts, selection: window, from: position, scratch: scratch)
+        }
+        return try exact(demuxer, facts: facts, selection: .displayed(at: t), from: position, scratch: scratch)
+    }
+
+    /// Decodes forward or seeks so that decoding reaches `selection.low`.
+    private static func exact(_ demuxer: Demuxer, facts: VideoStreamFacts, selection: StartSelection, from position: DecodePosition,
+                              scratch: OwnedPacket) throws(PlayheadError) -> (selection: StartSelection, moved: Bool) {
+        let stream = facts.index
+        let r = selection.low
+        let keyframe = demuxer.hasIndex(stream: stream) ? demuxer.indexedKeyframe(stream: stream, atOrBefore: r) : nil
+        let forwardLimit = unindexedForwardLimit.ffmpegTimestamp(in: facts.timeBase.ffmpeg)
+        let seek = shouldSeek(to: r, from: position, indexedKeyframe: keyframe, hasIndex: demuxer.hasIndex(stream: stream),
+                              canSeek: demuxer.canSeek, streamStart: facts.startTime?.ffmpegTimestamp(in: facts.timeBase.ffmpeg), forwardLimit: forwardLimit)
+        guard seek else {
+            if !demuxer.canSeek, let oldest = position.oldestHeld, r < oldest {
+                throw PlayheadError(code: .seekFailed, message: "the source cannot seek (a pipe or a live stream): it cannot go back", file: demuxer.source)
+            }
+            return (selection, false)
+        }
+        try seekToShow(r, demuxer: demuxer, stream: stream, scratch: scratch)
+        return (selection, true)
+    }
+
+    /// Whether seeking beats decoding forward to `r`.
+    static func shouldSeek(to r: Int64, from position: DecodePosition, indexedKeyframe: Int64?, hasIndex: Bool, canSeek: Bool,
+                           streamStart: Int64?, forwardLimit: Int64) -> Bool {
+        guard canSeek else { return false }
+        if position.atStart {
+            // From the beginning, unless a keyframe later than the start lies at or before r.
+            if hasIndex { return indexedKeyframe.map { $0 > (streamStart ?? Int64.min) } ?? false }
+            return r - (streamStart ?? 0) > forwardLimit
+        }
+        guard let oldest = position.oldestHeld, r >= oldest else { return true }
+        if hasIndex {
+            guard let last = position.lastPacketDTS else { return true }
+            return (indexedKeyframe ?? .min) > last
+        }
+        return r - (position.newestHeld ?? oldest) > forwardLimit
+    }
+
+    /// Seeks to the keyframe at or before `r` whose own presentation time is at or before `r`
+    /// (going one keyframe further back while the one found is shown after `r`).
+    static func seekToShow(_ r: Int64, demuxer: Demuxer, stream: Int32, scratch: OwnedPacket) throws(PlayheadError) {
+        var target = r
+        var lastLanding: Int64?
+        for _ in 0..<8 {
+            do throws(PlayheadError) {
+                try demuxer.seek(stream: stream, minimum: .min, timestamp: target, maximum: target)
+            } catch {
+                // Nothing at or before: the nearest keyframe on either side (the start of the data).
+                try demuxer.seek(stream: stream, minimum: .min, timestamp: target, maximum: .max)
+                return
+            }
+            guard let landed = demuxer.peek(stream: stream, scratch: scratch), landed.pts != FFmpegConstants.noPTS, landed.pts > r else { return }
+            // Shown after r: one keyframe back, unless that is where we were (the stream's first).
+            if landed.pts == lastLanding { return }
+            lastLanding = landed.pts
+            if let previous = demuxer.indexedKeyframe(stream: stream, before: target) {
+                target = previous
+            } else {
+                let decodeTime = landed.dts != FFmpegConstants.noPTS ? landed.dts : landed.pts
+                target = min(target, decodeTime) - 1
+            }
+        }
+    }
+
+    struct Keyframe {
+        var pts: Int64
+        /// The seek that lands on it.
+        var query: (minimum: Int64, timestamp: Int64, maximum: Int64)
+    }
+
+    /// The keyframe nearest `t` whose presentation time lies in `window`: the one at or before
+    /// and the one after, each found by a seek and the first packet read there. Nothing decoded.
+    static func nearestKeyframe(_ demuxer: Demuxer, stream: Int32, to t: Int64, in window: ClosedRange<Int64>,
+                                scratch: OwnedPacket) -> Keyframe? {
+        var found: [Keyframe] = []
+        for (min, ts, max) in [(Int64.min, t, t), (t + 1, t + 1, Int64.max)] {
+            guard (try? demuxer.seek(stream: stream, minimum: min, timestamp: ts, maximum: max)) != nil,
+                  let landed = demuxer.peek(stream: stream, scratch: scratch), landed.isKey, landed.pts != FFmpegConstants.noPTS else { continue }
+            found.append(Keyframe(pts: landed.pts, query: (min, ts, max)))
+        }
+        return found.filter { window.contains($0.pts) }.min { abs($0.pts - t) < abs($1.pts - t) }
+    }
+}

@@ -1,0 +1,191 @@
+import CFFmpeg
+
+/// Where decoding starts delivering after a start or a seek, in the stream's time base: the first
+/// frame that starts inside `[low, high]` — or, when none does, the frame displayed at `target`.
+///
+/// - frame-exact at `t`: `[t, t]`, target `t` (the frame displayed at `t`);
+/// - within a tolerance: `[t - before, t + after]`, target `t`;
+/// - from a keyframe at `k`: `[k, +∞)`;
+/// - from the beginning: everything.
+struct StartSelection: Sendable, Hashable {
+    var low: Int64
+    var target: Int64
+    var high: Int64
+
+    static let everything = StartSelection(low: .min, target: .min, high: .max)
+    static func displayed(at t: Int64) -> StartSelection { StartSelection(low: t, target: t, high: t) }
+    static func from(keyframe k: Int64) -> StartSelection { StartSelection(low: k, target: k, high: .max) }
+
+    /// Which of the window's frames to start from, once the window can tell: the index into
+    /// `[candidate] + following` (nil: decode more). `late` is true when every frame decoded so
+    /// far comes after the window (decoding began too late, or the stream starts after `low`).
+    static func choose<F>(_ answer: DisplayedFrameWindow<F>.Answer, following: [DisplayedFrameWindow<F>.Held],
+                          selection: StartSelection) -> (startAtCandidate: Bool, late: Bool)? {
+        switch answer {
+        case .needFrames, .noFrames:
+            return nil
+        case .beforeFirstFrame:
+            return (false, selection.low != .min)
+        case .frame(let candidate):
+            if candidate.pts >= selection.low { return (true, false) }
+            if let next = following.first, next.pts <= selection.high { return (false, false) }
+            return (true, false)
+        }
+    }
+}
+
+/// The decoding half of the media reader for one video stream: sends packets to the decoder with
+/// the skip policy of the current start selection (non-reference frames that end well before the
+/// start are left out), times the frames that come out, and holds them in a
+/// ``DisplayedFrameWindow`` until the start frame is known — then hands them on in order.
+/// Owned by one thread at a time.
+final class VideoFrameStepper {
+    let decoder: StreamDecoder
+    let facts: VideoStreamFacts
+    private let scratch = OwnedFrame()
+    private var spare: [OwnedFrame] = []
+    private var released: [OwnedFrame] = []
+    private(set) var window = DisplayedFrameWindow<OwnedFrame>()
+    /// The current start selection; nil once the start frame was delivered (everything passes).
+    private(set) var selection: StartSelection?
+    /// `true` when the start frame came after the selection's window (see ``StartSelection/choose``).
+    private(set) var startedLate = false
+    private var lastPTS: Int64?
+    private var lastDuration: Int64 = 0
+    /// Frames out of the decoder since the last restart.
+    private(set) var framesDecoded = 0
+    /// Decode keyframes only (a keyframe image: nothing else is needed).
+    var keyframesOnly = false
+
+    init(decoder: StreamDecoder, facts: VideoStreamFacts) {
+        self.decoder = decoder
+        self.facts = facts
+    }
+
+    /// Starts over: after a seek (the decoder is flushed and held frames dropped), or at the start.
+    func restart(_ selection: StartSelection, flush: Bool = true) {
+        if flush { decoder.flush() }
+        recycle(window.reset())
+        self.selection = selection
+        startedLate = false
+        lastPTS = nil
+        lastDuration = 0
+    }
+
+    /// A new selection without flushing (decoding forward to a later time): held frames stay.
+    func retarget(_ selection: StartSelection) {
+        self.selection = selection
+        startedLate = false
+    }
+
+    // MARK: Decoding into the window
+
+    /// Decodes `packet` (nil: the end of the data; drains the decoder) and offers every frame to
+    /// the window.
+    func decode(_ packet: UnsafeMutablePointer<AVPacket>?) throws(PlayheadError) {
+        if let packet { applySkipPolicy(for: packet) }
+        _ = try decoder.decode(packet, into: scratch) { frame throws(PlayheadError) in
+            self.take(frame)
+            return true
+        }
+        if packet == nil { window.end() }
+    }
+
+    private func take(_ frame: OwnedFrame) {
+        framesDecoded += 1
+        let (pts, duration) = timing(of: frame.pointer)
+        let holder = spare.popLast() ?? OwnedFrame()
+        av_frame_move_ref(holder.pointer, frame.pointer)
+        // Past the start every frame queues behind the others (a target before them all).
+        let target = selection?.target ?? .min
+        if let old = window.offer(holder, pts: pts, duration: duration, target: target) { recycle(old) }
+    }
+
+    /// Non-reference frames that end more than a frame before where delivery starts are needed
+    /// only as references of later frames: the decoder may leave them out.
+    private func applySkipPolicy(for packet: UnsafeMutablePointer<AVPacket>) {
+        let p = packet.pointee
+        if keyframesOnly {
+            if decoder.skip != AVDISCARD_NONKEY { decoder.skip = AVDISCARD_NONKEY }
+            return
+        }
+        guard let low = selection?.low, low != .min, p.pts != FFmpegConstants.noPTS else {
+            if decoder.skip != AVDISCARD_DEFAULT { decoder.skip = AVDISCARD_DEFAULT }
+            return
+        }
+        let frame = facts.frameDurationTicks
+        let duration = p.duration > 0 ? p.duration : frame
+        let skip = p.pts + duration <= low - frame ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
+        if decoder.skip != skip { decoder.skip = skip }
+    }
+
+    /// A frame's presentation time and duration: its best-effort timestamp (or, without one, where
+    /// the previous frame ended) and its duration (or the stream's frame duration).
+    private func timing(of frame: UnsafeMutablePointer<AVFrame>) -> (Int64, Int64) {
+        let f = frame.pointee
+        let duration = f.pkt_duration > 0 ? f.pkt_duration : facts.frameDurationTicks
+        var pts = f.best_effort_timestamp
+        if pts == FFmpegConstants.noPTS { pts = lastPTS.map { $0 + lastDuration } ?? 0 }
+        lastPTS = pts
+        lastDuration = duration
+        return (pts, duration)
+    }
+
+    /// The window's answer for `target` (frames it lets go are recycled).
+    func answer(at target: Int64) -> DisplayedFrameWindow<OwnedFrame>.Answer {
+        let answer = window.answer(at: target, releasing: &released)
+        recycle(released)
+        released.removeAll(keepingCapacity: true)
+        return answer
+    }
+
+    func recycle(_ frame: OwnedFrame) {
+        av_frame_unref(frame.pointer)
+        spare.append(frame)
+    }
+
+    func recycle(_ frames: [OwnedFrame]) { for frame in frames { recycle(frame) } }
+
+    // MARK: Sessions: the start frame, then every frame
+
+    /// Decodes `packet` (nil: the end of the data) and calls `deliver` with each frame to deliver,
+    /// in order: nothing until the start frame is known, then it and every frame after it.
+    /// `deliver` borrows the frame for the call (it may move its content out) and returns false
+    /// to stop. Returns false when `deliver` stopped.
+    func feed(_ packet: UnsafeMutablePointer<AVPacket>?,
+              deliver: (OwnedFrame, _ pts: Int64, _ duration: Int64) throws(PlayheadError) -> Bool) throws(PlayheadError) -> Bool {
+        if selection == nil, let packet {
+            // Past the start: frames go straight through, none held.
+            if decoder.skip != AVDISCARD_DEFAULT { decoder.skip = AVDISCARD_DEFAULT }
+            return try decoder.decode(packet, into: scratch) { frame throws(PlayheadError) in
+                framesDecoded += 1
+                let (pts, duration) = timing(of: frame.pointer)
+                defer { av_frame_unref(frame.pointer) }
+                return try deliver(frame, pts, duration)
+            }
+        }
+        try decode(packet)
+        return try release(deliver)
+    }
+
+    /// Once the start frame is known, delivers the held frames from it on and lets everything
+    /// after pass.
+    private func release(_ deliver: (OwnedFrame, Int64, Int64) throws(PlayheadError) -> Bool) throws(PlayheadError) -> Bool {
+        if let selection {
+            let answer = window.answer(at: selection.target, releasing: &released)
+            recycle(released)
+            released.removeAll(keepingCapacity: true)
+            guard let choice = StartSelection.choose(answer, following: window.following, selection: selection) else { return true }
+            startedLate = choice.late
+            if !choice.startAtCandidate, let dropped = window.dropCandidate() { recycle(dropped) }
+            self.selection = nil
+        }
+        // Held frames go out in order (more can be held when a drain yields several at once).
+        var go = true
+        for held in window.drain() {
+            if go { go = try deliver(held.frame, held.pts, held.duration) }
+            recycle(held.frame)
+        }
+        return go
+    }
+}

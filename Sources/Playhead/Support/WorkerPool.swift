@@ -1,0 +1,139 @@
+import Dispatch
+import Foundation
+
+/// The one budget of dedicated threads for everything that blocks: opening and probing sources,
+/// demuxing, decoding, converting, writing outputs, waiting on a playback clock. Nothing of that
+/// runs on Swift's cooperative pool.
+///
+/// A job runs on an idle thread when there is one; otherwise a thread is started, up to
+/// `maximumThreads`; past that, jobs wait in the order they came. A thread that finishes a job
+/// parks and takes the next, so the number of threads follows the number of jobs running at once
+/// (the sessions and requests that can run at once, times their stages) and never grows with
+/// seeks, loops, queued items or image requests. Threads idle for `idleTimeout` end, down to
+/// `parkedThreads`.
+final class WorkerPool: Sendable {
+    /// The process's pool.
+    static let shared = WorkerPool(maximumThreads: 512, parkedThreads: 8, idleTimeout: .seconds(10))
+
+    private struct State {
+        var jobs: [(name: String, body: @Sendable () -> Void)] = []
+        var head = 0
+        var threads = 0
+        /// Parked threads no job has claimed yet. A job claims one (and signals) or starts one,
+        /// so each job has its own thread even when several come at once.
+        var idle = 0
+        var peak = 0
+
+        mutating func takeJob() -> (name: String, body: @Sendable () -> Void)? {
+            guard head < jobs.count else { return nil }
+            let job = jobs[head]
+            head += 1
+            if head > 64, head * 2 > jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            return job
+        }
+    }
+
+    let maximumThreads: Int
+    private let parkedThreads: Int
+    private let idleTimeout: Duration
+    private let state = Locked(State())
+    private let available = DispatchSemaphore(value: 0)
+
+    init(maximumThreads: Int, parkedThreads: Int, idleTimeout: Duration) {
+        precondition(maximumThreads > 0)
+        self.maximumThreads = maximumThreads
+        self.parkedThreads = parkedThreads
+        self.idleTimeout = idleTimeout
+    }
+
+    /// Threads alive now, and the most there ever were.
+    var threadCount: (now: Int, peak: Int) { state.withLock { ($0.threads, $0.peak) } }
+
+    /// Runs `job` on one of the pool's threads. `name` names the thread while it runs (it shows in
+    /// debuggers and `top -H`).
+    func run(_ name: String, _ job: @escaping @Sendable () -> Void) {
+        enum Wake { case parked, new, later }
+        let wake = state.withLock { s -> Wake in
+            s.jobs.append((name, job))
+            if s.idle > 0 {
+                s.idle -= 1
+                return .parked
+            }
+            guard s.threads < maximumThreads else { return .later }
+            s.threads += 1
+            s.peak = max(s.peak, s.threads)
+            return .new
+        }
+        switch wake {
+        case .parked:
+            available.signal()
+        case .new:
+            let thread = Thread { [self] in workLoop() }
+            thread.stackSize = 1 << 20
+            thread.start()
+        case .later:
+            // Every thread is busy and the pool is full: the first to finish takes it.
+            break
+        }
+    }
+
+    /// Runs `body` on a pool thread and returns its result to the awaiting task.
+    func value<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws(PlayheadError) -> T) async throws(PlayheadError) -> T {
+        let result: Result<T, PlayheadError> = await withCheckedContinuation { continuation in
+            run(name) {
+                do throws(PlayheadError) {
+                    continuation.resume(returning: .success(try body()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` on a pool thread, for work that cannot fail.
+    func value<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            run(name) { continuation.resume(returning: body()) }
+        }
+    }
+
+    private func workLoop() {
+        Thread.current.name = "playhead.worker"
+        var parked = false
+        while true {
+            if !parked {
+                let job = state.withLock { s -> (name: String, body: @Sendable () -> Void)? in
+                    if let job = s.takeJob() { return job }
+                    s.idle += 1
+                    return nil
+                }
+                if let job {
+                    Thread.current.name = job.name
+                    job.body()
+                    Thread.current.name = "playhead.worker"
+                    continue
+                }
+                parked = true
+            }
+            let timeout = DispatchTime.now() + .nanoseconds(Int(idleTimeout.components.seconds) * 1_000_000_000)
+            if available.wait(timeout: timeout) == .success {
+                // A job claimed this thread (it took us off the idle count).
+                parked = false
+                continue
+            }
+            // Idle for long: end, unless the pool is down to its parked threads. When every idle
+            // thread was claimed meanwhile, a wake-up is on its way: wait for it.
+            let retire = state.withLock { s -> Bool in
+                guard s.idle > 0, s.threads > parkedThreads else { return false }
+                s.idle -= 1
+                s.threads -= 1
+                return true
+            }
+            if retire { return }
+        }
+    }
+}
