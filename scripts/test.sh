@@ -4,7 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh debug
 if [ $# -gt 0 ]; then exec swift test "$@"; fi
-# Everything in parallel, except the tests that pace against the machine's clock...
-swift test --skip RealtimeAudioTests
-# ...which run alone afterwards, so that other tests' load does not make their frames late.
+# Tests that measure the whole process (its clock-paced frames, its thread count) run alone,
+# after everything else has run in parallel, so that other tests' load does not blur them.
+isolated="RealtimeAudioTests|ThreadBudgetTests"
+swift test --skip "$isolated"
 swift test --skip-build --filter RealtimeAudioTests
+swift test --skip-build --filter ThreadBudgetTests

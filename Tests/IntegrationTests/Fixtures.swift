@@ -24,6 +24,13 @@ enum Fixtures {
         return path
     }
 
+    /// The path of a clip of `SampleMedia/reader/` (made by `generate-reader.sh`), which must exist.
+    static func reader(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let path = sampleMedia.appendingPathComponent("reader/\(name)").path
+        try #require(FileManager.default.fileExists(atPath: path), "missing fixture \(path): run SampleMedia/generate-reader.sh", sourceLocation: sourceLocation)
+        return path
+    }
+
     /// ffprobe's description of a clip, recorded by `generate.sh` into `SampleMedia/expected/`.
     static func ffprobe(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> FFprobeDocument {
         let path = sampleMedia.appendingPathComponent("expected/\(name).ffprobe.json").path

@@ -1,4 +1,5 @@
 import Foundation
+import Playhead
 import Testing
 
 /// Frames as the ffmpeg CLI decodes them, to compare Playhead's against.
@@ -16,6 +17,50 @@ enum Reference {
         arguments += ["-i", clip, "-vf", "select=eq(n\\,\(index))", "-vsync", "0", "-frames:v", "1",
                       "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]
         return try await run(try ffmpeg(), arguments)
+    }
+
+    /// Every frame of `clip` as ffmpeg decodes it, in presentation order, as packed bytes of
+    /// `pixelFormat` (`rgb24`, `yuv420p`), at `size` (nil: the displayed size), autorotated.
+    static func allFrames(_ clip: String, pixelFormat: String = "rgb24", size: PixelSize? = nil) async throws -> [[UInt8]] {
+        var arguments = ["-hide_banner", "-loglevel", "error", "-i", clip, "-map", "0:v:0", "-vsync", "passthrough"]
+        if let size { arguments += ["-s", "\(size.width)x\(size.height)"] }
+        arguments += ["-f", "rawvideo", "-pix_fmt", pixelFormat, "-"]
+        let bytes = try await run(try ffmpeg(), arguments)
+        let displayed = try await displayedSize(clip)
+        let shown = size ?? displayed
+        let frameBytes = pixelFormat == "rgb24" ? shown.width * shown.height * 3
+            : shown.width * shown.height + 2 * ((shown.width + 1) / 2) * ((shown.height + 1) / 2)
+        try #require(frameBytes > 0 && bytes.count % frameBytes == 0, "ffmpeg gave \(bytes.count) bytes, not whole \(shown) frames")
+        return stride(from: 0, to: bytes.count, by: frameBytes).map { Array(bytes[$0..<($0 + frameBytes)]) }
+    }
+
+    /// The size ffmpeg shows `clip`'s video at (after autorotation).
+    static func displayedSize(_ clip: String) async throws -> PixelSize {
+        let bytes = try await run(try ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", clip, "-frames:v", "1", "-f", "image2pipe",
+                                                 "-vcodec", "ppm", "-"])
+        // A P6 header: "P6\n<width> <height>\n255\n".
+        let header = String(decoding: bytes.prefix(32), as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == " " })
+        let width = try #require(header.count > 2 ? Int(header[1]) : nil), height = try #require(Int(header[2]))
+        return PixelSize(width: width, height: height)
+    }
+
+    /// The presentation times of `clip`'s video frames as ffprobe reports them (best-effort
+    /// timestamps, in presentation order), as exact times in the stream's time base.
+    static func frameTimes(_ clip: String) async throws -> [MediaTime] {
+        let data = try await run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                       "stream=time_base:frame=best_effort_timestamp", "-of", "json", clip])
+        struct Document: Decodable {
+            struct Stream: Decodable { var time_base: String }
+            struct Frame: Decodable { var best_effort_timestamp: Int64? }
+            var streams: [Stream]
+            var frames: [Frame]
+        }
+        let document = try JSONDecoder().decode(Document.self, from: Data(data))
+        let base = try #require(document.streams.first?.time_base.split(separator: "/").compactMap { Int32($0) })
+        try #require(base.count == 2)
+        let ticks = document.frames.compactMap(\.best_effort_timestamp).sorted()
+        try #require(ticks.count == document.frames.count, "\(clip): frames without a timestamp")
+        return ticks.map { MediaTime(value: $0 * Int64(base[0]), timescale: base[1]) }
     }
 
     /// Samples per channel in a WAV file, as ffprobe counts them (nil when it has no audio stream).

@@ -211,3 +211,54 @@ final class FailingAudioSink: AudioSink {
     func finish() throws(PlayheadError) {}
     func abort() {}
 }
+
+/// A seeded random source (SplitMix64): random inputs that a failure can name and repeat. The
+/// seed comes from PLAYHEAD_SEED when set, and from the clock otherwise.
+struct SeededGenerator: RandomNumberGenerator {
+    let seed: UInt64
+    private var state: UInt64
+
+    init() {
+        let chosen = ProcessInfo.processInfo.environment["PLAYHEAD_SEED"].flatMap(UInt64.init)
+            ?? UInt64(truncatingIfNeeded: DispatchTime.now().uptimeNanoseconds)
+        self.init(seed: chosen)
+    }
+
+    init(seed: UInt64) {
+        self.seed = seed
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Threads of this process now (from /proc).
+var processThreadCount: Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") }) else { return 0 }
+    return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+}
+
+/// Runs `body` with a deadline: the test fails (instead of hanging) when `body` has not returned
+/// in time. A body that never returns is left behind; the test goes on.
+func withDeadline<T: Sendable>(_ limit: Duration, _ what: String, _ body: @escaping @Sendable () async -> T) async -> T? {
+    let value: T? = await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+        let resumed = Locked(false)
+        let resume: @Sendable (T?) -> Void = { value in
+            if resumed.withLock({ done in defer { done = true }; return !done }) { continuation.resume(returning: value) }
+        }
+        Task { resume(await body()) }
+        Task {
+            try? await Task.sleep(for: limit)
+            resume(nil)
+        }
+    }
+    if value == nil { Issue.record("\(what) did not return within \(limit)") }
+    return value
+}

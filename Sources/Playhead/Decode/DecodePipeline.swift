@@ -264,7 +264,7 @@ final class DecodePipeline: Sendable {
         guard let video = setup.video else {
             // Audio alone: seek on the audio stream; the audio is trimmed to the time exactly.
             if let audio = demuxer.audio {
-                let ts = request.time.ffmpegTimestamp(in: audio.timeBase.ffmpeg)
+                let ts = request.time.ffmpegTimestamp(in: audio.timeBase.ffmpeg, rounding: .down)
                 if demuxer.isFresh, request.time <= (audio.startTime ?? .zero) {
                     // Already there.
                 } else {

@@ -106,7 +106,8 @@ struct VideoStage {
                 progress.active = true
                 progress.index = 0
                 progress.limit = start.segment.frameLimit
-                progress.end = start.segment.end.map { $0.ffmpegTimestamp(in: setup.facts.timeBase.ffmpeg) }
+                // Frames from the end time on are not delivered: those whose tick is at or after it.
+                progress.end = start.segment.end.map { $0.ffmpegTimestamp(in: setup.facts.timeBase.ffmpeg, rounding: .up) }
                 progress.superseded = false
                 progress.limitReached = false
                 setup.stepper.restart(start.selection)

@@ -22,11 +22,29 @@ extension MediaTime {
         }
     }
 
-    /// The time in `timeBase` units (rounded to nearest), or `AV_NOPTS_VALUE` when not numeric.
-    func ffmpegTimestamp(in timeBase: AVRational) -> Int64 {
+    /// How a time that falls between two ticks of a time base is placed.
+    enum TickRounding {
+        /// The nearest tick.
+        case nearest
+        /// The tick at or before it: for "at or before t" (the frame displayed at t).
+        case down
+        /// The tick at or after it: for "at or after t" (the first frame starting inside a window).
+        case up
+
+        var ffmpeg: AVRounding {
+            switch self {
+            case .nearest: return AV_ROUND_NEAR_INF
+            case .down: return AV_ROUND_DOWN
+            case .up: return AV_ROUND_UP
+            }
+        }
+    }
+
+    /// The time in `timeBase` units, or `AV_NOPTS_VALUE` when not numeric.
+    func ffmpegTimestamp(in timeBase: AVRational, rounding: TickRounding = .nearest) -> Int64 {
         guard isNumeric, timeBase.num > 0, timeBase.den > 0 else { return FFmpegConstants.noPTS }
         return av_rescale_q_rnd(value, AVRational(num: 1, den: timescale), timeBase,
-                                AVRounding(rawValue: AV_ROUND_NEAR_INF.rawValue | AV_ROUND_PASS_MINMAX.rawValue))
+                                AVRounding(rawValue: rounding.ffmpeg.rawValue | AV_ROUND_PASS_MINMAX.rawValue))
     }
 }
 

@@ -255,15 +255,22 @@ public final class QueuePlayer: Sendable {
         settle()
     }
 
-    /// Forgets items that left the queue and wakes idle waiters.
+    /// Forgets items that left the queue — stopping any run they still have (a session kept
+    /// parked after its item ended, or started by a seek) — and wakes idle waiters.
     private func settle() {
-        let waiters = engine.withLock { e -> [CheckedContinuation<Void, Never>] in
+        let (orphans, waiters) = engine.withLock { e -> ([ItemRun], [CheckedContinuation<Void, Never>]) in
             let queued = Set(e.machine.items)
+            var orphans: [ItemRun] = []
+            for (id, run) in e.runs where !queued.contains(id) {
+                orphans.append(run)
+                e.runs[id] = nil
+            }
             for id in e.items.keys where !queued.contains(id) && e.runs[id] == nil { e.items[id] = nil }
-            guard e.machine.items.isEmpty || e.endedWithoutAdvance else { return [] }
+            guard e.machine.items.isEmpty || e.endedWithoutAdvance else { return (orphans, []) }
             defer { e.idleWaiters.removeAll() }
-            return e.idleWaiters
+            return (orphans, e.idleWaiters)
         }
+        for run in orphans { cancel(run) }
         for waiter in waiters { waiter.resume() }
     }
 

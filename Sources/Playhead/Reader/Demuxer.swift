@@ -234,12 +234,13 @@ final class Demuxer {
     /// time base), as FFmpeg's index or search finds it. Forgets packets put back.
     func seek(stream: Int32, minimum: Int64, timestamp: Int64, maximum: Int64) throws(PlayheadError) {
         dropPushedBack()
+        // Even a failed seek may have moved the reading position (a search by reading).
+        isFresh = false
         let result = avformat_seek_file(context.pointer, stream, minimum, timestamp, maximum, 0)
         continuity.reset()
         guard result >= 0 else {
             throw FFmpegError.error(.seekFailed, "could not seek", function: "avformat_seek_file", result: result, file: source)
         }
-        isFresh = false
     }
 
     /// Back to the start of the data (to play it again).
@@ -341,6 +342,6 @@ extension Demuxer {
     func keyframe(atOrBefore time: MediaTime) -> MediaTime? {
         guard let video, hasIndex(stream: video.index) else { return nil }
         let tb = video.timeBase.ffmpeg
-        return indexedKeyframe(stream: video.index, atOrBefore: time.ffmpegTimestamp(in: tb)).map { MediaTime(ffmpegTimestamp: $0, timeBase: tb) }
+        return indexedKeyframe(stream: video.index, atOrBefore: time.ffmpegTimestamp(in: tb, rounding: .down)).map { MediaTime(ffmpegTimestamp: $0, timeBase: tb) }
     }
 }

@@ -45,18 +45,22 @@ enum SeekRule {
     static func position(_ demuxer: Demuxer, facts: VideoStreamFacts, request: SeekRequest, from position: DecodePosition,
                          scratch: OwnedPacket) throws(PlayheadError) -> (selection: StartSelection, moved: Bool) {
         let tb = facts.timeBase.ffmpeg
-        let t = request.time.ffmpegTimestamp(in: tb)
+        // Frames at or before t: the tick at or before it; a window's frames from its start's tick
+        // at or after, to its end's tick at or before.
+        let t = request.time.ffmpegTimestamp(in: tb, rounding: .down)
         let stream = facts.index
         if !request.isExact {
-            let low = request.toleranceBefore.isNumeric ? t - request.toleranceBefore.ffmpegTimestamp(in: tb) : Int64.min
-            let high = request.toleranceAfter.isNumeric ? t + request.toleranceAfter.ffmpegTimestamp(in: tb) : Int64.max
+            let low = request.toleranceBefore.isNumeric ? (request.time - request.toleranceBefore).ffmpegTimestamp(in: tb, rounding: .up) : Int64.min
+            let high = request.toleranceAfter.isNumeric ? (request.time + request.toleranceAfter).ffmpegTimestamp(in: tb, rounding: .down) : Int64.max
             let window = StartSelection(low: low, target: t, high: high)
-            if demuxer.canSeek, let keyframe = nearestKeyframe(demuxer, stream: stream, to: t, in: low...high, scratch: scratch) {
+            guard demuxer.canSeek else { return try exact(demuxer, facts: facts, selection: window, from: position, scratch: scratch) }
+            if let keyframe = nearestKeyframe(demuxer, stream: stream, to: t, in: low...high, scratch: scratch) {
                 // The same seek that found it lands on it again.
                 try demuxer.seek(stream: stream, minimum: keyframe.query.minimum, timestamp: keyframe.query.timestamp, maximum: keyframe.query.maximum)
                 return (.from(keyframe: keyframe.pts), true)
             }
-            return try exact(demuxer, facts: facts, selection: window, from: position, scratch: scratch)
+            // Looking for keyframes moved the demuxer: decoding cannot go on from where it was.
+            return try exact(demuxer, facts: facts, selection: window, from: .unknown, scratch: scratch)
         }
         return try exact(demuxer, facts: facts, selection: .displayed(at: t), from: position, scratch: scratch)
     }
@@ -76,8 +80,14 @@ enum SeekRule {
             }
             return (selection, false)
         }
-        try seekToShow(r, demuxer: demuxer, stream: stream, scratch: scratch)
-        return (selection, true)
+        do throws(PlayheadError) {
+            try seekToShow(r, demuxer: demuxer, stream: stream, scratch: scratch)
+            return (selection, true)
+        } catch {
+            // A source that cannot seek by time (a raw stream) is read forward from its start.
+            try demuxer.rewind()
+            return (selection, true)
+        }
     }
 
     /// Whether seeking beats decoding forward to `r`.

@@ -16,7 +16,9 @@ final class WorkerPool: Sendable {
     static let shared = WorkerPool(maximumThreads: 512, parkedThreads: 8, idleTimeout: .seconds(10))
 
     private struct State {
-        var jobs: [(name: String, body: @Sendable () -> Void)] = []
+        /// Waiting jobs from `head` on; a taken job's place is emptied at once (its closure holds
+        /// what the job works on — a session's decoders — which must go when the job ends).
+        var jobs: [(name: String, body: @Sendable () -> Void)?] = []
         var head = 0
         var threads = 0
         /// Parked threads no job has claimed yet. A job claims one (and signals) or starts one,
@@ -27,6 +29,7 @@ final class WorkerPool: Sendable {
         mutating func takeJob() -> (name: String, body: @Sendable () -> Void)? {
             guard head < jobs.count else { return nil }
             let job = jobs[head]
+            jobs[head] = nil
             head += 1
             if head > 64, head * 2 > jobs.count {
                 jobs.removeFirst(head)
@@ -49,8 +52,8 @@ final class WorkerPool: Sendable {
         self.idleTimeout = idleTimeout
     }
 
-    /// Threads alive now, and the most there ever were.
-    var threadCount: (now: Int, peak: Int) { state.withLock { ($0.threads, $0.peak) } }
+    /// Threads alive now, those running a job now, and the most there ever were.
+    var threadCount: (now: Int, busy: Int, peak: Int) { state.withLock { ($0.threads, $0.threads - $0.idle, $0.peak) } }
 
     /// Runs `job` on one of the pool's threads. `name` names the thread while it runs (it shows in
     /// debuggers and `top -H`).
