@@ -36,6 +36,8 @@ let package = Package(
         // A libFuzzer target with -sanitize=fuzzer -DPLAYHEAD_FUZZ (scripts/reliability.sh libfuzzer);
         // otherwise a replayer of input files.
         .executableTarget(name: "PlayheadFuzz", dependencies: ["Playhead"]),
+        // In-process measurements for benchmarks/ (seek latency); not a product.
+        .executableTarget(name: "PlayheadBench", dependencies: ["Playhead"]),
         .testTarget(name: "PlayheadTests", dependencies: ["Playhead"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Playhead", "playhead"]),
     ],

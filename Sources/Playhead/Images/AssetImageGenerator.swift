@@ -138,53 +138,34 @@ struct ImageWork: Sendable {
     var index: Int
     var time: MediaTime
 
-    /// Contiguous shares of the sorted times, one per decoder, of about equal decoding work: a
-    /// time costs the stretch decoded to reach it — from the keyframe before it, or from the
-    /// previous time of its share when that is nearer — plus a little for the image itself.
+    /// Shares of the sorted times, one per decoder, of about equal decoding work. Times after the
+    /// same keyframe form a group that one decoder takes whole — it decodes from the keyframe to
+    /// the group's last time once — and costs that stretch plus a little per image; groups are
+    /// dealt out largest first, each to the decoder with the least work so far, and every decoder
+    /// takes its groups in ascending time. Without an index, a time is a group of its own.
     static func split(_ work: [ImageWork], into parts: Int, keyframe: (MediaTime) -> MediaTime?) -> [[ImageWork]] {
         guard parts > 1, work.count > 1 else { return [work] }
         let perImage = 0.1
-        let fromKeyframe = work.map { item -> Double in
-            let key = keyframe(item.time) ?? (item.time - MediaTime(value: 2, timescale: 1))
-            return max(0, (item.time - key).seconds) + perImage
-        }
-        let onward = work.indices.map { i -> Double in
-            guard i > 0 else { return fromKeyframe[0] }
-            let key = keyframe(work[i].time)
-            let previous = work[i - 1].time
-            let reach = key.map { $0 > previous ? (work[i].time - $0).seconds : (work[i].time - previous).seconds } ?? (work[i].time - previous).seconds
-            return max(0, reach) + perImage
-        }
-        // The smallest largest share that `parts` shares can achieve, by bisection on a greedy fill.
-        func shares(within limit: Double) -> [Range<Int>]? {
-            var result: [Range<Int>] = []
-            var start = 0, cost = 0.0
-            for i in work.indices {
-                let add = i == start ? fromKeyframe[i] : onward[i]
-                if i > start, cost + add > limit {
-                    result.append(start..<i)
-                    start = i
-                    cost = fromKeyframe[i]
-                } else {
-                    cost += add
-                }
-                if cost > limit { return nil }
-            }
-            result.append(start..<work.count)
-            return result.count <= parts ? result : nil
-        }
-        var low = 0.0, high = fromKeyframe.reduce(0, +) + onward.reduce(0, +)
-        var best = shares(within: high) ?? [0..<work.count]
-        for _ in 0..<40 {
-            let middle = (low + high) / 2
-            if let found = shares(within: middle) {
-                best = found
-                high = middle
+        var groups: [(items: [ImageWork], cost: Double)] = []
+        var currentKey: MediaTime?
+        for item in work {
+            let key = keyframe(item.time)
+            if let key, key == currentKey, let last = groups.indices.last {
+                groups[last].items.append(item)
+                groups[last].cost = (item.time - key).seconds + perImage * Double(groups[last].items.count)
             } else {
-                low = middle
+                let start = key ?? (item.time - MediaTime(value: 2, timescale: 1))
+                groups.append(([item], max(0, (item.time - start).seconds) + perImage))
             }
+            currentKey = key
         }
-        return best.map { Array(work[$0]) }
+        var lanes = [(groups: [Int], load: Double)](repeating: ([], 0), count: min(parts, groups.count))
+        for g in groups.indices.sorted(by: { groups[$0].cost > groups[$1].cost }) {
+            let lane = lanes.indices.min { lanes[$0].load < lanes[$1].load } ?? 0
+            lanes[lane].groups.append(g)
+            lanes[lane].load += groups[g].cost
+        }
+        return lanes.filter { !$0.groups.isEmpty }.map { lane in lane.groups.sorted().flatMap { groups[$0].items } }
     }
 }
 
