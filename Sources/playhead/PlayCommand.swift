@@ -61,6 +61,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Pace presentation at rate 1.0 on the clock (late frames are dropped and counted); default: as fast as possible.")
     var realtime = false
 
+    @Flag(help: "Fail a file on any damaged data (by default damaged packets are decoded past and counted in damagedPackets).")
+    var strict = false
+
     @Flag(help: "Print the summary as JSON on standard output.")
     var json = false
 
@@ -84,7 +87,7 @@ struct PlayCommand: AsyncParsableCommand {
     func run() async throws {
         let outURL = try JSONOutput.outputFolder(out)
         if queue {
-            let decoding = DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity, frameLimit: frames)
+            let decoding = DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity, frameLimit: frames, strict: strict)
             let summary = try await QueuePlayback(paths: paths, out: outURL, format: format, decoding: decoding, realtime: realtime,
                                                   audio: !noAudio).run()
             try summary.write(to: outURL.appendingPathComponent("summary.json"))
@@ -126,7 +129,7 @@ struct PlayCommand: AsyncParsableCommand {
             }
             let request = PlaybackRequest(source: job.path, loop: loop?.policy ?? .none, realtime: realtime,
                                           decoding: DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity, frameLimit: frames,
-                                                                        decoderThreads: decoderThreads))
+                                                                        decoderThreads: decoderThreads, strict: strict))
             let key = job.folderName, format = self.format, native = size == nil
             let audio = noAudio ? nil : PlayJob.makeAudioSink(format: format, folder: folder)
             let id = await coordinator.submit(request, output: {
@@ -164,6 +167,8 @@ struct PlayCommand: AsyncParsableCommand {
             var report = FileReport(session: outcome, path: session.job.path, output: output, written: written)
             report.audioFrames = outcome.audioFramesPresented > 0 ? outcome.audioFramesPresented : nil
             report.audioPath = wroteAudio ? wav : nil
+            // Output of a file that did not complete is kept, as far as it got, and said to be so.
+            if report.status != "completed", written.frames > 0 || wroteAudio, output != nil { report.partial = true }
             reports.append(report)
             if !json, !showProgress { FileHandle.standardError.write(Data((report.line + "\n").utf8)) }
         }

@@ -29,7 +29,12 @@ struct FileReport: Encodable {
     var status: String
     var framesDecoded: Int
     var framesWritten: Int
+    /// Damaged data decoded past (packets the container or a decoder rejected, frames decoded
+    /// with concealed errors), and the first of them.
     var damagedPackets: Int
+    var firstDamage: ErrorReport?
+    /// `true` when the file did not complete and its output was kept as far as it got.
+    var partial: Bool?
     var outputSize: SizeReport?
     var firstPTS: Double?
     var lastPTS: Double?
@@ -45,6 +50,7 @@ struct FileReport: Encodable {
         framesDecoded = result?.framesDecoded ?? 0
         framesWritten = output == nil ? 0 : (result?.framesDelivered ?? 0)
         damagedPackets = result?.damagedPackets ?? 0
+        firstDamage = result?.firstDamage.map(ErrorReport.init)
         outputSize = result?.outputSize.map(SizeReport.init)
         firstPTS = result?.firstPresentationTime?.jsonSeconds
         lastPTS = result?.lastPresentationTime?.jsonSeconds
@@ -78,7 +84,8 @@ struct FileReport: Encodable {
         self.output = output
         framesDecoded = outcome.framesPresented + outcome.framesDropped
         framesWritten = output == nil ? 0 : written.frames
-        damagedPackets = 0
+        damagedPackets = outcome.damagedPackets
+        firstDamage = outcome.firstDamage.map(ErrorReport.init)
         outputSize = written.size.map(SizeReport.init)
         firstPTS = written.first?.jsonSeconds
         lastPTS = written.last?.jsonSeconds
@@ -96,6 +103,8 @@ struct FileReport: Encodable {
     var line: String {
         var text = "\(path)  \(status)  \(framesWritten > 0 ? framesWritten : framesDecoded) frames"
         if let audioFrames { text += ", \(audioFrames) audio samples" }
+        if damagedPackets > 0 { text += ", \(damagedPackets) damaged packet(s) decoded past" }
+        if partial == true { text += " (partial output kept)" }
         if let output { text += " → \(output)" }
         if let error { text += "  [\(error.code)] \(error.reason)" }
         return text

@@ -19,6 +19,23 @@ struct AssetReport: Encodable {
     var tracks: [TrackReport]?
     var error: ErrorReport?
 
+    enum CodingKeys: String, CodingKey { case path, status, isPlayable, format, duration, startTime, bitRate, tracks, error }
+
+    /// A loaded file always has `duration`: `null` when unknown (never invented); a failed one has
+    /// none of the loaded keys.
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(path, forKey: .path)
+        try container.encode(status, forKey: .status)
+        try container.encodeIfPresent(isPlayable, forKey: .isPlayable)
+        try container.encodeIfPresent(format, forKey: .format)
+        if status == "loaded" { try container.encode(duration, forKey: .duration) }
+        try container.encodeIfPresent(startTime, forKey: .startTime)
+        try container.encodeIfPresent(bitRate, forKey: .bitRate)
+        try container.encodeIfPresent(tracks, forKey: .tracks)
+        try container.encodeIfPresent(error, forKey: .error)
+    }
+
     init(path: String, format: String, duration: MediaTime, startTime: MediaTime, bitRate: Int?, tracks: [AssetTrack], isPlayable: Bool) {
         self.path = path
         self.status = "loaded"
@@ -77,6 +94,8 @@ struct TrackReport: Encodable {
     var presentationSize: SizeReport?
     var pixelFormat: String?
     var nominalFrameRate: Double?
+    /// The colour tags (left out when the stream has none).
+    var color: ColorReport?
     var timeRange: Range
     var sampleRate: Int?
     var channels: Int?
@@ -98,6 +117,7 @@ struct TrackReport: Encodable {
             presentationSize = SizeReport(video.presentationSize)
             pixelFormat = video.pixelFormat
             nominalFrameRate = video.nominalFrameRate
+            color = video.color.isUnspecified ? nil : ColorReport(video.color)
         }
         if let audio = track.audio {
             sampleRate = audio.sampleRate
@@ -107,6 +127,26 @@ struct TrackReport: Encodable {
         timeRange = Range(start: track.timeRange.start.jsonSeconds, duration: track.timeRange.duration.jsonSeconds)
         language = track.language
         bitRate = track.bitRate
+    }
+}
+
+/// A video track's colour tags, in FFmpeg's names (`range`: `limited` or `full`).
+struct ColorReport: Encodable {
+    var matrix: String?
+    var range: String?
+    var primaries: String?
+    var transfer: String?
+
+    init(_ color: ColorDescription) {
+        matrix = color.matrix
+        range = color.range?.rawValue
+        primaries = color.primaries
+        transfer = color.transfer
+    }
+
+    /// `bt709 limited` style, for the table.
+    var brief: String {
+        [matrix, range].compactMap { $0 }.joined(separator: " ")
     }
 }
 

@@ -33,6 +33,7 @@ enum ProbeTable {
             }
             if let fps = track.nominalFrameRate { parts.append(String(format: "%.3g fps", fps)) }
             if let pf = track.pixelFormat { parts.append(pf) }
+            if let color = track.color, !color.brief.isEmpty { parts.append(color.brief) }
         }
         if let rate = track.sampleRate { parts.append("\(rate) Hz") }
         if let layout = track.channelLayout ?? track.channels.map({ "\($0) ch" }) { parts.append(layout) }

@@ -47,6 +47,8 @@ struct QueuePlayback {
                                     frames: written, error: error)
             let audioFrames = audioLog?.frames(for: source) ?? 0
             report.audioFrames = audioFrames > 0 ? audioFrames : nil
+            report.damagedPackets = item.damagedPackets
+            report.firstDamage = item.firstDamage.map(ErrorReport.init)
             return report
         }
         var summary = PlaySummary(files: reports, elapsed: elapsed.inSeconds)

@@ -17,6 +17,12 @@ struct ThumbnailJob: Sendable {
         } catch {
             return ThumbnailFileReport(path: job.path, status: "failed", images: [], error: ErrorReport(error), cells: nil)
         }
+        guard duration.isNumeric || plan.at != nil else {
+            let error = PlayheadError(code: .invalidArgument,
+                                      message: "the duration is unknown (the container does not say), so --count and --every have no times: give --at times",
+                                      file: job.path)
+            return ThumbnailFileReport(path: job.path, status: "failed", images: [], error: ErrorReport(error), cells: nil)
+        }
         let folder = job.outDirectory.appendingPathComponent(job.folderName)
         try? FileManager.default.removeItem(at: folder)
         var generator = AssetImageGenerator(asset: asset)
@@ -30,7 +36,7 @@ struct ThumbnailJob: Sendable {
         var number = 0
         for await result in generator.images(for: plan.times(duration: duration)) {
             number += 1
-            var report = ThumbnailImageReport(requestedTime: result.requestedTime.seconds, actualTime: result.actualTime?.seconds)
+            var report = ThumbnailImageReport(requestedTime: result.requestedTime.jsonSeconds, actualTime: result.actualTime?.jsonSeconds)
             if let image = result.image {
                 let name = String(format: "thumb-%04d.%@", number, format.rawValue)
                 let url = folder.appendingPathComponent(name)
@@ -63,7 +69,7 @@ struct ThumbnailJob: Sendable {
 }
 
 struct ThumbnailImageReport: Encodable, Sendable {
-    var requestedTime: Double
+    var requestedTime: Double?
     var actualTime: Double?
     var path: String?
     var error: ErrorReport?

@@ -262,3 +262,36 @@ func withDeadline<T: Sendable>(_ limit: Duration, _ what: String, _ body: @escap
     if value == nil { Issue.record("\(what) did not return within \(limit)") }
     return value
 }
+
+/// A new empty folder under the temporary directory.
+func makeTemporaryFolder() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-test-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// A JSON file's top-level object.
+func readJSONObject(_ url: URL) throws -> [String: Any] {
+    let data = try Data(contentsOf: url)
+    return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+}
+
+/// A FIFO at `path` with one writer: a thread that opens it (blocking until a reader comes),
+/// writes `contents` once, and closes it. `true` when the FIFO was made.
+func makeFIFO(at path: String, writing contents: Data) -> Bool {
+    guard mkfifo(path, 0o600) == 0 else { return false }
+    Thread.detachNewThread {
+        let fd = open(path, O_WRONLY)
+        guard fd >= 0 else { return }
+        contents.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if n <= 0 { break }
+                offset += n
+            }
+        }
+        close(fd)
+    }
+    return true
+}

@@ -27,9 +27,4 @@ import Testing
         #expect(channel.receive() == nil)
         #expect(channel.receive() == nil)
     }
-
-    @Test func temporaryNamesStayInTheSameFolder() {
-        #expect(AtomicFile.temporaryPath(for: "/out/01-a.mp4/frame-000001.png") == "/out/01-a.mp4/.frame-000001.png.partial")
-        #expect(AtomicFile.temporaryPath(for: "summary.json") == ".summary.json.partial")
-    }
 }

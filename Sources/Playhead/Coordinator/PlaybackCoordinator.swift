@@ -209,8 +209,11 @@ public actor PlaybackCoordinator {
             }
         }
         let loops = session.looper?.loopsCompleted ?? (status == .completed ? 1 : 0)
-        finish(SessionOutcome(id: id, source: session.request.source, status: status, framesPresented: statistics.framesPresented,
-                              framesDropped: statistics.framesDropped, loopsCompleted: loops, audioFramesPresented: statistics.audioFramesPresented))
+        var outcome = SessionOutcome(id: id, source: session.request.source, status: status, framesPresented: statistics.framesPresented,
+                                     framesDropped: statistics.framesDropped, loopsCompleted: loops, audioFramesPresented: statistics.audioFramesPresented)
+        outcome.damagedPackets = statistics.damagedPackets
+        outcome.firstDamage = statistics.firstDamage
+        finish(outcome)
         perform(machine.finished(id))
         wakeIdleWaitersIfIdle()
     }

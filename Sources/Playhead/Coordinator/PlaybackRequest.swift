@@ -55,6 +55,9 @@ public struct SessionOutcome: Sendable, Hashable {
     public var loopsCompleted: Int
     /// Audio samples per channel presented (0 without an audio sink or audio track).
     public var audioFramesPresented: Int
+    /// Damaged data decoded past (see ``DecodeResult/damagedPackets``), and the first damage.
+    public var damagedPackets = 0
+    public var firstDamage: PlayheadError?
 }
 
 /// A running session's progress, for live displays.

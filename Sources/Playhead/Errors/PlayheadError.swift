@@ -42,7 +42,7 @@ extension PlayheadError {
             case fileNotFound, notARegularFile, permissionDenied, readFailed, truncated
             case emptyFile, unrecognizedFormat, openFailed, streamInfoFailed, noStreams, noVideoTrack, seekFailed
             case decoderNotFound, decoderOpenFailed, decodeFailed
-            case encodeFailed, writeFailed, outputOpenFailed, conversionFailed
+            case encodeFailed, writeFailed, outputOpenFailed, conversionFailed, outputExists, diskFull, nameTooLong
             case cancelled, invalidArgument, invalidState
         }
         let wrapped: Wrapped
@@ -53,7 +53,7 @@ extension PlayheadError {
             case .fileNotFound, .notARegularFile, .permissionDenied, .readFailed, .truncated: return .io
             case .emptyFile, .unrecognizedFormat, .openFailed, .streamInfoFailed, .noStreams, .noVideoTrack, .seekFailed: return .demux
             case .decoderNotFound, .decoderOpenFailed, .decodeFailed: return .decode
-            case .encodeFailed, .writeFailed, .outputOpenFailed, .conversionFailed: return .output
+            case .encodeFailed, .writeFailed, .outputOpenFailed, .conversionFailed, .outputExists, .diskFull, .nameTooLong: return .output
             case .cancelled, .invalidArgument, .invalidState: return .state
             }
         }
@@ -100,6 +100,12 @@ extension PlayheadError {
         public static let outputOpenFailed = Code(wrapped: .outputOpenFailed)
         /// Scaling or pixel-format conversion failed.
         public static let conversionFailed = Code(wrapped: .conversionFailed)
+        /// The output's name is taken by something this run did not create: it is left alone.
+        public static let outputExists = Code(wrapped: .outputExists)
+        /// The disk (or the quota) is full.
+        public static let diskFull = Code(wrapped: .diskFull)
+        /// An output name is longer than the file system allows.
+        public static let nameTooLong = Code(wrapped: .nameTooLong)
         /// The work was cancelled.
         public static let cancelled = Code(wrapped: .cancelled)
         /// An argument was out of range or inconsistent.

@@ -17,6 +17,8 @@ public final class PlayerItem: Sendable {
         var duration = MediaTime.indefinite
         var presentationSize: PixelSize?
         var currentTime = MediaTime.zero
+        var damagedPackets = 0
+        var firstDamage: PlayheadError?
     }
 
     private struct WeakObserver {
@@ -42,6 +44,10 @@ public final class PlayerItem: Sendable {
     public var presentationSize: PixelSize? { guarded.withLock { $0.presentationSize } }
     /// Where playback of this item stands.
     public var currentTime: MediaTime { guarded.withLock { $0.currentTime } }
+    /// Damaged data decoded past while playing this item (see ``DecodeResult/damagedPackets``).
+    public var damagedPackets: Int { guarded.withLock { $0.damagedPackets } }
+    /// The first damage met while playing this item.
+    public var firstDamage: PlayheadError? { guarded.withLock { $0.firstDamage } }
 
     /// Loads what playback needs from the asset and moves to `readyToPlay`, or to `failed` with
     /// the asset's error (also when nothing in it is playable). Safe to call more than once.
@@ -108,6 +114,13 @@ public final class PlayerItem: Sendable {
     }
 
     /// Sets the current time without an event (normal progress).
+    func noteDamage(_ count: Int, first: PlayheadError?) {
+        guarded.withLock {
+            $0.damagedPackets += count
+            $0.firstDamage = $0.firstDamage ?? first
+        }
+    }
+
     func setCurrentTime(_ time: MediaTime) {
         guarded.withLock { $0.currentTime = time }
     }

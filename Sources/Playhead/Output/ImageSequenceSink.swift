@@ -17,10 +17,12 @@ public final class ImageSequenceSink: FrameSink {
     public let format: Format
     /// The number the next file gets.
     public private(set) var nextNumber: Int
-    /// Files completed so far.
-    public private(set) var framesWritten = 0
+    /// Frame files in place so far (synced and named).
+    public var framesWritten: Int { committer.committed }
     private var encoder: FrameEncoder?
     private var encoderSize: PixelSize?
+    /// Syncs and names the frames off the output thread.
+    private let committer = BackgroundCommitter()
 
     public init(directory: String, format: Format, firstNumber: Int = 1) {
         self.directory = directory
@@ -41,17 +43,30 @@ public final class ImageSequenceSink: FrameSink {
         guard let encoder else { throw PlayheadError(code: .invalidState, message: "write before begin", file: directory) }
         let path = directory + "/" + Self.fileName(number: nextNumber, format: format)
         try encoder.encode(frame.frame) { packet throws(PlayheadError) in
-            try AtomicFile.write(UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)), to: path)
+            let file = try SafeFile.create(for: path)
+            do throws(PlayheadError) {
+                try file.write(UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
+            } catch {
+                file.discard()
+                throw error
+            }
+            try committer.commit(file)
         }
         nextNumber += 1
-        framesWritten += 1
     }
 
-    public func finish() throws(PlayheadError) {}
+    /// Each frame's data is synced before it takes its name (on a worker thread, while the next
+    /// frame is encoded); the folder's names are synced once here, for them all.
+    public func finish() throws(PlayheadError) {
+        try committer.drain()
+        SafeFile.syncFolder(directory)
+    }
 
     public func abort() {
         // Complete frames stay (they are real frames); no partial file is left behind, since each
         // is renamed into place only when whole.
+        try? committer.drain()
+        SafeFile.syncFolder(directory)
     }
 
     /// `frame-000042.png`.

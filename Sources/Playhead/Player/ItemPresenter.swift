@@ -6,7 +6,7 @@ final class ItemPresenter: FrameSink, SegmentFollowing, Sendable {
     let pixelFormat: OutputPixelFormat
     private let output: SharedOutput
     private let timeline: PlaybackTimeline
-    private let item: PlayerItem
+    let item: PlayerItem
     private let gate: PresentationGate
     private let events: @Sendable (PresenterEvent) -> Void
 

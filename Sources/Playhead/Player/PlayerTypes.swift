@@ -39,6 +39,10 @@ public struct PlaybackStatistics: Sendable, Hashable {
     /// Realtime only: times the timeline moved to follow audio that reached the output late
     /// (audio is the master clock; video follows it).
     public var audioResyncs = 0
+    /// Damaged data decoded past in the items played (see ``DecodeResult/damagedPackets``).
+    public var damagedPackets = 0
+    /// The first damage met.
+    public var firstDamage: PlayheadError?
 
     /// The lateness below which `fraction` of frames were presented (0.99 for p99).
     public func latenessPercentile(_ fraction: Double) -> Double? {

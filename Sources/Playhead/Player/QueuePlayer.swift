@@ -51,6 +51,11 @@ public final class QueuePlayer: Sendable {
         var live: Set<ObjectIdentifier> = []
         var draining: Set<ObjectIdentifier> = []
         var pendingGates: [PresentationGate] = []
+        /// Damage each session reported so far (its results count over the session), and the
+        /// player's total.
+        var damageSeen: [ObjectIdentifier: Int] = [:]
+        var damagedPackets = 0
+        var firstDamage: PlayheadError?
     }
 
     private let engine: Locked<Engine>
@@ -130,8 +135,13 @@ public final class QueuePlayer: Sendable {
     /// Frames presented and dropped, and lateness, so far.
     public var statistics: PlaybackStatistics {
         let s = timeline.statistics
-        return PlaybackStatistics(framesPresented: s.presented, framesDropped: s.dropped, lateness: s.lateness.sorted(), seams: s.seams,
-                                  audioFramesPresented: s.audioFrames, audioResyncs: s.audioResyncs)
+        var statistics = PlaybackStatistics(framesPresented: s.presented, framesDropped: s.dropped, lateness: s.lateness.sorted(), seams: s.seams,
+                                            audioFramesPresented: s.audioFrames, audioResyncs: s.audioResyncs)
+        engine.withLock {
+            statistics.damagedPackets = $0.damagedPackets
+            statistics.firstDamage = $0.firstDamage
+        }
+        return statistics
     }
 
     // MARK: Seeking
@@ -340,6 +350,7 @@ public final class QueuePlayer: Sendable {
         let gates = engine.withLock { e -> [PresentationGate] in
             e.live.remove(session)
             e.draining.remove(session)
+            e.damageSeen[session] = nil
             guard e.draining.isEmpty else { return [] }
             defer { e.pendingGates.removeAll() }
             return e.pendingGates
@@ -367,6 +378,16 @@ public final class QueuePlayer: Sendable {
     /// stretch), or failed. An item that stays current afterwards (`actionAtItemEnd` `.pause` or
     /// `.none`) keeps its session, parked, for a later seek; otherwise the session is stopped.
     private func segmentEnded(_ run: ItemRun, _ result: DecodeResult) {
+        let new = engine.withLock { e -> Int in
+            let key = ObjectIdentifier(run.session)
+            let new = result.damagedPackets - (e.damageSeen[key] ?? 0)
+            guard new > 0 else { return 0 }
+            e.damageSeen[key] = result.damagedPackets
+            e.damagedPackets += new
+            e.firstDamage = e.firstDamage ?? result.firstDamage
+            return new
+        }
+        if new > 0 { run.presenter.item.noteDamage(new, first: result.firstDamage) }
         guard let id = engine.withLock({ e in e.runs.first { $0.value.session === run.session }?.key }) else { return }
         switch result.status {
         case .completed:

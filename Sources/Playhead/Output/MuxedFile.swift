@@ -1,0 +1,133 @@
+import CFFmpeg
+
+/// A libavformat muxer writing one file through custom I/O into a ``SafeFile``: FFmpeg never opens
+/// a path itself, so the file is created the safe way, synced, and renamed into place only when
+/// complete — or, given up part way, kept as a valid (partial) file or removed.
+///
+/// Not `Sendable`: used by the one thread that feeds the sink.
+final class MuxedFile {
+    let file: SafeFile
+    let context: UnsafeMutablePointer<AVFormatContext>
+    private var io: UnsafeMutablePointer<AVIOContext>?
+    private(set) var packetsWritten = 0
+    private var headerWritten = false
+    /// A write error the I/O callback met (FFmpeg only sees its error number).
+    fileprivate var ioError: PlayheadError?
+    private static let bufferSize: Int32 = 1 << 16
+
+    /// A muxer of `format` (`wav`, `yuv4mpegpipe`, `mp4`, …) for `path`.
+    init(path: String, format: String) throws(PlayheadError) {
+        var allocated: UnsafeMutablePointer<AVFormatContext>?
+        let result = avformat_alloc_output_context2(&allocated, nil, format, nil)
+        guard result >= 0, let allocated else {
+            throw FFmpegError.error(.outputOpenFailed, "could not set up the \(format) muxer", function: "avformat_alloc_output_context2", result: result, file: path)
+        }
+        context = allocated
+        do throws(PlayheadError) {
+            file = try SafeFile.create(for: path)
+        } catch {
+            avformat_free_context(allocated)
+            throw error
+        }
+        guard let buffer = av_malloc(Int(Self.bufferSize)) else {
+            avformat_free_context(allocated)
+            throw PlayheadError(code: .outputOpenFailed, message: "out of memory for the output buffer", file: path)
+        }
+        io = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), Self.bufferSize, 1, Unmanaged.passUnretained(self).toOpaque(),
+                                nil, { opaque, data, size in
+            guard let opaque, let data, size > 0 else { return 0 }
+            let muxed = Unmanaged<MuxedFile>.fromOpaque(opaque).takeUnretainedValue()
+            do throws(PlayheadError) {
+                try muxed.file.write(UnsafeRawBufferPointer(start: data, count: Int(size)))
+                return size
+            } catch {
+                muxed.ioError = muxed.ioError ?? error
+                return playhead_averror(EIO)
+            }
+        }, { opaque, offset, whence in
+            guard let opaque else { return -1 }
+            let muxed = Unmanaged<MuxedFile>.fromOpaque(opaque).takeUnretainedValue()
+            if whence & AVSEEK_SIZE != 0 { return muxed.file.size }
+            return muxed.file.seek(offset, whence: whence & ~AVSEEK_FORCE)
+        })
+        guard let io else {
+            av_free(buffer)
+            avformat_free_context(allocated)
+            throw PlayheadError(code: .outputOpenFailed, message: "could not set up output I/O", file: path)
+        }
+        allocated.pointee.pb = io
+        allocated.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+    }
+
+    deinit {
+        release()
+        avformat_free_context(context)
+        file.discard()
+    }
+
+    var path: String { file.path }
+
+    func writeHeader() throws(PlayheadError) {
+        let result = avformat_write_header(context, nil)
+        guard result >= 0 else { throw failure("could not write the header", function: "avformat_write_header", result: result) }
+        headerWritten = true
+    }
+
+    /// Writes a packet (its timestamps in the stream's time base).
+    func write(_ packet: UnsafeMutablePointer<AVPacket>) throws(PlayheadError) {
+        let result = av_write_frame(context, packet)
+        guard result >= 0 else { throw failure("could not write", function: "av_write_frame", result: result) }
+        packetsWritten += 1
+    }
+
+    /// Writes the trailer and gives the file its final name.
+    func finish() throws(PlayheadError) {
+        guard headerWritten else {
+            file.discard()
+            return
+        }
+        let result = av_write_trailer(context)
+        if let io { avio_flush(io) }
+        guard result >= 0, ioError == nil else {
+            let error = failure("could not complete the file", function: "av_write_trailer", result: result)
+            release()
+            file.discard()
+            throw error
+        }
+        release()
+        try file.commit()
+    }
+
+    /// Gives up: what was written is kept as a valid file under the final name when there is any
+    /// (returns true: the file is partial), removed otherwise.
+    @discardableResult
+    func keepWhatWasWritten() -> Bool {
+        guard headerWritten, packetsWritten > 0 else {
+            release()
+            file.discard()
+            return false
+        }
+        do throws(PlayheadError) {
+            try finish()
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    private func failure(_ what: String, function: String, result: Int32) -> PlayheadError {
+        if let ioError { return ioError }
+        return FFmpegError.error(.writeFailed, "\(what) \(file.path)", function: function, result: result, file: file.path)
+    }
+
+    private func release() {
+        if let io {
+            var buffer: UnsafeMutablePointer<UInt8>? = io.pointee.buffer
+            av_freep(&buffer)
+            var p: UnsafeMutablePointer<AVIOContext>? = io
+            avio_context_free(&p)
+            self.io = nil
+            context.pointee.pb = nil
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import Glibc
+
+/// A file written safely: created under an unpredictable temporary name in its target's folder
+/// with `O_CREAT | O_EXCL | O_NOFOLLOW` (so a name or a link planted there is never followed or
+/// overwritten), written, synced to disk, and only then given its final name; the folder is synced
+/// after the rename, so that a crash never leaves a final name pointing at missing data.
+///
+/// Not `Sendable`: used by the one thread that writes the output.
+final class SafeFile {
+    /// Where the file ends up.
+    let path: String
+    /// Where it is while being written.
+    let temporaryPath: String
+    private(set) var descriptor: Int32
+    private(set) var bytesWritten: Int64 = 0
+
+    private init(path: String, temporaryPath: String, descriptor: Int32) {
+        self.path = path
+        self.temporaryPath = temporaryPath
+        self.descriptor = descriptor
+    }
+
+    deinit { discard() }
+
+    /// Creates the temporary file for `path`: `.<name>.<random>.partial` beside it.
+    static func create(for path: String) throws(PlayheadError) -> SafeFile {
+        let (folder, name) = split(path)
+        for _ in 0..<16 {
+            let candidate = folder + "." + name + "." + randomSuffix() + ".partial"
+            let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            if fd >= 0 { return SafeFile(path: path, temporaryPath: candidate, descriptor: fd) }
+            // Taken (by chance, or planted): another name. Anything else is a real failure.
+            guard errno == EEXIST || errno == ELOOP else { throw posixError("could not create", path: candidate, file: path) }
+        }
+        throw PlayheadError(code: .outputOpenFailed, message: "could not find a free temporary name beside \(path)", file: path)
+    }
+
+    /// Writes all of `bytes` at the current offset.
+    func write(_ bytes: UnsafeRawBufferPointer) throws(PlayheadError) {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(descriptor, base + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Self.posixError("could not write", path: temporaryPath, file: path)
+            }
+            offset += n
+        }
+        bytesWritten += Int64(bytes.count)
+    }
+
+    /// Moves the write offset (`whence` as for `lseek`); the new offset, or a negative errno.
+    func seek(_ offset: Int64, whence: Int32) -> Int64 {
+        let result = lseek(descriptor, off_t(offset), whence)
+        return result < 0 ? -Int64(errno) : Int64(result)
+    }
+
+    /// The file's size so far.
+    var size: Int64 {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 ? Int64(info.st_size) : -1
+    }
+
+    /// Syncs the data and gives the file its final name. With `replacing` false, an existing file
+    /// at the final name is left alone and `output.exists`-style `writeFailed` is thrown.
+    /// `syncFolder` false leaves syncing the folder to the caller (many files in one folder: one
+    /// ``syncFolder(of:)`` at the end).
+    func commit(replacing: Bool = true, syncFolder: Bool = true) throws(PlayheadError) {
+        guard descriptor >= 0 else { throw PlayheadError(code: .invalidState, message: "the file was already closed", file: path) }
+        if fdatasync(descriptor) != 0 {
+            let error = Self.posixError("could not write", path: temporaryPath, file: path)
+            discard()
+            throw error
+        }
+        close(descriptor)
+        descriptor = -1
+        if replacing {
+            guard rename(temporaryPath, path) == 0 else {
+                let error = Self.posixError("could not rename into place", path: path, file: path)
+                unlink(temporaryPath)
+                throw error
+            }
+        } else {
+            // link() fails when the name exists: the final name is taken atomically or not at all.
+            guard link(temporaryPath, path) == 0 else {
+                let code = errno
+                let error = code == EEXIST
+                    ? PlayheadError(code: .outputExists, message: "\(path) already exists and is not this run's: left alone", file: path)
+                    : Self.posixError("could not put into place", path: path, file: path)
+                unlink(temporaryPath)
+                throw error
+            }
+            unlink(temporaryPath)
+        }
+        if syncFolder { Self.syncFolder(of: path) }
+    }
+
+    /// Closes and removes the temporary file (nothing reaches the final name).
+    func discard() {
+        guard descriptor >= 0 else { return }
+        close(descriptor)
+        descriptor = -1
+        unlink(temporaryPath)
+    }
+
+    /// Writes `bytes` to `path` in one go, safely.
+    static func write(_ bytes: UnsafeRawBufferPointer, to path: String, replacing: Bool = true, syncFolder: Bool = true) throws(PlayheadError) {
+        let file = try create(for: path)
+        try file.write(bytes)
+        try file.commit(replacing: replacing, syncFolder: syncFolder)
+    }
+
+    /// Syncs the folder holding `path`, so that renames in it survive a crash.
+    static func syncFolder(of path: String) {
+        let (folder, _) = split(path)
+        syncFolder(folder)
+    }
+
+    /// Syncs `folder` itself (its names).
+    static func syncFolder(_ folder: String) {
+        let fd = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+
+    /// `("dir/", "name")` for `dir/name`; `("", name)` without a slash.
+    static func split(_ path: String) -> (folder: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return ("", path) }
+        return (String(path[...slash]), String(path[path.index(after: slash)...]))
+    }
+
+    private static func randomSuffix() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(generator.next() as UInt64, radix: 36)
+    }
+
+    static func posixError(_ what: String, path: String, file: String) -> PlayheadError {
+        let code = errno
+        let text = String(cString: strerror(code))
+        let errorCode: PlayheadError.Code = code == ENOSPC || code == EDQUOT ? .diskFull : (code == ENAMETOOLONG ? .nameTooLong : .writeFailed)
+        return PlayheadError(code: errorCode, message: "\(what) \(path): \(text)", file: file)
+    }
+}
