@@ -15,7 +15,7 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-fuzz-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        var random = SplitMix64(seed: 0x504C_4159_4845_4144)
+        var random = SeededGenerator(seed: 0x504C_4159_4845_4144)
         var failed = 0
         for i in 0..<iterations {
             let source = sources[Int(random.next() % UInt64(sources.count))]
@@ -41,7 +41,7 @@ import Testing
         #expect(failed > iterations / 10, "only \(failed) of \(iterations) mutated files failed")
     }
 
-    static func mutate(_ source: Data, _ random: inout SplitMix64) -> [UInt8] {
+    static func mutate(_ source: Data, _ random: inout SeededGenerator) -> [UInt8] {
         var bytes = [UInt8](source)
         for _ in 0..<(1 + Int(random.next() % 8)) {
             guard !bytes.isEmpty else { break }
@@ -63,18 +63,5 @@ import Testing
             }
         }
         return bytes
-    }
-}
-
-/// A small seeded generator (SplitMix64), so every fuzz case can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

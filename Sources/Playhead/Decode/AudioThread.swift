@@ -17,13 +17,7 @@ struct AudioThread {
         var active = false
         var begun = false
         do throws(PlayheadError) {
-            while let slot = route.ready.receive() {
-                let holder = route.slots[slot]
-                defer {
-                    av_packet_unref(holder.packet.pointer)
-                    route.free.send(slot)
-                }
-                if control.isSuperseded(holder.segment) { continue }
+            try route.consume(dropping: control) { (holder) throws(PlayheadError) -> Bool in
                 switch holder.content {
                 case .start(let start):
                     if !begun {
@@ -43,7 +37,7 @@ struct AudioThread {
                     (sink as? SegmentFollowing)?.segmentBegins(start)
                     active = true
                 case .packet:
-                    guard active, holder.segment == segment else { continue }
+                    guard active, holder.segment == segment else { return true }
                     if let cutoff = pipeline.videoCutoff.withLock({ $0 }), cutoff.segment == segment { stage.cut(at: cutoff.time) }
                     try stage.feed(holder.packet.pointer)
                     report(segment)
@@ -52,11 +46,12 @@ struct AudioThread {
                         end(segment)
                     }
                 case .end:
-                    guard active, holder.segment == segment else { continue }
+                    guard active, holder.segment == segment else { return true }
                     try stage.finish()
                     active = false
                     end(segment)
                 }
+                return true
             }
         } catch {
             let damage = stage.decoder.damage

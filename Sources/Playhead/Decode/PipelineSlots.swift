@@ -94,4 +94,19 @@ struct PacketRoute: Sendable {
     }
 
     var channels: [SlotChannel] { [free, ready] }
+
+    /// A decoding stage's loop: hands each slot that arrives to `body` (which returns false to
+    /// leave), then frees its packet and gives the slot back. Slots of a segment a seek has
+    /// superseded are given back unseen. Returns when the route is cancelled or `body` leaves.
+    func consume<E: Error>(dropping superseded: SessionControl, _ body: (PacketSlot) throws(E) -> Bool) throws(E) {
+        while let slot = ready.receive() {
+            let holder = slots[slot]
+            defer {
+                av_packet_unref(holder.packet.pointer)
+                free.send(slot)
+            }
+            if superseded.isSuperseded(holder.segment) { continue }
+            guard try body(holder) else { return }
+        }
+    }
 }

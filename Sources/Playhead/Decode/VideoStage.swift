@@ -89,16 +89,8 @@ struct VideoStage {
     }
 
     func run() {
-        let control = pipeline.control
-        let route = setup.route
         let progress = Progress()
-        while let slot = route.ready.receive() {
-            let holder = route.slots[slot]
-            defer {
-                av_packet_unref(holder.packet.pointer)
-                route.free.send(slot)
-            }
-            if control.isSuperseded(holder.segment) { continue }
+        setup.route.consume(dropping: pipeline.control) { holder in
             switch holder.content {
             case .start(let start):
                 progress.segment = start.segment.number
@@ -111,19 +103,16 @@ struct VideoStage {
                 progress.superseded = false
                 progress.limitReached = false
                 setup.stepper.restart(start.selection)
-                guard forward(.start(start), segment: progress.segment) else { return }
+                guard forward(.start(start), segment: progress.segment) else { return false }
             case .packet:
-                guard progress.active, holder.segment == progress.segment else { continue }
-                if !feed(holder.packet.pointer, progress) { finish(progress, dataEnd: nil) }
-            case .end(let reason):
-                guard progress.active, holder.segment == progress.segment else { continue }
-                if feed(nil, progress) || !progress.limitReached {
-                    finish(progress, dataEnd: reason)
-                } else {
-                    finish(progress, dataEnd: nil)
-                }
+                guard progress.active, holder.segment == progress.segment else { return true }
+                if !feed(holder.packet.pointer, progress) { finish(progress) }
+            case .end:
+                guard progress.active, holder.segment == progress.segment else { return true }
+                _ = feed(nil, progress)
+                finish(progress)
             }
-            if pipeline.session.isStopping { return }
+            return !pipeline.session.isStopping
         }
     }
 
@@ -186,7 +175,7 @@ struct VideoStage {
 
     /// The segment's video is over: report, let the audio end where the video did, and tell the
     /// output thread.
-    private func finish(_ progress: Progress, dataEnd: DataEnd?) {
+    private func finish(_ progress: Progress) {
         guard progress.active else { return }
         progress.active = false
         if progress.superseded { return }
