@@ -15,7 +15,7 @@ mkdir -p "$out"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 cd "$out"
-rm -f ./*.mp4 ./*.mkv ./*.webm ./*.ts ./*.h264 expected.json
+rm -f ./*.mp4 ./*.mkv ./*.webm ./*.ts ./*.h264 ./*.mpg ./*.flv expected.json
 
 ff() { ffmpeg -nostdin -hide_banner -loglevel error -y "$@"; }
 probe() { ffprobe -v error "$@"; }
@@ -219,8 +219,33 @@ ff -f lavfi -i "$(src 25 4)" -f lavfi -i "$(tone 4)" "${x264[@]}" -bf 2 -g 25 "$
 check "audio-video-4s.mp4 frames" "$(nframes audio-video-4s.mp4)" 100
 check "audio-video-4s.mp4 keyframes" "$(keytimes audio-video-4s.mp4)" "0.000000 1.000000 2.000000 3.000000"
 
+echo "== 11. containers the first tests did not reach (an adversarial review's cases)"
+# Matroska with x264's default B-pyramid: its first packets carry no decoding time.
+ff -f lavfi -i "testsrc2=size=96x64:rate=25:duration=4" -c:v libx264 -preset veryfast -threads 1 -bf 3 -g 50 -pix_fmt yuv420p "${bitexact[@]}" pyramid.mkv
+check "pyramid.mkv frames" "$(nframes pyramid.mkv)" 100
+# MPEG-PS (MPEG-1 video): no index of its own; seeks search by timestamp.
+ff -f lavfi -i "testsrc2=size=96x64:rate=25:duration=4" -c:v mpeg1video -g 12 -bf 2 "${bitexact[@]}" mpeg1.mpg
+check "mpeg1.mpg frames" "$(nframes mpeg1.mpg)" 100
+# MPEG-TS with keyframes every 3 s: tolerant windows with and without a keyframe inside.
+ff -f lavfi -i "testsrc2=size=96x64:rate=25:duration=10" -c:v libx264 -preset veryfast -threads 1 -bf 3 -g 75 -keyint_min 75 -sc_threshold 0 \
+   -pix_fmt yuv420p -f mpegts "${bitexact[@]}" sparse.ts
+check "sparse.ts frames" "$(nframes sparse.ts)" 250
+# Full-range BT.709 H.264 (decoded as yuvj420p), several frames.
+ff -f lavfi -i "testsrc2=size=96x64:rate=25:duration=2" -c:v libx264 -preset veryfast -threads 1 -pix_fmt yuv420p \
+   -colorspace bt709 -color_primaries bt709 -color_trc bt709 -color_range pc "${bitexact[@]}" yuvj-bt709.mp4
+check "yuvj-bt709.mp4 pixel format" "$(sval yuvj-bt709.mp4 v:0 pix_fmt)" yuvj420p
+# FLV cut inside a packet.
+ff -f lavfi -i "testsrc2=size=96x64:rate=25:duration=4" -c:v libx264 -preset veryfast -threads 1 -bf 0 -pix_fmt yuv420p -f flv "$tmp/whole.flv"
+head -c "$(( $(stat -c %s "$tmp/whole.flv") / 2 + 7 ))" "$tmp/whole.flv" > cut.flv
+# Matroska with zeroed bytes in the middle: the demuxer resyncs and says so.
+ff -f lavfi -i "testsrc2=size=96x64:rate=25:duration=4" -c:v libx264 -preset veryfast -threads 1 -bf 2 -g 25 -pix_fmt yuv420p "${bitexact[@]}" "$tmp/whole.mkv"
+cp "$tmp/whole.mkv" zeroed.mkv
+dd if=/dev/zero of=zeroed.mkv bs=1 seek="$(( $(stat -c %s "$tmp/whole.mkv") * 2 / 5 ))" count=300 conv=notrunc status=none
+grep -q "invalid as first byte of an EBML number" <<<"$(ffmpeg -nostdin -v error -i zeroed.mkv -f null - 2>&1)" || fail "zeroed.mkv: no EBML error"
+echo "ok   pyramid.mkv, mpeg1.mpg, sparse.ts, yuvj-bt709.mp4, cut.flv, zeroed.mkv"
+
 echo "== expected.json"
 python3 "$tools/reader_expected.py" "$out"
-total=$(cat ./*.mp4 ./*.mkv ./*.webm ./*.ts ./*.h264 | wc -c)
+total=$(cat ./*.mp4 ./*.mkv ./*.webm ./*.ts ./*.h264 ./*.mpg ./*.flv | wc -c)
 (( total < 1000000 )) || fail "clips total $total bytes"
 echo "reader fixtures written to $out ($total bytes of clips)"

@@ -38,7 +38,7 @@ sys.dont_write_bytecode = True  # no __pycache__ next to the committed tools
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import patch_tkhd  # noqa: E402
 
-MEDIA_EXT = (".mp4", ".mkv", ".webm", ".ts", ".h264")
+MEDIA_EXT = (".mp4", ".mkv", ".webm", ".ts", ".h264", ".mpg", ".flv")
 
 
 def run(args):
