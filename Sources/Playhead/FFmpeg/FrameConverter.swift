@@ -8,9 +8,18 @@ import CFFmpeg
 final class FrameConverter {
     let layout: FrameLayout
     let outputFormat: AVPixelFormat
+    /// The scaler, made for `scalerKey`; remade (with its colour details) when the key changes.
+    /// (`sws_getCachedContext` is not used: for `yuvj` formats it rebuilds on every call, often at
+    /// the same address, which hides that the colour details were lost.)
     private var scaler: OpaquePointer?
-    /// The colour details last given to `scaler` (and the context they were given to).
-    private var colour: (context: OpaquePointer, space: Int32, fullRange: Int32)?
+    private var scalerKey: ScalerKey?
+    private struct ScalerKey: Equatable {
+        var input: PixelSize
+        var inputFormat: Int32
+        var output: PixelSize
+        var space: Int32
+        var fullRange: Int32
+    }
     private var turned: OwnedFrame?
     /// For formats that cannot be turned plane by plane: the picture converted at its stored
     /// orientation, turned afterwards in the output format.
@@ -71,12 +80,22 @@ final class FrameConverter {
         let inputFormat = AVPixelFormat(rawValue: input.pointee.format)
         let size = PixelSize(width: Int(input.pointee.width), height: Int(input.pointee.height))
         let crop = Self.alignedCrop(requested, format: inputFormat, frameSize: size)
-        scaler = sws_getCachedContext(scaler, Int32(crop.width), Int32(crop.height), inputFormat,
-                                      Int32(rect.width), Int32(rect.height), outputFormat, SWS_BICUBIC, nil, nil, nil)
+        let (space, fullRange) = Self.colour(of: input)
+        let key = ScalerKey(input: crop.size, inputFormat: inputFormat.rawValue, output: rect.size, space: space, fullRange: fullRange)
+        if key != scalerKey || scaler == nil {
+            sws_freeContext(scaler)
+            scaler = sws_getContext(Int32(crop.width), Int32(crop.height), inputFormat, Int32(rect.width), Int32(rect.height), outputFormat,
+                                    SWS_BICUBIC, nil, nil, nil)
+            scalerKey = key
+            if let scaler {
+                let coefficients = sws_getCoefficients(space)
+                _ = sws_setColorspaceDetails(scaler, coefficients, fullRange, coefficients, 0, 0, 1 << 16, 1 << 16)
+            }
+        }
         guard let scaler else {
+            scalerKey = nil
             throw PlayheadError(code: .conversionFailed, message: "no conversion from \(Self.name(inputFormat)) \(crop.size) to \(Self.name(outputFormat)) \(rect.size)", file: source)
         }
-        applyColour(of: input, to: scaler)
         var sourcePlanes = Self.planes(of: input, offsetBy: crop, format: inputFormat)
         var sourceStrides = Self.strides(of: input)
         var destinationPlanes = Self.planes(of: output, offsetBy: rect, format: outputFormat)
@@ -103,24 +122,19 @@ final class FrameConverter {
         }
     }
 
-    /// Tells the scaler the frame's matrix and range, as ffmpeg's scale filter does: the frame's
-    /// colour space picks the coefficients (RGB-tagged, unspecified and reserved values mean
-    /// BT.601, libswscale's default), its range the input range; the output range stays limited
-    /// for YUV (it means nothing for RGB). Only when they change: setting them rebuilds tables.
-    private func applyColour(of frame: UnsafeMutablePointer<AVFrame>, to context: OpaquePointer) {
+    /// The frame's matrix and range as ffmpeg's scale filter reads them: its colour space picks
+    /// the coefficients (RGB-tagged, unspecified and reserved values mean BT.601, libswscale's
+    /// default), its range the input range (`yuvj` formats are full); the output range stays
+    /// limited for YUV (it means nothing for RGB).
+    private static func colour(of frame: UnsafeMutablePointer<AVFrame>) -> (space: Int32, fullRange: Int32) {
         var space = Int32(frame.pointee.colorspace.rawValue)
         if space < 1 || space > 10 || space == 8 { space = SWS_CS_DEFAULT }
         let format = AVPixelFormat(rawValue: frame.pointee.format)
-        let fullRange: Int32
         switch frame.pointee.color_range {
-        case AVCOL_RANGE_JPEG: fullRange = 1
-        case AVCOL_RANGE_MPEG: fullRange = 0
-        default: fullRange = Self.isFullRangeFormat(format) ? 1 : 0
+        case AVCOL_RANGE_JPEG: return (space, 1)
+        case AVCOL_RANGE_MPEG: return (space, 0)
+        default: return (space, isFullRangeFormat(format) ? 1 : 0)
         }
-        if let colour, colour.context == context, colour.space == space, colour.fullRange == fullRange { return }
-        let coefficients = sws_getCoefficients(space)
-        _ = sws_setColorspaceDetails(context, coefficients, fullRange, coefficients, 0, 0, 1 << 16, 1 << 16)
-        colour = (context, space, fullRange)
     }
 
     /// The `yuvj` formats, which are full range by definition.
