@@ -7,10 +7,14 @@ import Testing
 /// duplicated, between frames, the first and last frame, the very end), compared pixel for pixel
 /// with ffmpeg's decode of that frame, and with ffprobe's time for it.
 @Suite struct ExactTimeTests {
-    static let clips = ["bframes-25.mp4", "nobframes-25.mp4", "bframes-ntsc.mp4", "nobframes-ntsc.mp4"]
+    /// With and without B-frames at 25 and 30000/1001 fps; Matroska with B-pyramid (no decoding
+    /// times on its first packets); MPEG-PS and MPEG-TS (no index: seeks search by timestamp; the
+    /// TS starts at 1.4 s).
+    static let clips = ["bframes-25.mp4", "nobframes-25.mp4", "bframes-ntsc.mp4", "nobframes-ntsc.mp4", "pyramid.mkv", "mpeg1.mpg", "sparse.ts"]
 
-    /// `count` times across `[0, end]`: frame starts, points inside frames, duplicates, the ends.
-    static func randomTimes(_ frames: [MediaTime], end: MediaTime, count: Int, using random: inout SeededGenerator) -> [MediaTime] {
+    /// `count` times across `[start, end]`: frame starts, points inside frames, duplicates, the ends.
+    static func randomTimes(_ frames: [MediaTime], start: MediaTime = .zero, end: MediaTime, count: Int,
+                            using random: inout SeededGenerator) -> [MediaTime] {
         var times: [MediaTime] = []
         let micro = { (t: MediaTime) -> Int64 in Int64((t.seconds * 1_000_000).rounded()) }
         while times.count < count {
@@ -28,7 +32,7 @@ import Testing
             case 3:
                 times.append([frames[0], frames[frames.count - 1], end].randomElement(using: &random)!)
             default:
-                times.append(MediaTime(value: Int64.random(in: 0...micro(end), using: &random), timescale: 1_000_000))
+                times.append(MediaTime(value: Int64.random(in: micro(start)...micro(end), using: &random), timescale: 1_000_000))
             }
         }
         return times.shuffled(using: &random)
@@ -46,10 +50,10 @@ import Testing
         let reference = try await Reference.allFrames(path)
         try #require(frames.count == reference.count && frames.count > 10)
         let asset = Asset(path: path)
-        let duration = try await asset.load(.duration)
+        let (start, duration) = try await asset.load(.startTime, .duration)
         var random = SeededGenerator()
         for round in 0..<3 {
-            let times = Self.randomTimes(frames, end: duration, count: 40, using: &random)
+            let times = Self.randomTimes(frames, start: start, end: start + duration, count: 40, using: &random)
             var generator = AssetImageGenerator(asset: asset)
             generator.decoderCount = decoders
             var results: [AssetImageGenerator.Result] = []
@@ -76,8 +80,8 @@ import Testing
         let frames = try await Reference.frameTimes(path)
         let reference = try await Reference.allFrames(path)
         var random = SeededGenerator()
-        let duration = try await Asset(path: path).load(.duration)
-        for t in Self.randomTimes(frames, end: duration, count: 8, using: &random) {
+        let (start, duration) = try await Asset(path: path).load(.startTime, .duration)
+        for t in Self.randomTimes(frames, start: start, end: start + duration, count: 8, using: &random) {
             let k = Self.displayed(at: t, frames)
             let sink = InMemorySink(pixelFormat: .rgb24)
             let result = await DecodeSession(source: path, configuration: DecodeConfiguration(frameLimit: 3, startTime: t)).run(into: sink)
@@ -103,17 +107,21 @@ import Testing
         await #expect(throws: PlayheadError.self) { try await generator.image(at: MediaTime(value: 5, timescale: 100)) }
     }
 
-    /// With a tolerance, the image comes from inside the window: a keyframe there when there is
-    /// one, the nearest; otherwise a frame that starts inside it — never a keyframe outside.
-    @Test func tolerantRequestsLandInsideTheirWindow() async throws {
-        let path = try Fixtures.reader("sparse-keyframes.mp4")
+    /// With a tolerance, the image comes from inside the window: the nearest keyframe there when
+    /// there is one; otherwise the frame displayed at the time if it starts inside the window, or
+    /// a frame that does — never a keyframe outside. On MP4 (an index) and MPEG-TS (none).
+    @Test(arguments: ["sparse-keyframes.mp4", "sparse.ts"])
+    func tolerantRequestsLandInsideTheirWindow(clip name: String) async throws {
+        let path = try Fixtures.reader(name)
         let frames = try await Reference.frameTimes(path)
         let reference = try await Reference.allFrames(path)
-        let keyframes = [MediaTime.zero, MediaTime(value: 500, timescale: 30)]
+        let keyframes = try Fixtures.readerKeyframes(name)
+        try #require(keyframes.count >= 2 && keyframes.allSatisfy { frames.contains($0) })
+        let (start, duration) = try await Asset(path: path).load(.startTime, .duration)
         var random = SeededGenerator()
-        var requests: [(MediaTime, MediaTime)] = [(MediaTime(value: 1, timescale: 1), MediaTime(value: 1, timescale: 2))]
+        var requests: [(MediaTime, MediaTime)] = [(start + MediaTime(value: 1, timescale: 1), MediaTime(value: 1, timescale: 2))]
         for _ in 0..<12 {
-            let t = MediaTime(value: Int64.random(in: 0...19_900, using: &random), timescale: 1000)
+            let t = start + MediaTime(value: Int64.random(in: 0...Int64(duration.seconds * 1000) - 100, using: &random), timescale: 1000)
             let tolerance = MediaTime(value: Int64.random(in: 1...3000, using: &random), timescale: 1000)
             requests.append((t, tolerance))
         }
@@ -121,7 +129,7 @@ import Testing
             var generator = AssetImageGenerator(asset: Asset(path: path))
             generator.requestedTimeToleranceBefore = tolerance
             generator.requestedTimeToleranceAfter = tolerance
-            let what = "\(t.seconds) ± \(tolerance.seconds) s (seed \(random.seed))"
+            let what = "\(name) at \(t.seconds) ± \(tolerance.seconds) s (seed \(random.seed))"
             let (image, actual) = try await generator.image(at: t)
             let window = (t - tolerance)...(t + tolerance)
             let startsInside = frames.contains { window.contains($0) }

@@ -1,4 +1,5 @@
 import Foundation
+import Playhead
 import Testing
 
 /// The sample clips and their recorded ffprobe descriptions. A missing clip fails the test that
@@ -29,6 +30,17 @@ enum Fixtures {
         let path = sampleMedia.appendingPathComponent("reader/\(name)").path
         try #require(FileManager.default.fileExists(atPath: path), "missing fixture \(path): run SampleMedia/generate-reader.sh", sourceLocation: sourceLocation)
         return path
+    }
+
+    /// The video keyframe times `generate-reader.sh` recorded (from ffprobe) for a reader clip.
+    static func readerKeyframes(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [MediaTime] {
+        let path = sampleMedia.appendingPathComponent("reader/expected.json").path
+        let data = try #require(FileManager.default.contents(atPath: path), "missing \(path)", sourceLocation: sourceLocation)
+        let document = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], sourceLocation: sourceLocation)
+        let video = try #require((document[name] as? [String: Any])?["video"] as? [String: Any], "no \(name) in expected.json", sourceLocation: sourceLocation)
+        let base = try #require((video["time_base"] as? String)?.split(separator: "/").compactMap { Int32($0) }, sourceLocation: sourceLocation)
+        let ticks = try #require(video["keyframe_packet_pts"] as? [Int], sourceLocation: sourceLocation)
+        return ticks.map { MediaTime(value: Int64($0) * Int64(base[0]), timescale: base[1]) }
     }
 
     /// ffprobe's description of a clip, recorded by `generate.sh` into `SampleMedia/expected/`.

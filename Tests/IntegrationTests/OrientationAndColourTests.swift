@@ -58,27 +58,34 @@ import Testing
         }
     }
 
-    static let colourClips = ["bt709-limited.mp4", "bt709-full.mp4", "bt709-full-ffv1.mkv", "bt2020-10bit.mkv", "untagged-hd.mp4"]
+    static let colourClips = ["bt709-limited.mp4", "bt709-full.mp4", "bt709-full-ffv1.mkv", "bt2020-10bit.mkv", "untagged-hd.mp4", "yuvj-bt709.mp4"]
 
     @Test(arguments: colourClips)
     func colourConversionHonoursTheStreamsTags(name: String) async throws {
         let path = try Fixtures.reader(name)
-        // Native size, through a session (PNG/PPM dumps).
+        // Native size, through a session (PNG/PPM dumps): every frame, not just the first.
         let reference = try await Reference.allFrames(path)
-        let sink = InMemorySink(pixelFormat: .rgb24, limit: 1)
-        _ = await DecodeSession(source: path, configuration: DecodeConfiguration(frameLimit: 1)).run(into: sink)
-        let frame = try #require(sink.frames.first)
-        let native = Reference.psnr(frame.bytes, reference[0])
-        #expect(native >= 45, "\(name): \(native) dB at native size")
-        // Scaled, through the image generator (thumbnails, sheets).
-        let small = PixelSize(width: 160, height: 90)
+        let sink = InMemorySink(pixelFormat: .rgb24)
+        _ = await DecodeSession(source: path).run(into: sink)
+        try #require(sink.frames.count == reference.count)
+        for (k, frame) in sink.frames.enumerated() {
+            let native = Reference.psnr(frame.bytes, reference[k])
+            #expect(native >= 45, "\(name): frame \(k) at \(native) dB at native size")
+        }
+        // Scaled to half size, through the image generator (thumbnails, sheets).
+        let shown = try await Reference.displayedSize(path)
+        let small = PixelSize(width: shown.width / 2, height: shown.height / 2)
         let scaled = try await Reference.allFrames(path, size: small)
+        let frames = try await Reference.frameTimes(path)
         var generator = AssetImageGenerator(asset: Asset(path: path))
         generator.maximumSize = small
-        let (image, _) = try await generator.image(at: .zero)
-        try #require(image.size == small)
-        let thumbnail = Reference.psnr(image.pixels, scaled[0])
-        #expect(thumbnail >= 45, "\(name): \(thumbnail) dB at 160x90")
+        for await result in generator.images(for: frames) {
+            let image = try #require(result.image)
+            let k = try #require(frames.firstIndex(of: result.requestedTime))
+            try #require(image.size == small)
+            let thumbnail = Reference.psnr(image.pixels, scaled[k])
+            #expect(thumbnail >= 45, "\(name): image of frame \(k) at \(thumbnail) dB at \(small)")
+        }
     }
 
     @Test func probeReportsTheColourTags() async throws {

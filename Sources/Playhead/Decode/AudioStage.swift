@@ -26,6 +26,8 @@ final class AudioStage {
     private var nextSample: Int64?
 
     private(set) var framesDelivered = 0
+    /// The container allows its timestamps to jump; passed on to the sink.
+    var timestampsMayJump = false
     /// The segment being decoded and the session's control, passed on with every buffer.
     var segment: (number: Int, control: SessionControl)?
     /// Told where the first buffer since the last restart begins, before it is delivered.
@@ -66,7 +68,8 @@ final class AudioStage {
         let resampler = try Resampler(from: decoder.context, sampleRate: format.sampleRate, channelCount: format.channelCount, source: source)
         self.resampler = resampler
         placeWindow()
-        let info = AudioStreamInfo(source: source, sampleRate: resampler.sampleRate, channelCount: resampler.channelCount, timelineStart: timelineStart)
+        var info = AudioStreamInfo(source: source, sampleRate: resampler.sampleRate, channelCount: resampler.channelCount, timelineStart: timelineStart)
+        info.timestampsMayJump = timestampsMayJump
         self.info = info
         try sink.begin(info)
     }
@@ -91,9 +94,7 @@ final class AudioStage {
         framesDelivered = 0
         firstDeliveredTime = nil
         placeWindow()
-        if let info {
-            self.info = AudioStreamInfo(source: info.source, sampleRate: info.sampleRate, channelCount: info.channelCount, timelineStart: timelineStart)
-        }
+        info?.timelineStart = timelineStart
     }
 
     /// Ends the audio at `time` at the latest (where the video stopped).

@@ -85,8 +85,6 @@ public struct DecodeResult: Sendable, Hashable {
     /// format, and samples per channel.
     public var audio: AudioStreamInfo?
     public var audioFramesDelivered = 0
-    /// Jumps in the source's timestamps that were followed (joined captures, wraps).
-    public var timestampDiscontinuities = 0
 
     init(source: String) {
         status = .completed

@@ -132,14 +132,17 @@ final class DecodePipeline: Sendable {
         if let videoFacts {
             let video = try VideoStageSetup.make(demuxer: demuxer, facts: videoFacts, sinkFormat: sinkFormat, configuration: configuration)
             setup.video = video
-            setup.info = FrameStreamInfo(source: source, size: video.canvasSize, pixelFormat: sinkFormat,
-                                         frameRate: videoFacts.frameRate.map(\.doubleValue), layout: video.layout, timescale: videoFacts.timeBase.den,
-                                         timelineStart: timelineStart)
+            var info = FrameStreamInfo(source: source, size: video.canvasSize, pixelFormat: sinkFormat,
+                                       frameRate: videoFacts.frameRate.map(\.doubleValue), layout: video.layout, timescale: videoFacts.timeBase.den,
+                                       timelineStart: timelineStart)
+            info.timestampsMayJump = demuxer.timestampsMayJump
+            setup.info = info
             tally.withLock { $0.outputSize = video.canvasSize }
         }
         if let audioFacts, let audioSink, let stream = demuxer.context.stream(at: Int(audioFacts.index)) {
             let stage = try AudioStage(stream: stream, format: configuration.audioFormat, start: nil, end: nil, timelineStart: timelineStart,
                                        sink: audioSink, source: source)
+            stage.timestampsMayJump = demuxer.timestampsMayJump
             setup.audio = (PacketRoute(stream: audioFacts.index, capacity: Self.audioPacketCapacity), stage)
         }
         return setup
@@ -227,10 +230,8 @@ final class DecodePipeline: Sendable {
     }
 
     private func reportDemux(_ demuxer: Demuxer) {
-        tally.withLock {
-            $0.demuxDamage = demuxer.damage
-            $0.discontinuities = demuxer.discontinuities
-        }
+        let damage = demuxer.damage
+        tally.withLock { $0.demuxDamage = damage }
     }
 
     /// Puts a marker on a route. False when the session is stopping.

@@ -20,20 +20,18 @@ struct SegmentTally {
     var demuxDamage = DamageTally()
     var videoDamage = DamageTally()
     var audioDamage = DamageTally()
-    var discontinuities = 0
     /// The stages that need no more packets of this segment (so the demuxer can stop reading).
     var routesDone: SegmentRoutes = []
 
-    /// Starts a new segment's account (damage and discontinuities carry over).
+    /// Starts a new segment's account (damage carries over).
     mutating func begin(_ number: Int) {
-        let (demux, video, audioDamage, jumps, info, size) = (demuxDamage, videoDamage, self.audioDamage, discontinuities, audio, outputSize)
+        let (demux, video, audioDamage, info, size) = (demuxDamage, videoDamage, self.audioDamage, audio, outputSize)
         self = SegmentTally()
         segment = number
         outputSize = size
         demuxDamage = demux
         videoDamage = video
         self.audioDamage = audioDamage
-        discontinuities = jumps
         audio = info
     }
 
@@ -62,7 +60,6 @@ struct SegmentTally {
         result.audioFramesDelivered = audioFrames
         result.damagedPackets = damage.count
         result.firstDamage = damage.first
-        result.timestampDiscontinuities = discontinuities
         result.status = status(source: source, cancelled: cancelled, strict: strict)
         return result
     }

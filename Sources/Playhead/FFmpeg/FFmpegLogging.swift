@@ -35,7 +35,7 @@ public enum FFmpegLogging {
             guard written > 0 else { return }
             var text = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if text.hasSuffix("\n") { text.removeLast() }
-            evidence?.note(text)
+            evidence?.note(text, isError: level <= AV_LOG_ERROR)
             guard let logger else { return }
             let message = Logger.Message(stringLiteral: text)
             switch level {
@@ -50,8 +50,8 @@ public enum FFmpegLogging {
 /// that the reader can look for a container's own account of how its data ended.
 final class LogEvidence: Sendable {
     private static let registry = Locked<[UnsafeRawPointer: LogEvidence]>([:])
-    private let messages = Locked<[String]>([])
-    /// Messages kept at most (the first ones; later ones are counted).
+    private let state = Locked<(messages: [String], errors: [String], errorCount: Int)>(([], [], 0))
+    /// Messages kept at most (the first ones; later errors are still counted).
     static let capacity = 64
 
     static func registered(for context: UnsafeRawPointer) -> LogEvidence? {
@@ -70,12 +70,26 @@ final class LogEvidence: Sendable {
         }
     }
 
-    func note(_ message: String) {
-        messages.withLock { if $0.count < Self.capacity { $0.append(message) } }
+    func note(_ message: String, isError: Bool) {
+        state.withLock { s in
+            if s.messages.count < Self.capacity { s.messages.append(message) }
+            if isError {
+                s.errorCount += 1
+                if s.errors.count < Self.capacity { s.errors.append(message) }
+            }
+        }
     }
 
     /// The first message containing `fragment`, if any.
     func first(containing fragment: String) -> String? {
-        messages.withLock { $0.first { $0.contains(fragment) } }
+        state.withLock { $0.messages.first { $0.contains(fragment) } }
+    }
+
+    /// Error-level messages so far.
+    var errorCount: Int { state.withLock { $0.errorCount } }
+
+    /// The error-level message number `index` (0-based), when kept.
+    func error(at index: Int) -> String? {
+        state.withLock { index < $0.errors.count ? $0.errors[index] : nil }
     }
 }

@@ -68,13 +68,19 @@ final class StreamDecoder {
             if sent < 0, !mustTakeFramesFirst, sent != FFmpegError.eof {
                 damage.record(FFmpegError.error(.decodeFailed, "the decoder rejected a packet", function: "avcodec_send_packet", result: sent, file: source))
             }
+            var errorsInARow = 0
             while true {
                 let received = avcodec_receive_frame(context, frame.pointer)
                 if received == FFmpegError.eagain || received == FFmpegError.eof { break }
                 if received < 0 {
+                    // A damaged frame: more may follow it (frame threads report errors as they
+                    // come out, and a drain must take every frame), so keep taking them.
                     damage.record(FFmpegError.error(.decodeFailed, "decoding failed", function: "avcodec_receive_frame", result: received, file: source))
-                    break
+                    errorsInARow += 1
+                    if errorsInARow >= 64 { break }
+                    continue
                 }
+                errorsInARow = 0
                 let f = frame.pointer.pointee
                 if f.flags & AV_FRAME_FLAG_CORRUPT != 0 || f.decode_error_flags != 0 {
                     damage.record(PlayheadError(code: .decodeFailed, message: "the decoder marked a frame as damaged (concealed)", file: source))

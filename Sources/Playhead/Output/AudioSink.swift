@@ -26,6 +26,8 @@ public struct AudioStreamInfo: Sendable, Hashable {
     /// Where the session's timeline begins (as in ``FrameStreamInfo/timelineStart``): buffers'
     /// presentation times are placed from it, together with the session's video.
     public var timelineStart: MediaTime
+    /// The container allows its timestamps to jump (MPEG-TS): realtime presentation follows jumps.
+    var timestampsMayJump = false
 
     public init(source: String, sampleRate: Int, channelCount: Int, timelineStart: MediaTime = .zero) {
         self.source = source

@@ -103,4 +103,6 @@ public struct FrameStreamInfo: Sendable, Hashable {
     /// Where the session's timeline begins (its start time, or the file's start): the origin from
     /// which the video and audio of one session are placed, together.
     public var timelineStart: MediaTime = .zero
+    /// The container allows its timestamps to jump (MPEG-TS): realtime presentation follows jumps.
+    var timestampsMayJump = false
 }

@@ -8,6 +8,7 @@ final class AudioPresenter: AudioFormatNegotiating, SegmentFollowing, Sendable {
     private let output: SharedAudioOutput
     private let timeline: PlaybackTimeline
     private let gate: PresentationGate
+    private let continuity: PresentationContinuity
     private let item: PlayerItem
     private let events: @Sendable (ItemPresenter.PresenterEvent) -> Void
 
@@ -22,9 +23,10 @@ final class AudioPresenter: AudioFormatNegotiating, SegmentFollowing, Sendable {
     }
     private let state = Locked(State())
 
-    init(item: PlayerItem, output: SharedAudioOutput, timeline: PlaybackTimeline, gate: PresentationGate,
+    init(item: PlayerItem, output: SharedAudioOutput, timeline: PlaybackTimeline, gate: PresentationGate, continuity: PresentationContinuity,
          events: @escaping @Sendable (ItemPresenter.PresenterEvent) -> Void) {
         self.item = item
+        self.continuity = continuity
         self.output = output
         self.timeline = timeline
         self.gate = gate
@@ -49,6 +51,7 @@ final class AudioPresenter: AudioFormatNegotiating, SegmentFollowing, Sendable {
 
     /// A seek's segment is placed where the player put it on the timeline (as its video is).
     func segmentBegins(_ start: SegmentStart) {
+        continuity.restart(segment: start.segment.number, followsForwardJumps: state.withLock { $0.info?.timestampsMayJump } ?? false)
         guard let position = start.segment.presentationPosition else { return }
         state.withLock { $0.offset = position - start.timelineStart.seconds }
     }
@@ -70,8 +73,9 @@ final class AudioPresenter: AudioFormatNegotiating, SegmentFollowing, Sendable {
         let offset = state.withLock { $0.offset }
         let gone = { self.gate.isCancelled || buffer.isSuperseded }
         guard let offset, !gone() else { return }
-        let position = offset + buffer.presentationTime.seconds
         let duration = Double(buffer.frameCount) / Double(buffer.sampleRate)
+        let time = buffer.presentationTime.seconds
+        let position = offset + time + continuity.offset(.audio, time: time, duration: duration, frameDuration: duration)
         if timeline.realtime {
             guard timeline.waitUntilDue(position, cancelled: gone) != nil else { return }
         } else {

@@ -8,6 +8,7 @@ final class ItemPresenter: FrameSink, SegmentFollowing, Sendable {
     private let timeline: PlaybackTimeline
     let item: PlayerItem
     private let gate: PresentationGate
+    private let continuity: PresentationContinuity
     private let events: @Sendable (PresenterEvent) -> Void
 
     enum PresenterEvent: Sendable {
@@ -28,9 +29,10 @@ final class ItemPresenter: FrameSink, SegmentFollowing, Sendable {
     }
     private let state = Locked(State())
 
-    init(item: PlayerItem, output: SharedOutput, timeline: PlaybackTimeline, gate: PresentationGate,
+    init(item: PlayerItem, output: SharedOutput, timeline: PlaybackTimeline, gate: PresentationGate, continuity: PresentationContinuity,
          events: @escaping @Sendable (PresenterEvent) -> Void) {
         self.item = item
+        self.continuity = continuity
         self.output = output
         self.timeline = timeline
         self.gate = gate
@@ -47,6 +49,7 @@ final class ItemPresenter: FrameSink, SegmentFollowing, Sendable {
     /// A seek's segment is placed where the player put it on the timeline; the item's first
     /// segment is placed where its gate opens.
     func segmentBegins(_ start: SegmentStart) {
+        continuity.restart(segment: start.segment.number, followsForwardJumps: state.withLock { $0.info?.timestampsMayJump } ?? false)
         guard let position = start.segment.presentationPosition else { return }
         state.withLock {
             $0.offset = position - start.timelineStart.seconds
@@ -72,8 +75,10 @@ final class ItemPresenter: FrameSink, SegmentFollowing, Sendable {
         let gone = { self.isCancelled || frame.isSuperseded }
         if gone() { return }
         let offset = state.withLock { $0.offset } ?? 0
-        let position = offset + frame.presentationTime.seconds
         let duration = frame.duration.isNumeric ? frame.duration.seconds : 0
+        // A jump in the source's timestamps is followed, not waited out.
+        let time = frame.presentationTime.seconds
+        let position = offset + time + continuity.offset(.video, time: time, duration: duration, frameDuration: duration)
         var lateness: Double?
         if timeline.realtime {
             guard let late = timeline.waitUntilDue(position, cancelled: gone) else { return }

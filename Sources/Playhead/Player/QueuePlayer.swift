@@ -311,8 +311,9 @@ public final class QueuePlayer: Sendable {
         }
         let gate = PresentationGate()
         let events: @Sendable (ItemPresenter.PresenterEvent) -> Void = { [weak self] event in self?.presenterEvent(id, event) }
-        let presenter = ItemPresenter(item: item, output: output, timeline: timeline, gate: gate, events: events)
-        let audio = audioOutput.map { AudioPresenter(item: item, output: $0, timeline: timeline, gate: gate, events: events) }
+        let continuity = PresentationContinuity()
+        let presenter = ItemPresenter(item: item, output: output, timeline: timeline, gate: gate, continuity: continuity, events: events)
+        let audio = audioOutput.map { AudioPresenter(item: item, output: $0, timeline: timeline, gate: gate, continuity: continuity, events: events) }
         let session = DecodeSession(asset: item.asset, configuration: decoding)
         let run = ItemRun(session: session, presenter: presenter, audio: audio, gate: gate)
         engine.withLock { $0.runs[id] = run }

@@ -21,6 +21,11 @@ struct DamageTally: Sendable, Hashable {
     private(set) var count = 0
     private(set) var first: PlayheadError?
 
+    init(count: Int = 0, first: PlayheadError? = nil) {
+        self.count = count
+        self.first = first
+    }
+
     mutating func record(_ error: PlayheadError) {
         count += 1
         if first == nil { first = error }
@@ -51,11 +56,19 @@ final class Demuxer {
     /// The best video and audio streams (FFmpeg's choice), when there are any.
     let video: VideoStreamFacts?
     let audio: AudioStreamFacts?
-    private(set) var damage = DamageTally()
+    /// Damage met while reading: packets flagged corrupt or unreadable.
+    private var readDamage = DamageTally()
+    /// Errors the demuxer logged before reading began (while opening): not damage of the data read.
+    private let errorsAtOpen: Int
     /// `true` until the first packet is read: a fresh demuxer starts at the beginning.
     private(set) var isFresh = true
-    private var continuity: TimestampContinuity
+    /// The container allows its timestamps to jump (MPEG-TS and the like: FFmpeg's
+    /// `AVFMT_TS_DISCONT`); realtime presentation follows such jumps.
+    let timestampsMayJump: Bool
     private var consecutiveErrors = 0
+    /// The last packet read came out short (flagged corrupt): at the end of the file, the data was
+    /// cut inside it.
+    private var lastPacketWasShort = false
     private var selected: Set<Int32> = []
     /// Packets read ahead (to look at them) and put back, handed out first.
     private var pushedBack: [OwnedPacket] = []
@@ -74,7 +87,8 @@ final class Demuxer {
         let audioIndex = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, video.map { $0.index } ?? -1, nil, 0)
         audio = context.stream(at: Int(audioIndex)).map(AudioStreamFacts.init)
         let flags = format.pointee.iformat?.pointee.flags ?? 0
-        continuity = TimestampContinuity(followsForwardJumps: flags & AVFMT_TS_DISCONT != 0)
+        timestampsMayJump = flags & AVFMT_TS_DISCONT != 0
+        errorsAtOpen = context.evidence.errorCount
     }
 
     /// Opens `source` and reads its stream parameters. Blocking; `interrupt` can stop it.
@@ -108,8 +122,8 @@ final class Demuxer {
         case end(DataEnd)
     }
 
-    /// The one read rule. Reads the next packet of a selected stream into `packet`, with
-    /// continuous timestamps. A packet the demuxer could not read is passed over and counted as
+    /// The one read rule. Reads the next packet of a selected stream into `packet`, with the
+    /// container's own timestamps. A packet the demuxer could not read is passed over and counted as
     /// damage; reading gives up after 32 failures in a row. At the end of the data, says whether
     /// it is complete or truncated, from the container's own evidence.
     func read(into packet: UnsafeMutablePointer<AVPacket>) -> Read {
@@ -130,16 +144,16 @@ final class Demuxer {
                     av_packet_unref(packet)
                     continue
                 }
-                if packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 {
-                    damage.record(PlayheadError(code: .decodeFailed, message: "the container flags a packet of stream \(index) as corrupt", file: source))
+                lastPacketWasShort = packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0
+                if lastPacketWasShort {
+                    readDamage.record(PlayheadError(code: .decodeFailed, message: "the container flags a packet of stream \(index) as corrupt", file: source))
                 }
-                makeContinuous(packet)
                 return .packet
             }
             if result == FFmpegError.eof { return .end(endOfData(readError: nil)) }
             if result == FFmpegError.exit || (interrupt?.shouldInterrupt ?? false) { return .end(.cancelled) }
             let error = FFmpegError.error(.readFailed, "part of the data could not be read", function: "av_read_frame", result: result, file: source)
-            damage.record(error)
+            readDamage.record(error)
             consecutiveErrors += 1
             if context.pointer.pointee.pb?.pointee.eof_reached != 0 { return .end(endOfData(readError: error)) }
             if consecutiveErrors >= Self.maximumConsecutiveErrors {
@@ -157,23 +171,18 @@ final class Demuxer {
         pushedBack.append(holder)
     }
 
-    private func makeContinuous(_ packet: UnsafeMutablePointer<AVPacket>) {
-        let p = packet.pointee
-        guard let stream = context.stream(at: Int(p.stream_index)) else { return }
-        let timeBase = stream.pointee.time_base
-        let reference = p.dts != FFmpegConstants.noPTS ? p.dts : p.pts
-        let micro = { (ts: Int64) -> Int64 in av_rescale_q(ts, timeBase, FFmpegConstants.timeBaseQ) }
-        let frameTicks = p.stream_index == video?.index ? (video?.frameDurationTicks ?? 0) : p.duration
-        let offset = continuity.offset(stream: p.stream_index, dts: reference == FFmpegConstants.noPTS ? nil : micro(reference),
-                                       duration: p.duration > 0 ? micro(p.duration) : 0, frameDuration: micro(max(frameTicks, 0)))
-        guard offset != 0 else { return }
-        let ticks = av_rescale_q(offset, FFmpegConstants.timeBaseQ, timeBase)
-        if p.pts != FFmpegConstants.noPTS { packet.pointee.pts = p.pts + ticks }
-        if p.dts != FFmpegConstants.noPTS { packet.pointee.dts = p.dts + ticks }
+    /// Damage met so far: packets the container flagged corrupt or could not read, and the errors
+    /// the demuxer itself reported while reading (a resync past damaged data, a packet size that
+    /// does not match) — each a damaged spot, whatever the decoders make of it.
+    var damage: DamageTally {
+        var tally = readDamage
+        let logged = context.evidence.errorCount - errorsAtOpen
+        if logged > 0 {
+            let said = context.evidence.error(at: errorsAtOpen) ?? "an error"
+            tally.add(DamageTally(count: logged, first: PlayheadError(code: .decodeFailed, message: "the container reports damage: \(said)", file: source)))
+        }
+        return tally
     }
-
-    /// Timestamp jumps followed so far.
-    var discontinuities: Int { continuity.discontinuities }
 
     // MARK: How the data ended
 
@@ -187,6 +196,9 @@ final class Demuxer {
         }
         if context.formatName == "mpegts", let size = fileSize, size % 188 != 0, size % 192 != 0, size % 204 != 0 {
             return .truncated(PlayheadError(code: .truncated, message: "the file stops in the middle of a transport packet: it is truncated", file: source))
+        }
+        if lastPacketWasShort, context.pointer.pointee.pb?.pointee.eof_reached != 0 {
+            return .truncated(PlayheadError(code: .truncated, message: "the file ends inside its last packet: it is truncated", file: source))
         }
         if let readError {
             var error = readError
@@ -237,7 +249,6 @@ final class Demuxer {
         // Even a failed seek may have moved the reading position (a search by reading).
         isFresh = false
         let result = avformat_seek_file(context.pointer, stream, minimum, timestamp, maximum, 0)
-        continuity.reset()
         guard result >= 0 else {
             throw FFmpegError.error(.seekFailed, "could not seek", function: "avformat_seek_file", result: result, file: source)
         }
@@ -252,7 +263,6 @@ final class Demuxer {
         dropPushedBack()
         var result = avformat_seek_file(context.pointer, -1, Int64.min, Int64.min, Int64.min, 0)
         if result < 0 { result = avformat_seek_file(context.pointer, -1, Int64.min, 0, 0, AVSEEK_FLAG_BYTE) }
-        continuity.reset()
         guard result >= 0 else {
             throw FFmpegError.error(.seekFailed, "could not go back to the start", function: "avformat_seek_file", result: result, file: source)
         }
@@ -281,29 +291,51 @@ final class Demuxer {
         return nil
     }
 
-    /// `true` when the container keeps an index of `stream` (so decisions can be made from it).
+    /// `true` when the container keeps an index of `stream` that decisions can be made from: the
+    /// demuxer seeks by an index of its own (MP4, Matroska, AVI, FLV). Entries FFmpeg picks up
+    /// while reading formats that are searched by timestamp (MPEG-PS, MPEG-TS, raw streams) cover
+    /// only what was read, and do not count.
     func hasIndex(stream: Int32) -> Bool {
-        guard let st = context.stream(at: Int(stream)) else { return false }
+        guard let st = context.stream(at: Int(stream)), context.pointer.pointee.iformat?.pointee.read_seek != nil else { return false }
         return avformat_index_get_entries_count(st) > 0
     }
 
-    /// Reads up to the next packet of `stream` and puts everything read back. Returns that
-    /// packet's presentation and decoding times and whether it is a keyframe, or nil at the end.
-    func peek(stream: Int32, scratch: OwnedPacket) -> (pts: Int64, dts: Int64, isKey: Bool)? {
-        var found: (Int64, Int64, Bool)?
+    /// Reads up to the next keyframe of `stream` that carries a presentation time — where decoding
+    /// from here can begin — and puts everything read back. Returns its presentation and decoding
+    /// times, or nil when none comes within a few hundred packets.
+    func peekKeyframe(stream: Int32, scratch: OwnedPacket) -> (pts: Int64, dts: Int64)? {
+        var found: (Int64, Int64)?
         var read: [OwnedPacket] = []
-        while read.count < 256 {
+        while read.count < 512 {
             guard case .packet = self.read(into: scratch.pointer) else { break }
             let p = scratch.pointer.pointee
             let holder = spare.popLast() ?? OwnedPacket()
             av_packet_move_ref(holder.pointer, scratch.pointer)
             read.append(holder)
-            if p.stream_index == stream {
-                found = (p.pts, p.dts, p.flags & AV_PKT_FLAG_KEY != 0)
+            if p.stream_index == stream, p.flags & AV_PKT_FLAG_KEY != 0, p.pts != FFmpegConstants.noPTS {
+                found = (p.pts, p.dts)
                 break
             }
         }
         pushedBack.insert(contentsOf: read, at: 0)
+        return found
+    }
+
+    /// Reads packets of `stream` from here and returns the keyframes among them whose
+    /// presentation time lies in `window`, stopping past its end. Nothing is put back: the caller
+    /// seeks afterwards.
+    func scanKeyframes(stream: Int32, in window: ClosedRange<Int64>, scratch: OwnedPacket) -> [Int64] {
+        var found: [Int64] = []
+        var read = 0
+        while read < 4096, case .packet = self.read(into: scratch.pointer) {
+            defer { av_packet_unref(scratch.pointer) }
+            let p = scratch.pointer.pointee
+            guard p.stream_index == stream else { continue }
+            read += 1
+            let decodeTime = p.dts != FFmpegConstants.noPTS ? p.dts : p.pts
+            if decodeTime != FFmpegConstants.noPTS, decodeTime > window.upperBound { break }
+            if p.flags & AV_PKT_FLAG_KEY != 0, p.pts != FFmpegConstants.noPTS, window.contains(p.pts) { found.append(p.pts) }
+        }
         return found
     }
 

@@ -28,6 +28,14 @@ struct DisplayedFrameWindow<Frame> {
         case beforeFirstFrame(Held)
         /// No frame at all since the last reset, and the stream ended.
         case noFrames
+
+        /// The frame this answer holds, if any.
+        var heldFrame: Held? {
+            switch self {
+            case .frame(let held), .beforeFirstFrame(let held): return held
+            case .needFrames, .noFrames: return nil
+            }
+        }
     }
 
     private(set) var candidate: Held?

@@ -19,6 +19,8 @@ final class MediaReader {
     /// Decoding cannot go on from where it is (drained for a keyframe, or after an error): the
     /// next request seeks.
     private var mustSeek = false
+    /// Decoding of the current selection began at the start of the data (a late landing retried).
+    private var startedAtTheBeginning = false
 
     var source: String { demuxer.source }
     var facts: VideoStreamFacts { video.facts }
@@ -43,6 +45,7 @@ final class MediaReader {
                              newestHeld: window.newestPTS, lastPacketDTS: lastPacketDTS)
         mustSeek = true
         let (selection, moved) = try SeekRule.position(demuxer, facts: facts, request: request, from: position, scratch: scratch)
+        startedAtTheBeginning = position.atStart && !moved
         if moved || position == .unknown {
             video.restart(selection)
             end = nil
@@ -67,13 +70,31 @@ final class MediaReader {
     }
 
     private func decode(to selection: StartSelection) throws(PlayheadError) -> DisplayedFrameWindow<OwnedFrame>.Held? {
+        var retried = false
         while true {
             let answer = video.answer(at: selection.target)
+            var fromTheStart = false
             if let choice = StartSelection.choose(answer, following: video.window.following, selection: selection) {
-                if choice.startAtCandidate, let candidate = video.window.candidate { return candidate }
-                return video.window.following.first
+                // Decoding began after the window: the seek landed too late. Once, from the start.
+                if choice.late, !retried, !startedAtTheBeginning { fromTheStart = true } else {
+                    if choice.startAtCandidate, let candidate = video.window.candidate { return candidate }
+                    return video.window.following.first
+                }
             }
-            if case .noFrames = answer { return nil }
+            if case .noFrames = answer {
+                guard !retried, !startedAtTheBeginning else { return nil }
+                fromTheStart = true
+            }
+            if fromTheStart, demuxer.canSeek {
+                retried = true
+                try demuxer.rewind()
+                video.restart(selection)
+                end = nil
+                lastPacketDTS = nil
+                startedAtTheBeginning = true
+                continue
+            }
+            if fromTheStart { return answer.heldFrame }
             try step()
         }
     }
@@ -87,7 +108,9 @@ final class MediaReader {
             switch demuxer.read(into: packet.pointer) {
             case .packet:
                 defer { av_packet_unref(packet.pointer) }
-                guard packet.pointer.pointee.flags & AV_PKT_FLAG_KEY != 0 else { continue }
+                let p = packet.pointer.pointee
+                // The keyframe chosen, not one before it where the seek may have landed.
+                guard p.flags & AV_PKT_FLAG_KEY != 0, p.pts == FFmpegConstants.noPTS || p.pts >= selection.low else { continue }
                 try video.decode(packet.pointer)
                 try video.decode(nil)
                 let answer = video.answer(at: selection.target)

@@ -54,9 +54,14 @@ enum SeekRule {
             let high = request.toleranceAfter.isNumeric ? (request.time + request.toleranceAfter).ffmpegTimestamp(in: tb, rounding: .down) : Int64.max
             let window = StartSelection(low: low, target: t, high: high)
             guard demuxer.canSeek else { return try exact(demuxer, facts: facts, selection: window, from: position, scratch: scratch) }
-            if let keyframe = nearestKeyframe(demuxer, stream: stream, to: t, in: low...high, scratch: scratch) {
-                // The same seek that found it lands on it again.
-                try demuxer.seek(stream: stream, minimum: keyframe.query.minimum, timestamp: keyframe.query.timestamp, maximum: keyframe.query.maximum)
+            if let keyframe = nearestKeyframe(demuxer, facts: facts, to: t, in: low...high, scratch: scratch) {
+                if let query = keyframe.query {
+                    // The same seek that found it lands on it again.
+                    try demuxer.seek(stream: stream, minimum: query.minimum, timestamp: query.timestamp, maximum: query.maximum)
+                } else {
+                    // Found by reading: back to a point before it; decoding goes on to it.
+                    try seekToShow(keyframe.pts, demuxer: demuxer, stream: stream, timeBase: facts.timeBase.ffmpeg, scratch: scratch)
+                }
                 return (.from(keyframe: keyframe.pts), true)
             }
             // Looking for keyframes moved the demuxer: decoding cannot go on from where it was.
@@ -81,7 +86,7 @@ enum SeekRule {
             return (selection, false)
         }
         do throws(PlayheadError) {
-            try seekToShow(r, demuxer: demuxer, stream: stream, scratch: scratch)
+            try seekToShow(r, demuxer: demuxer, stream: stream, timeBase: facts.timeBase.ffmpeg, scratch: scratch)
             return (selection, true)
         } catch {
             // A source that cannot seek by time (a raw stream) is read forward from its start.
@@ -107,47 +112,60 @@ enum SeekRule {
         return r - (position.newestHeld ?? oldest) > forwardLimit
     }
 
-    /// Seeks to the keyframe at or before `r` whose own presentation time is at or before `r`
-    /// (going one keyframe further back while the one found is shown after `r`).
-    static func seekToShow(_ r: Int64, demuxer: Demuxer, stream: Int32, scratch: OwnedPacket) throws(PlayheadError) {
+    /// Seeks to a keyframe at or before `r` whose own presentation time is at or before `r` — where
+    /// decoding can begin and reach `r`. An index keeps decoding times, so a keyframe indexed
+    /// before `r` may be shown after it; a search by timestamp (MPEG-PS, MPEG-TS) lands only near
+    /// its target, often after it. Either way it goes further back — a keyframe of the index, or
+    /// twice as far as the last try — until the first keyframe there is at or before `r`; after
+    /// eight tries, from the start of the data.
+    static func seekToShow(_ r: Int64, demuxer: Demuxer, stream: Int32, timeBase: AVRational, scratch: OwnedPacket) throws(PlayheadError) {
         var target = r
-        var lastLanding: Int64?
+        var backoff = MediaTime(value: 1, timescale: 1).ffmpegTimestamp(in: timeBase)
         for _ in 0..<8 {
             do throws(PlayheadError) {
                 try demuxer.seek(stream: stream, minimum: .min, timestamp: target, maximum: target)
             } catch {
-                // Nothing at or before: the nearest keyframe on either side (the start of the data).
-                try demuxer.seek(stream: stream, minimum: .min, timestamp: target, maximum: .max)
+                // Nothing at or before: the start of the data.
+                try demuxer.rewind()
                 return
             }
-            guard let landed = demuxer.peek(stream: stream, scratch: scratch), landed.pts != FFmpegConstants.noPTS, landed.pts > r else { return }
-            // Shown after r: one keyframe back, unless that is where we were (the stream's first).
-            if landed.pts == lastLanding { return }
-            lastLanding = landed.pts
-            if let previous = demuxer.indexedKeyframe(stream: stream, before: target) {
-                target = previous
-            } else {
-                let decodeTime = landed.dts != FFmpegConstants.noPTS ? landed.dts : landed.pts
-                target = min(target, decodeTime) - 1
+            guard let landed = demuxer.peekKeyframe(stream: stream, scratch: scratch) else {
+                // No keyframe to begin from after here (past the end): further back.
+                target -= backoff
+                backoff *= 2
+                continue
             }
+            guard landed.pts > r else { return }
+            let earlier = demuxer.indexedKeyframe(stream: stream, before: min(target, landed.dts != FFmpegConstants.noPTS ? landed.dts : landed.pts))
+            target = min(earlier ?? .max, min(target, landed.pts) - backoff)
+            backoff *= 2
         }
+        try demuxer.rewind()
     }
 
     struct Keyframe {
         var pts: Int64
-        /// The seek that lands on it.
-        var query: (minimum: Int64, timestamp: Int64, maximum: Int64)
+        /// The seek that lands on it, with an index; nil when it was found by reading.
+        var query: (minimum: Int64, timestamp: Int64, maximum: Int64)?
     }
 
-    /// The keyframe nearest `t` whose presentation time lies in `window`: the one at or before
-    /// and the one after, each found by a seek and the first packet read there. Nothing decoded.
-    static func nearestKeyframe(_ demuxer: Demuxer, stream: Int32, to t: Int64, in window: ClosedRange<Int64>,
+    /// The keyframe nearest `t` whose presentation time lies in `window`. With an index of the
+    /// demuxer's own: the one at or before and the one after, each found by a seek and the first
+    /// keyframe read there. Without one: decoding-free reading across the window from a point
+    /// before it. Nothing is decoded.
+    static func nearestKeyframe(_ demuxer: Demuxer, facts: VideoStreamFacts, to t: Int64, in window: ClosedRange<Int64>,
                                 scratch: OwnedPacket) -> Keyframe? {
+        let stream = facts.index
         var found: [Keyframe] = []
-        for (min, ts, max) in [(Int64.min, t, t), (t + 1, t + 1, Int64.max)] {
-            guard (try? demuxer.seek(stream: stream, minimum: min, timestamp: ts, maximum: max)) != nil,
-                  let landed = demuxer.peek(stream: stream, scratch: scratch), landed.isKey, landed.pts != FFmpegConstants.noPTS else { continue }
-            found.append(Keyframe(pts: landed.pts, query: (min, ts, max)))
+        if demuxer.hasIndex(stream: stream) {
+            for (min, ts, max) in [(Int64.min, t, t), (t + 1, t + 1, Int64.max)] {
+                guard (try? demuxer.seek(stream: stream, minimum: min, timestamp: ts, maximum: max)) != nil,
+                      let landed = demuxer.peekKeyframe(stream: stream, scratch: scratch) else { continue }
+                found.append(Keyframe(pts: landed.pts, query: (min, ts, max)))
+            }
+        } else {
+            guard (try? seekToShow(window.lowerBound, demuxer: demuxer, stream: stream, timeBase: facts.timeBase.ffmpeg, scratch: scratch)) != nil else { return nil }
+            found = demuxer.scanKeyframes(stream: stream, in: window, scratch: scratch).map { Keyframe(pts: $0, query: nil) }
         }
         return found.filter { window.contains($0.pts) }.min { abs($0.pts - t) < abs($1.pts - t) }
     }
