@@ -19,6 +19,9 @@ public final class PlayerItem: Sendable {
         var currentTime = MediaTime.zero
         var damagedPackets = 0
         var firstDamage: PlayheadError?
+        var framesPresented = 0
+        var audioFramesPresented = 0
+        var playedToEnd = false
     }
 
     private struct WeakObserver {
@@ -48,6 +51,12 @@ public final class PlayerItem: Sendable {
     public var damagedPackets: Int { guarded.withLock { $0.damagedPackets } }
     /// The first damage met while playing this item.
     public var firstDamage: PlayheadError? { guarded.withLock { $0.firstDamage } }
+    /// Video frames of this item handed to the player's output.
+    public var framesPresented: Int { guarded.withLock { $0.framesPresented } }
+    /// Audio samples per channel of this item handed to the player's audio output.
+    public var audioFramesPresented: Int { guarded.withLock { $0.audioFramesPresented } }
+    /// Whether the item played to its end (it posted ``PlayerItemEvent/playedToEnd(at:)``).
+    public var hasPlayedToEnd: Bool { guarded.withLock { $0.playedToEnd } }
 
     /// Loads what playback needs from the asset and moves to `readyToPlay`, or to `failed` with
     /// the asset's error (also when nothing in it is playable). Safe to call more than once.
@@ -108,12 +117,15 @@ public final class PlayerItem: Sendable {
     func post(_ event: PlayerItemEvent) {
         update { guarded in
             if case .timeJumped(_, let to) = event { guarded.currentTime = to }
-            if case .playedToEnd(let at) = event { guarded.currentTime = at }
+            if case .playedToEnd(let at) = event {
+                guarded.currentTime = at
+                guarded.playedToEnd = true
+            }
             guarded.state.post(event)
         }
     }
 
-    /// Sets the current time without an event (normal progress).
+    /// Counts damaged data decoded past while playing the item.
     func noteDamage(_ count: Int, first: PlayheadError?) {
         guarded.withLock {
             $0.damagedPackets += count
@@ -121,8 +133,22 @@ public final class PlayerItem: Sendable {
         }
     }
 
+    /// Sets the current time without an event (normal progress).
     func setCurrentTime(_ time: MediaTime) {
         guarded.withLock { $0.currentTime = time }
+    }
+
+    /// Counts a video frame handed to the output, and moves the current time to it.
+    func notePresented(frameAt time: MediaTime) {
+        guarded.withLock {
+            $0.framesPresented += 1
+            $0.currentTime = time
+        }
+    }
+
+    /// Counts audio samples handed to the output.
+    func notePresented(audioFrames: Int) {
+        guarded.withLock { $0.audioFramesPresented += audioFrames }
     }
 
     /// Changes state under the lock, then delivers whatever is queued outside it.

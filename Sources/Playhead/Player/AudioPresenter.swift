@@ -83,6 +83,7 @@ final class AudioPresenter: AudioFormatNegotiating, SegmentFollowing, Sendable {
         }
         try output.sink.write(buffer)
         timeline.audioPresented(position: position, duration: duration, frames: buffer.frameCount)
+        item.notePresented(audioFrames: buffer.frameCount)
         let (drives, first) = state.withLock { s in
             defer { s.presentedAny = true }
             return (s.drivesItem, !s.presentedAny)

@@ -98,7 +98,7 @@ final class ItemPresenter: FrameSink, SegmentFollowing, Sendable {
         }
         try output.write(frame)
         timeline.presented(position: position, duration: duration, lateness: lateness)
-        item.setCurrentTime(frame.presentationTime)
+        item.notePresented(frameAt: frame.presentationTime)
         if first { events(.firstFramePresented) }
         events(.timeReached(frame.presentationTime))
     }

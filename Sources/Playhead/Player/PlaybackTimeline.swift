@@ -9,10 +9,10 @@ final class PlaybackTimeline: Sendable {
     struct Statistics: Sendable, Hashable {
         var presented = 0
         var dropped = 0
-        var lateness: [Double] = []
+        var lateness = LatenessHistogram()
         /// For each item after the first: how late its first frame came after the previous item's
         /// last frame ended (realtime only; 0 is a perfect seam).
-        var seams: [Double] = []
+        var seams = LatenessHistogram()
         /// Audio samples per channel presented.
         var audioFrames = 0
         /// Times the timeline was moved to follow late audio (realtime only).
@@ -123,12 +123,12 @@ final class PlaybackTimeline: Sendable {
         state.withLock { s in
             s.cursor = max(s.cursor, position + duration)
             s.statistics.presented += 1
-            if let lateness { s.statistics.lateness.append(lateness) }
+            if let lateness { s.statistics.lateness.record(lateness) }
         }
     }
 
     func seam(_ lateness: Double) {
-        state.withLock { $0.statistics.seams.append(lateness) }
+        state.withLock { $0.statistics.seams.record(lateness) }
     }
 
     func dropped(position: Double, duration: Double) {

@@ -41,8 +41,8 @@ public final class PlayerLooper: Sendable {
     /// Iterations played to their end so far.
     public var loopsCompleted: Int { state.withLock { $0.machine.completed } }
 
-    /// Realtime only: how late each loop seam was, in seconds (0 is seamless).
-    public var measuredSeams: [Double] { player.statistics.seams }
+    /// Realtime only: how late the loop seams were, in seconds (0 is seamless), in fixed space.
+    public var measuredSeams: LatenessHistogram { player.statistics.seams }
 
     /// `true` once looping is over (count reached, disabled and drained, or failed).
     public var isFinished: Bool { state.withLock { $0.machine.isFinished } }

@@ -29,11 +29,11 @@ public enum PlayerEvent: Sendable, Hashable {
 public struct PlaybackStatistics: Sendable, Hashable {
     public var framesPresented: Int
     public var framesDropped: Int
-    /// Seconds by which presented frames missed their time (realtime mode only), sorted.
-    public var lateness: [Double]
+    /// Seconds by which presented frames missed their time (realtime mode only), in fixed space.
+    public var lateness: LatenessHistogram
     /// Realtime only: for each item after the first, seconds by which its first frame missed the
     /// end of the previous item's last frame (0: a seamless transition or loop seam).
-    public var seams: [Double] = []
+    public var seams = LatenessHistogram()
     /// Audio samples per channel presented.
     public var audioFramesPresented = 0
     /// Realtime only: times the timeline moved to follow audio that reached the output late
@@ -46,9 +46,7 @@ public struct PlaybackStatistics: Sendable, Hashable {
 
     /// The lateness below which `fraction` of frames were presented (0.99 for p99).
     public func latenessPercentile(_ fraction: Double) -> Double? {
-        guard !lateness.isEmpty else { return nil }
-        let index = min(lateness.count - 1, Int((Double(lateness.count - 1) * fraction).rounded(.up)))
-        return lateness[index]
+        lateness.percentile(fraction)
     }
 }
 

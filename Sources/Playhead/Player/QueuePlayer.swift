@@ -135,7 +135,7 @@ public final class QueuePlayer: Sendable {
     /// Frames presented and dropped, and lateness, so far.
     public var statistics: PlaybackStatistics {
         let s = timeline.statistics
-        var statistics = PlaybackStatistics(framesPresented: s.presented, framesDropped: s.dropped, lateness: s.lateness.sorted(), seams: s.seams,
+        var statistics = PlaybackStatistics(framesPresented: s.presented, framesDropped: s.dropped, lateness: s.lateness, seams: s.seams,
                                             audioFramesPresented: s.audioFrames, audioResyncs: s.audioResyncs)
         engine.withLock {
             statistics.damagedPackets = $0.damagedPackets
