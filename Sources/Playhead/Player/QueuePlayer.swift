@@ -56,6 +56,16 @@ public final class QueuePlayer: Sendable {
         var damageSeen: [ObjectIdentifier: Int] = [:]
         var damagedPackets = 0
         var firstDamage: PlayheadError?
+
+        /// Nothing to play, or the current item ended without a next one — and no cancelled run
+        /// still writing, so whoever waited may finish or give up the outputs.
+        var isIdle: Bool { (machine.items.isEmpty || endedWithoutAdvance) && draining.isEmpty }
+
+        mutating func takeIdleWaiters() -> [CheckedContinuation<Void, Never>] {
+            guard isIdle else { return [] }
+            defer { idleWaiters.removeAll() }
+            return idleWaiters
+        }
     }
 
     private let engine: Locked<Engine>
@@ -198,11 +208,12 @@ public final class QueuePlayer: Sendable {
     }
 
     /// Returns once nothing is left to play: the queue is empty, or an item ended with
-    /// `actionAtItemEnd` `.pause` or `.none`.
+    /// `actionAtItemEnd` `.pause` or `.none` — and no item removed a moment ago is still writing
+    /// its last frame, so the outputs can be finished or given up.
     public func waitUntilIdle() async {
         await withCheckedContinuation { continuation in
             let idle = engine.withLock { e -> Bool in
-                if e.machine.items.isEmpty || e.endedWithoutAdvance { return true }
+                if e.isIdle { return true }
                 e.idleWaiters.append(continuation)
                 return false
             }
@@ -276,12 +287,12 @@ public final class QueuePlayer: Sendable {
                 e.runs[id] = nil
             }
             for id in e.items.keys where !queued.contains(id) && e.runs[id] == nil { e.items[id] = nil }
-            guard e.machine.items.isEmpty || e.endedWithoutAdvance else { return (orphans, []) }
-            defer { e.idleWaiters.removeAll() }
-            return (orphans, e.idleWaiters)
+            return (orphans, e.takeIdleWaiters())
         }
         for run in orphans { cancel(run) }
-        for waiter in waiters { waiter.resume() }
+        // A run cancelled just now may still be writing: idle waits until it has drained.
+        let late = engine.withLock { $0.takeIdleWaiters() }
+        for waiter in waiters + late { waiter.resume() }
     }
 
     private func emit(_ event: PlayerEvent) {
@@ -348,15 +359,16 @@ public final class QueuePlayer: Sendable {
         let result = await run.session.play(into: SoleOwner(handingOver: run.presenter as any FrameSink), audio: run.audio) { [weak self] result in
             self?.segmentEnded(run, result)
         }
-        let gates = engine.withLock { e -> [PresentationGate] in
+        let (gates, waiters) = engine.withLock { e -> ([PresentationGate], [CheckedContinuation<Void, Never>]) in
             e.live.remove(session)
             e.draining.remove(session)
             e.damageSeen[session] = nil
-            guard e.draining.isEmpty else { return [] }
+            guard e.draining.isEmpty else { return ([], []) }
             defer { e.pendingGates.removeAll() }
-            return e.pendingGates
+            return (e.pendingGates, e.takeIdleWaiters())
         }
         for gate in gates { gate.open(at: timeline.cursor) }
+        for waiter in waiters { waiter.resume() }
         return result
     }
 
