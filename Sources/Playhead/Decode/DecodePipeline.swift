@@ -124,7 +124,7 @@ final class DecodePipeline: Sendable {
         let audioFacts = audioSink == nil ? nil : demuxer.audio
         guard videoFacts != nil || audioFacts != nil else {
             session.asset?.giveBack(demuxer)
-            throw PlayheadError(code: .noVideoTrack, message: audioSink == nil ? "no video track to decode" : "no video or audio track to decode", file: source)
+            throw demuxer.missingVideo(what: audioSink == nil ? "no video track to decode" : "no video or audio track to decode")
         }
         demuxer.select(Set([videoFacts?.index, audioFacts?.index].compactMap { $0 }))
         let timelineStart = Self.timelineStart(demuxer, streams: [videoFacts?.startTime, audioFacts?.startTime])

@@ -17,7 +17,7 @@ struct VideoStageSetup {
                      configuration: DecodeConfiguration) throws(PlayheadError) -> VideoStageSetup {
         let source = demuxer.source
         guard let stream = demuxer.context.stream(at: Int(facts.index)) else {
-            throw PlayheadError(code: .noVideoTrack, message: "no video track to decode", file: source)
+            throw demuxer.missingVideo(what: "no video track to decode")
         }
         let decoder = try StreamDecoder(stream: stream, threads: configuration.decoderThreads, source: source)
         let applies = configuration.appliesPreferredTrackTransform

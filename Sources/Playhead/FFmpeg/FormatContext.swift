@@ -48,9 +48,19 @@ final class FormatContext {
         return FormatContext(pointer: context, source: source, relay: relay, evidence: evidence)
     }
 
-    /// Reads enough of the file to know every stream's parameters. Blocking.
+    /// Reads enough of the file to know every stream's parameters. Blocking. The decoders FFmpeg
+    /// opens for this get the same picture-size cap as ours, so a small file declaring a huge
+    /// picture cannot make the analysis allocate it.
     func findStreamInfo() throws(PlayheadError) {
-        let result = avformat_find_stream_info(pointer, nil)
+        let count = Int(pointer.pointee.nb_streams)
+        let options = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: max(1, count))
+        options.initialize(repeating: nil, count: max(1, count))
+        for i in 0..<count { av_dict_set(options + i, "max_pixels", String(StreamDecoder.defaultMaximumPixels), 0) }
+        defer {
+            for i in 0..<max(1, count) { av_dict_free(options + i) }
+            options.deallocate()
+        }
+        let result = avformat_find_stream_info(pointer, count > 0 ? options : nil)
         if result < 0 {
             if result == FFmpegError.exit || relay.shouldInterrupt {
                 throw Self.interruptedError(source: source, interrupt: relay.current, function: "avformat_find_stream_info", result: result)

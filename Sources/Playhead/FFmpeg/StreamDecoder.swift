@@ -36,6 +36,12 @@ final class StreamDecoder {
         context.pointee.thread_count = Int32(threads)
         context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
         context.pointee.max_pixels = maximumPixels
+        let (area, overflow) = Int64(context.pointee.width).multipliedReportingOverflow(by: Int64(context.pointee.height))
+        if overflow || area > maximumPixels {
+            throw PlayheadError(code: .decoderOpenFailed,
+                                message: "the picture is \(context.pointee.width)x\(context.pointee.height): larger than playhead decodes (at most \(maximumPixels) pixels)",
+                                file: source)
+        }
         result = avcodec_open2(context, codec, nil)
         guard result >= 0 else {
             throw FFmpegError.error(.decoderOpenFailed, "could not open the \(String(cString: codec.pointee.name)) decoder", function: "avcodec_open2", result: result, file: source)

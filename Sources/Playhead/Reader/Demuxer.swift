@@ -75,15 +75,29 @@ final class Demuxer {
     private var spare: [OwnedPacket] = []
     static let maximumConsecutiveErrors = 32
 
+    /// A video stream is there, but its picture size is unknown (its first picture could not be
+    /// decoded while probing: damaged, or larger than the decoders' cap).
+    let hasSizelessVideo: Bool
+
+    /// The error for a path that needs video and finds none usable: one rule for every path.
+    func missingVideo(what: String = "no video track") -> PlayheadError {
+        guard hasSizelessVideo else { return PlayheadError(code: .noVideoTrack, message: what, file: source) }
+        return PlayheadError(code: .decodeFailed,
+                             message: "the video track's picture size is unknown: its first picture could not be decoded (damaged, or larger than \(StreamDecoder.defaultMaximumPixels) pixels, which are refused)",
+                             file: source)
+    }
+
     private init(context: FormatContext) {
         self.context = context
         source = context.source
         let format = context.pointer
         let videoIndex = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
-        video = context.stream(at: Int(videoIndex)).flatMap { stream in
+        let videoStream = context.stream(at: Int(videoIndex))
+        video = videoStream.flatMap { stream in
             let facts = VideoStreamFacts(stream: stream, format: format)
             return facts.storedSize.isEmpty ? nil : facts
         }
+        hasSizelessVideo = videoStream != nil && video == nil
         let audioIndex = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, video.map { $0.index } ?? -1, nil, 0)
         audio = context.stream(at: Int(audioIndex)).map(AudioStreamFacts.init)
         let flags = format.pointee.iformat?.pointee.flags ?? 0

@@ -28,7 +28,7 @@ final class MediaReader {
     /// A reader of `demuxer`'s best video stream, decoding with `threads` threads.
     init(demuxer: Demuxer, threads: Int) throws(PlayheadError) {
         guard let facts = demuxer.video, let stream = demuxer.context.stream(at: Int(facts.index)) else {
-            throw PlayheadError(code: .noVideoTrack, message: "no video track", file: demuxer.source)
+            throw demuxer.missingVideo()
         }
         self.demuxer = demuxer
         demuxer.select([facts.index])
