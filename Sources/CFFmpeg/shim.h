@@ -1,9 +1,11 @@
 // Playhead's bridge to FFmpeg. Swift imports the FFmpeg headers directly; this file only adds
-// wrappers for what Swift cannot import: function-like macros and macros built from them.
+// wrappers for what Swift cannot import: function-like macros and macros built from them, and the
+// one Linux call the output folder needs that glibc hides without _GNU_SOURCE.
 #ifndef PLAYHEAD_CFFMPEG_SHIM_H
 #define PLAYHEAD_CFFMPEG_SHIM_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libavformat/avformat.h>
 #include <libavcodec/avcodec.h>
 #include <libavutil/avutil.h>
@@ -35,5 +37,15 @@ static inline int64_t playhead_nopts_value(void) { return AV_NOPTS_VALUE; }
 
 // AV_TIME_BASE_Q is a compound literal, which Swift cannot import.
 static inline AVRational playhead_time_base_q(void) { return AV_TIME_BASE_Q; }
+
+// renameat2 is declared by glibc only under _GNU_SOURCE, which Swift's Glibc module does not set
+// (glibc has exported it since 2.28). RENAME_NOREPLACE is 1 in <linux/fs.h>.
+extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+
+// Renames `from` to `to` only when nothing is at `to` (fails with EEXIST otherwise): a name is
+// taken atomically or not at all. Works for folders, which link() cannot do.
+static inline int playhead_rename_noreplace(const char *from, const char *to) {
+    return renameat2(AT_FDCWD, from, AT_FDCWD, to, 1u);
+}
 
 #endif

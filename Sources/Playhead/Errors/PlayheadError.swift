@@ -42,7 +42,7 @@ extension PlayheadError {
             case fileNotFound, notARegularFile, permissionDenied, readFailed, truncated
             case emptyFile, unrecognizedFormat, openFailed, streamInfoFailed, noStreams, noVideoTrack, seekFailed
             case decoderNotFound, decoderOpenFailed, decodeFailed
-            case encodeFailed, writeFailed, outputOpenFailed, conversionFailed, outputExists, diskFull, nameTooLong
+            case encodeFailed, writeFailed, outputOpenFailed, conversionFailed, outputExists, diskFull, nameTooLong, outputBusy
             case cancelled, invalidArgument, invalidState
         }
         let wrapped: Wrapped
@@ -53,7 +53,7 @@ extension PlayheadError {
             case .fileNotFound, .notARegularFile, .permissionDenied, .readFailed, .truncated: return .io
             case .emptyFile, .unrecognizedFormat, .openFailed, .streamInfoFailed, .noStreams, .noVideoTrack, .seekFailed: return .demux
             case .decoderNotFound, .decoderOpenFailed, .decodeFailed: return .decode
-            case .encodeFailed, .writeFailed, .outputOpenFailed, .conversionFailed, .outputExists, .diskFull, .nameTooLong: return .output
+            case .encodeFailed, .writeFailed, .outputOpenFailed, .conversionFailed, .outputExists, .diskFull, .nameTooLong, .outputBusy: return .output
             case .cancelled, .invalidArgument, .invalidState: return .state
             }
         }
@@ -106,6 +106,8 @@ extension PlayheadError {
         public static let diskFull = Code(wrapped: .diskFull)
         /// An output name is longer than the file system allows.
         public static let nameTooLong = Code(wrapped: .nameTooLong)
+        /// Another run is writing into the output folder (it holds the folder's lock).
+        public static let outputBusy = Code(wrapped: .outputBusy)
         /// The work was cancelled.
         public static let cancelled = Code(wrapped: .cancelled)
         /// An argument was out of range or inconsistent.

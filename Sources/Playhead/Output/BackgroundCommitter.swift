@@ -1,7 +1,7 @@
 import Dispatch
 
 /// Puts written files in place off the thread that writes them: each file's data is synced, then
-/// it takes its final name (``SafeFile/commit(replacing:syncFolder:)``), on a worker thread, in
+/// it takes its final name — only if that name is free, never replacing anything — (``SafeFile/commit(replacing:syncFolder:)``), on a worker thread, in
 /// order. Waiting for the disk then overlaps encoding the next file. At most `capacity` files wait;
 /// `drain()` returns once all are in place, with the first failure.
 final class BackgroundCommitter: Sendable {
@@ -59,7 +59,7 @@ final class BackgroundCommitter: Sendable {
                 return s.files.removeFirst()
             }) else { break }
             do throws(PlayheadError) {
-                try next.file.commit(syncFolder: false)
+                try next.file.commit(replacing: false, syncFolder: false)
                 state.withLock { $0.committed += 1 }
             } catch {
                 state.withLock { $0.failure = $0.failure ?? error }

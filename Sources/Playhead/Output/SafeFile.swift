@@ -7,24 +7,29 @@ import Glibc
 /// after the rename, so that a crash never leaves a final name pointing at missing data.
 ///
 /// Not `Sendable`: used by the one thread that writes the output.
-final class SafeFile {
+package final class SafeFile {
     /// Where the file ends up.
     let path: String
     /// Where it is while being written.
     let temporaryPath: String
     private(set) var descriptor: Int32
     private(set) var bytesWritten: Int64 = 0
+    /// The file itself (it keeps its device and inode when renamed into place).
+    let identity: FileIdentity
 
     private init(path: String, temporaryPath: String, descriptor: Int32) {
         self.path = path
         self.temporaryPath = temporaryPath
         self.descriptor = descriptor
+        var info = stat()
+        identity = fstat(descriptor, &info) == 0 ? FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+                                                 : FileIdentity(device: 0, inode: 0)
     }
 
     deinit { discard() }
 
     /// Creates the temporary file for `path`: `.<name>.<random>.partial` beside it.
-    static func create(for path: String) throws(PlayheadError) -> SafeFile {
+    package static func create(for path: String) throws(PlayheadError) -> SafeFile {
         let (folder, name) = split(path)
         for _ in 0..<16 {
             let candidate = folder + "." + name + "." + randomSuffix() + ".partial"
@@ -37,7 +42,7 @@ final class SafeFile {
     }
 
     /// Writes all of `bytes` at the current offset.
-    func write(_ bytes: UnsafeRawBufferPointer) throws(PlayheadError) {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(PlayheadError) {
         guard let base = bytes.baseAddress else { return }
         var offset = 0
         while offset < bytes.count {
@@ -57,6 +62,19 @@ final class SafeFile {
         return result < 0 ? -Int64(errno) : Int64(result)
     }
 
+    /// The file as it is now, stamped with its size and modification time (which renaming it
+    /// keeps): what an ``OwnershipManifest`` records.
+    func stampedIdentity() -> FileIdentity {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return identity }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), stamp: Self.stamp(info))
+    }
+
+    /// A file's size and modification time, as a stamp.
+    static func stamp(_ info: stat) -> String {
+        "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+    }
+
     /// The file's size so far.
     var size: Int64 {
         var info = stat()
@@ -67,7 +85,7 @@ final class SafeFile {
     /// at the final name is left alone and `output.exists`-style `writeFailed` is thrown.
     /// `syncFolder` false leaves syncing the folder to the caller (many files in one folder: one
     /// ``syncFolder(of:)`` at the end).
-    func commit(replacing: Bool = true, syncFolder: Bool = true) throws(PlayheadError) {
+    package func commit(replacing: Bool = true, syncFolder: Bool = true) throws(PlayheadError) {
         guard descriptor >= 0 else { throw PlayheadError(code: .invalidState, message: "the file was already closed", file: path) }
         if fdatasync(descriptor) != 0 {
             let error = Self.posixError("could not write", path: temporaryPath, file: path)
@@ -98,7 +116,7 @@ final class SafeFile {
     }
 
     /// Closes and removes the temporary file (nothing reaches the final name).
-    func discard() {
+    package func discard() {
         guard descriptor >= 0 else { return }
         close(descriptor)
         descriptor = -1
@@ -106,20 +124,40 @@ final class SafeFile {
     }
 
     /// Writes `bytes` to `path` in one go, safely.
-    static func write(_ bytes: UnsafeRawBufferPointer, to path: String, replacing: Bool = true, syncFolder: Bool = true) throws(PlayheadError) {
+    package static func write(_ bytes: UnsafeRawBufferPointer, to path: String, replacing: Bool = true, syncFolder: Bool = true) throws(PlayheadError) {
         let file = try create(for: path)
         try file.write(bytes)
         try file.commit(replacing: replacing, syncFolder: syncFolder)
     }
 
+    /// Writes `bytes` to `path` in one go, safely.
+    package static func write(_ bytes: [UInt8], to path: String, replacing: Bool = true, syncFolder: Bool = true) throws(PlayheadError) {
+        let file = try create(for: path)
+        try file.write(bytes)
+        try file.commit(replacing: replacing, syncFolder: syncFolder)
+    }
+
+    /// Writes all of `bytes` at the current offset.
+    package func write(_ bytes: [UInt8]) throws(PlayheadError) {
+        let failure: PlayheadError? = bytes.withUnsafeBytes { raw in
+            do throws(PlayheadError) {
+                try write(raw)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+    }
+
     /// Syncs the folder holding `path`, so that renames in it survive a crash.
-    static func syncFolder(of path: String) {
+    package static func syncFolder(of path: String) {
         let (folder, _) = split(path)
         syncFolder(folder)
     }
 
     /// Syncs `folder` itself (its names).
-    static func syncFolder(_ folder: String) {
+    package static func syncFolder(_ folder: String) {
         let fd = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         _ = fsync(fd)
@@ -132,7 +170,7 @@ final class SafeFile {
         return (String(path[...slash]), String(path[path.index(after: slash)...]))
     }
 
-    private static func randomSuffix() -> String {
+    static func randomSuffix() -> String {
         var generator = SystemRandomNumberGenerator()
         return String(generator.next() as UInt64, radix: 36)
     }

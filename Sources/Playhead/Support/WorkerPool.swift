@@ -11,9 +11,9 @@ import Foundation
 /// (the sessions and requests that can run at once, times their stages) and never grows with
 /// seeks, loops, queued items or image requests. Threads idle for `idleTimeout` end, down to
 /// `parkedThreads`.
-final class WorkerPool: Sendable {
+package final class WorkerPool: Sendable {
     /// The process's pool.
-    static let shared = WorkerPool(maximumThreads: 512, parkedThreads: 8, idleTimeout: .seconds(10))
+    package static let shared = WorkerPool(maximumThreads: 512, parkedThreads: 8, idleTimeout: .seconds(10))
 
     private struct State {
         /// Waiting jobs from `head` on; a taken job's place is emptied at once (its closure holds
@@ -84,7 +84,7 @@ final class WorkerPool: Sendable {
     }
 
     /// Runs `body` on a pool thread and returns its result to the awaiting task.
-    func value<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws(PlayheadError) -> T) async throws(PlayheadError) -> T {
+    package func value<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws(PlayheadError) -> T) async throws(PlayheadError) -> T {
         let result: Result<T, PlayheadError> = await withCheckedContinuation { continuation in
             run(name) {
                 do throws(PlayheadError) {
@@ -98,7 +98,7 @@ final class WorkerPool: Sendable {
     }
 
     /// Runs `body` on a pool thread, for work that cannot fail.
-    func value<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) async -> T {
+    package func value<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             run(name) { continuation.resume(returning: body()) }
         }
