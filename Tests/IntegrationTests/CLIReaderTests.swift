@@ -25,7 +25,7 @@ import Testing
         #expect((file["framesWritten"] as? Int ?? 0) > 0)
         let wav = try #require(file["audioPath"] as? String)
         #expect(try await Reference.wavFrames(wav) == file["audioFrames"] as? Int)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).allSatisfy { !$0.hasPrefix(".") }, "no temporary file left")
+        #expect(leftoverTemporaryFiles(in: folder.path).isEmpty, "no temporary file left")
     }
 
     @Test func damageIsCountedAndStrictMakesItFatal() async throws {

@@ -295,3 +295,88 @@ func makeFIFO(at path: String, writing contents: Data) -> Bool {
     }
     return true
 }
+
+/// Temporary files (`….partial`) anywhere under `folder`: a run must leave none.
+func leftoverTemporaryFiles(in folder: String) -> [String] {
+    guard let walker = FileManager.default.enumerator(atPath: folder) else { return [] }
+    return walker.compactMap { $0 as? String }.filter { ($0 as NSString).lastPathComponent.hasSuffix(".partial") }
+}
+
+/// Ways to run the CLI that ordinary use does not try: signals at chosen moments, standard streams
+/// closed, full or broken, through a shell.
+enum HostileRun {
+    static let interrupt = SIGINT, terminate = SIGTERM, hangUp = SIGHUP
+
+    struct Outcome: Sendable {
+        var status: Int32
+        /// Ended by a signal it did not handle (a crash, or a signal that killed it).
+        var killedBySignal: Bool
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Starts the CLI with `arguments`, sends `signal` after `delay`, and waits for the end.
+    static func signalled(_ arguments: [String], signal: Int32, after delay: Duration) async throws -> Outcome {
+        let executable = try CLI.binary()
+        return try await offPool {
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = arguments
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            let reader = Thread { _ = out.fileHandleForReading.readDataToEndOfFile() }
+            reader.start()
+            Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+            kill(process.processIdentifier, signal)
+            let errData = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return Outcome(status: process.terminationStatus, killedBySignal: process.terminationReason == .uncaughtSignal, stdout: "",
+                           stderr: String(decoding: errData, as: UTF8.self))
+        }
+    }
+
+    /// Runs `/bin/sh -c "exec <playhead> <arguments> <redirections>"`: the redirections close,
+    /// fill or redirect its streams (`>&-`, `2>/dev/full`, …). `brokenPipe` gives it a standard
+    /// output nobody reads.
+    static func shell(_ arguments: [String], redirections: String, brokenPipe: Bool = false) async throws -> Outcome {
+        let executable = try CLI.binary()
+        return try await offPool {
+            let quoted = ([executable.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "exec \(quoted) \(redirections)"]
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            if brokenPipe { try out.fileHandleForReading.close() }
+            try process.run()
+            if brokenPipe { try out.fileHandleForWriting.close() }
+            let outData = brokenPipe ? Data() : out.fileHandleForReading.readDataToEndOfFile()
+            let errData = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return Outcome(status: process.terminationStatus, killedBySignal: process.terminationReason == .uncaughtSignal,
+                           stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+        }
+    }
+
+    /// The peak resident size (KB) of the CLI running `arguments`, measured by /usr/bin/time.
+    static func peakMemory(_ arguments: [String]) async throws -> (status: Int32, kilobytes: Int) {
+        let executable = try CLI.binary()
+        return try await offPool {
+            let report = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-rss-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: report) }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
+            process.arguments = ["-f", "%M", "-o", report.path, executable.path] + arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            let text = (try? String(contentsOf: report, encoding: .utf8)) ?? ""
+            let kilobytes = text.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }.last ?? -1
+            return (process.terminationStatus, kilobytes)
+        }
+    }
+}

@@ -53,21 +53,20 @@ public struct AssetImageGenerator: Sendable {
     }
 
     /// One result per requested time, in ascending time order. A time outside the clip fails alone.
-    /// Stop iterating to cancel.
-    public func images(for times: [MediaTime]) -> AsyncStream<Result> {
-        let (stream, continuation) = AsyncStream<Result>.makeStream()
+    /// Stop iterating to cancel. Decoders running ahead of the consumer hold back at most
+    /// ``ImageResults/bufferBudget`` bytes of images.
+    public func images(for times: [MediaTime]) -> ImageResults {
         let interrupt = InterruptFlag()
-        continuation.onTermination = { _ in interrupt.raise() }
+        let channel = ResultChannel(count: times.count, onTerminate: { interrupt.raise() })
         let generator = self
         Task {
-            await generator.run(times: times.sorted(), interrupt: interrupt, continuation: continuation)
-            continuation.finish()
+            await generator.run(times: times.sorted(), interrupt: interrupt, emitter: channel)
+            channel.finish()
         }
-        return stream
+        return ImageResults(channel: channel)
     }
 
-    private func run(times: [MediaTime], interrupt: InterruptFlag, continuation: AsyncStream<Result>.Continuation) async {
-        let emitter = OrderedEmitter(count: times.count, continuation: continuation)
+    private func run(times: [MediaTime], interrupt: InterruptFlag, emitter: ResultChannel) async {
         let description: AssetDescription
         do {
             description = try await asset.loadDescription([.duration, .startTime, .tracks])
@@ -172,7 +171,7 @@ struct ImageWork: Sendable {
 /// Takes the images of one share on the calling (worker) thread, with one single-threaded reader.
 enum ImageGrabber {
     static func grab(_ share: [ImageWork], asset: Asset, demuxer given: Demuxer?, settings: ImageSettings, interrupt: InterruptFlag,
-                     emitter: OrderedEmitter) {
+                     emitter: ResultChannel) {
         let fail = { (error: PlayheadError) in
             for item in share { emitter.put(item.index, AssetImageGenerator.Result(requestedTime: item.time, error: error)) }
         }
@@ -234,28 +233,5 @@ enum ImageGrabber {
         guard let maximum, !maximum.isEmpty, shown.width > maximum.width || shown.height > maximum.height else { return shown }
         let scale = min(Double(maximum.width) / Double(shown.width), Double(maximum.height) / Double(shown.height))
         return PixelSize(width: max(1, Int((Double(shown.width) * scale).rounded())), height: max(1, Int((Double(shown.height) * scale).rounded())))
-    }
-}
-
-/// Yields results in index order, whichever thread finishes first.
-final class OrderedEmitter: Sendable {
-    private let state: Locked<(slots: [AssetImageGenerator.Result?], next: Int)>
-    private let continuation: AsyncStream<AssetImageGenerator.Result>.Continuation
-
-    init(count: Int, continuation: AsyncStream<AssetImageGenerator.Result>.Continuation) {
-        state = Locked((Array(repeating: nil, count: count), 0))
-        self.continuation = continuation
-    }
-
-    func put(_ index: Int, _ result: AssetImageGenerator.Result) {
-        state.withLock { s in
-            s.slots[index] = result
-            // Yielding under the lock keeps the order (yield never blocks: the buffer is unbounded).
-            while s.next < s.slots.count, let ready = s.slots[s.next] {
-                continuation.yield(ready)
-                s.slots[s.next] = nil
-                s.next += 1
-            }
-        }
     }
 }
