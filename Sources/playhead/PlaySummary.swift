@@ -3,6 +3,9 @@ import Playhead
 
 /// `summary.json` of a `play` run.
 struct PlaySummary: Encodable {
+    /// `running` while the run goes on; `finished`, or `cancelled` (with the signal) at the end.
+    var state = RunState.finished
+    var signal: String?
     var files: [FileReport]
     var elapsed: Double
     /// Present for `--queue` runs.
@@ -14,11 +17,6 @@ struct PlaySummary: Encodable {
     init(files: [FileReport], elapsed: Double) {
         self.files = files
         self.elapsed = elapsed
-    }
-
-    /// Written under a temporary name and renamed, so a reader never sees half a summary.
-    func write(to url: URL) throws {
-        try JSONOutput.save(self, to: url)
     }
 }
 
@@ -68,12 +66,21 @@ struct FileReport: Encodable {
         }
     }
 
-    /// A queued file's entry (frames counted as they reached the output).
-    init(queued source: String, path: String, status: String, frames: Int, error: PlayheadError?) {
+    /// A file not done yet.
+    init(running path: String) {
+        self.path = path
+        status = "running"
+        framesDecoded = 0
+        framesWritten = 0
+        damagedPackets = 0
+    }
+
+    /// A queued file's entry: frames that reached the output, and its share of those on disk.
+    init(queued path: String, status: String, presented: Int, written: Int, error: PlayheadError?) {
         self.path = path
         self.status = status
-        framesDecoded = frames
-        framesWritten = frames
+        framesDecoded = presented
+        framesWritten = written
         damagedPackets = 0
         self.error = error.map(ErrorReport.init)
     }
@@ -123,4 +130,8 @@ struct QueueReport: Encodable {
     var audioFrames: Int?
     var audioResyncs: Int?
     var audioPath: String?
+    /// Frames on disk in the queue's output.
+    var framesWritten = 0
+    /// `true` when not every file completed and the output was kept as far as it got.
+    var partial: Bool?
 }

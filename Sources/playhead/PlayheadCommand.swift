@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import Glibc
+import Playhead
 
 /// `playhead`: look inside media files and play them into frame dumps.
 struct PlayheadCommand: AsyncParsableCommand {
@@ -12,9 +13,13 @@ struct PlayheadCommand: AsyncParsableCommand {
 
 @main
 enum Main {
-    /// Parses and runs, with the exit codes the commands promise: 0 success, 1 some file failed,
-    /// 2 usage error.
+    /// Parses and runs, with the exit statuses the commands promise: 0 success, 1 some file (or
+    /// the output) failed, 2 usage error, 128 + N after signal N. Everything printed goes through
+    /// ``Console``: a closed or full standard output is an exit status of 1, never a crash.
     static func main() async {
+        Console.guardStandardDescriptors()
+        SignalWatcher.shared.install()
+        var status: Int32 = 0
         do {
             var command = try PlayheadCommand.parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -22,22 +27,30 @@ enum Main {
             } else {
                 try command.run()
             }
+        } catch let exit as CommandExit {
+            status = exit.status
+        } catch let failure as CommandFailure {
+            Console.err("playhead: \(failure.description)\n")
+            status = 1
         } catch {
             let code = PlayheadCommand.exitCode(for: error)
-            if code == .validationFailure {
-                FileHandle.standardError.write(Data((PlayheadCommand.fullMessage(for: error) + "\n").utf8))
-                exit(2)
+            let message = PlayheadCommand.fullMessage(for: error)
+            if code == .success {
+                // --help, --version: on standard output.
+                if !message.isEmpty { Console.out(message + "\n") }
+            } else {
+                if !message.isEmpty { Console.err(message + "\n") }
+                status = code == .validationFailure ? 2 : code.rawValue
             }
-            PlayheadCommand.exit(withError: error)
         }
+        if let signal = SignalWatcher.shared.exitStatus {
+            status = signal
+        } else if let failure = Console.outputFailure, status != 2 {
+            Console.err("playhead: could not write to standard output: \(String(cString: strerror(failure)))\n")
+            status = 1
+        } else if Console.errorFailure != nil, status == 0 {
+            status = 1
+        }
+        exit(status)
     }
-}
-
-/// Exit status 1: the command ran but some file failed (every file is still reported).
-struct SomeFilesFailed: Error, CustomStringConvertible {
-    var description: String { "" }
-}
-
-extension ExitCode {
-    static let someFilesFailed = ExitCode(1)
 }

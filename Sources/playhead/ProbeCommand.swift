@@ -21,15 +21,17 @@ struct ProbeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let reports = await ProbeCommand.probeAll(paths)
+        let paths = self.paths
+        let work = Task { await ProbeCommand.probeAll(paths) }
+        // A signal cancels the loading; what was found is still printed.
+        SignalWatcher.shared.onSignal { _ in work.cancel() }
+        let reports = await work.value
         if json {
             try JSONOutput.write(ProbeDocument(assets: reports))
         } else {
-            print(ProbeTable.render(reports), terminator: "")
+            Console.out(ProbeTable.render(reports))
         }
-        if reports.contains(where: { $0.status != "loaded" }) {
-            throw ExitCode.someFilesFailed
-        }
+        if let exit = CommandExit.status(failed: reports.contains { $0.status != "loaded" }) { throw exit }
     }
 
     /// Probes every path concurrently; the reports come back in argument order.
@@ -38,9 +40,9 @@ struct ProbeCommand: AsyncParsableCommand {
             for (position, path) in paths.enumerated() {
                 group.addTask { (position, await probe(path)) }
             }
-            var reports = [AssetReport?](repeating: nil, count: paths.count)
+            var reports = paths.map { AssetReport(path: $0, error: PlayheadError(code: .cancelled, message: "cancelled", file: $0)) }
             for await (position, report) in group { reports[position] = report }
-            return reports.map { $0! }
+            return reports
         }
     }
 

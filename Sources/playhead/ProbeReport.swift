@@ -155,45 +155,24 @@ extension MediaTime {
     var jsonSeconds: Double? { isNumeric ? seconds : nil }
 }
 
-/// JSON documents and output folders of the commands.
+/// JSON documents of the commands.
 enum JSONOutput {
-    static func encode<T: Encodable>(_ value: T) throws -> Data {
+    /// Pretty, sorted JSON. A number that is not finite (which the reports never hold: unknown
+    /// values are left out or null) would still give valid JSON, as a string.
+    static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(value)
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return Array(try encoder.encode(value))
     }
 
     /// Prints `value` on standard output.
     static func write<T: Encodable>(_ value: T) throws {
-        var data = try encode(value)
-        data.append(0x0A)
-        FileHandle.standardOutput.write(data)
-    }
-
-    /// Writes `value` to `url` under a temporary name, renamed into place.
-    static func save<T: Encodable>(_ value: T, to url: URL) throws {
-        do {
-            try encode(value).write(to: url, options: .atomic)
-        } catch {
-            let reason = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).map { String(cString: strerror(Int32($0.code))) }
-                ?? error.localizedDescription
-            throw CommandFailure(description: "could not write \(url.path): \(reason)")
-        }
-    }
-
-    /// Creates the output folder (a usage error when impossible).
-    static func outputFolder(_ path: String) throws -> URL {
-        let url = URL(fileURLWithPath: path)
-        do {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        } catch {
-            throw ValidationError("cannot create the output folder \(path): \(error.localizedDescription)")
-        }
-        return url
+        Console.out(String(decoding: try encode(value), as: UTF8.self) + "\n")
     }
 }
 
-/// A command that ran but could not finish its output (exit status 1), with a plain message.
+/// A command that ran but could not finish (exit status 1), with a plain message.
 struct CommandFailure: Error, CustomStringConvertible {
     var description: String
 }

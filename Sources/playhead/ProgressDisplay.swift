@@ -28,12 +28,12 @@ final class ProgressDisplay {
         var text = drawnLines > 0 ? "\u{1B}[\(drawnLines)F\u{1B}[J" : ""
         text += lines.joined(separator: "\n") + "\n"
         drawnLines = lines.count
-        FileHandle.standardError.write(Data(text.utf8))
+        Console.err(text)
     }
 
     func clear() {
         guard drawnLines > 0 else { return }
-        FileHandle.standardError.write(Data("\u{1B}[\(drawnLines)F\u{1B}[J".utf8))
+        Console.err("\u{1B}[\(drawnLines)F\u{1B}[J")
         drawnLines = 0
     }
 }

@@ -49,6 +49,9 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     @Flag(help: "Print the summary as JSON on standard output.")
     var json = false
 
+    @Flag(help: "If another run is writing into --out, wait for it to finish (default: fail at once).")
+    var wait = false
+
     @Argument(help: "Media files or URLs.")
     var paths: [String]
 
@@ -58,11 +61,11 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     }
 
     static func parseTimes(_ text: String) throws -> [Double] {
-        let times = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard !times.isEmpty, times.allSatisfy({ $0 != nil && $0!.isFinite }) else {
+        let times = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard !times.isEmpty, times.allSatisfy({ $0?.isFinite == true }) else {
             throw ValidationError("--at takes seconds separated by commas, like 1,2.5,10")
         }
-        return times.map { $0! }
+        return times.compactMap { $0 }
     }
 
     func validate() throws {
@@ -70,56 +73,103 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         if [count != nil, every != nil, at != nil].filter({ $0 }).count != 1 {
             throw ValidationError("give exactly one of --count, --every, --at")
         }
-        if let count, count < 1 || count > 10_000 { throw ValidationError("--count must be 1 … 10000") }
-        if let every, !(every > 0) { throw ValidationError("--every must be positive") }
+        if let count, count < 1 || count > Limits.timesPerFile { throw ValidationError("--count must be 1 … \(Limits.timesPerFile)") }
+        if let every, !(every > 0 && every.isFinite) { throw ValidationError("--every must be a positive number of seconds") }
+        if let at { try Limits.checkTimes(at.count) }
         if exact, tolerance != nil { throw ValidationError("--exact and --tolerance exclude each other") }
-        if let tolerance, !(tolerance > 0) { throw ValidationError("--tolerance must be positive") }
-        if maxSessions < 1 { throw ValidationError("--max-sessions must be at least 1") }
+        if let tolerance, !(tolerance > 0 && tolerance.isFinite) { throw ValidationError("--tolerance must be a positive number of seconds") }
+        if maxSessions < 1 || maxSessions > 64 { throw ValidationError("--max-sessions must be 1 … 64") }
+        try Limits.checkCanvas(size, option: "--size")
+        if sheet, let columns = count ?? at?.count { try Limits.checkSheet(rows: paths.count, columns: columns, cell: size) }
     }
 
     func run() async throws {
-        let outURL = try JSONOutput.outputFolder(out)
         let start = ContinuousClock.now
-        let coordinator = PlaybackCoordinator(maxConcurrentSessions: maxSessions)
-        let jobs = paths.enumerated().map { PlayJob(position: $0.offset + 1, path: $0.element, outDirectory: outURL) }
+        let assets = paths.map { Asset(url: MediaLocation.url(for: $0)) }
         let plan = TimePlan(count: count, every: every, at: at)
-        let tolerance = self.tolerance.map { MediaTime(seconds: $0) }
-        let size = self.size, format = self.format
+        // --every: how many times each file needs depends on its duration; checked before
+        // anything is written.
+        let durations = every == nil ? [MediaTime?](repeating: nil, count: paths.count) : await Self.durations(of: assets)
+        if every != nil {
+            for (path, duration) in zip(paths, durations) {
+                guard let duration, let every, plan.timeCount(duration: duration) > Limits.timesPerFile else { continue }
+                throw ValidationError("--every \(every) would take \((duration.seconds / every).rounded(.up)) times of \(path) (\(duration.seconds) s): at most \(Limits.timesPerFile) per file")
+            }
+            if sheet {
+                let columns = durations.map { $0.map { plan.timeCount(duration: $0) } ?? 0 }.max() ?? 0
+                try Limits.checkSheet(rows: paths.count, columns: columns, cell: size)
+            }
+        }
+        let output = try await RunOutput.open(out, wait: wait, inputs: paths)
+        let jobs = paths.enumerated().map { PlayJob(position: $0.offset + 1, path: $0.element) }
+        var running = ThumbnailSummary(files: jobs.map { ThumbnailFileReport(running: $0.path) }, elapsed: 0,
+                                       maxConcurrentSessions: maxSessions, peakConcurrentSessions: 0)
+        running.state = .running
+        try await output.writeSummary(running)
+        let claims = await output.folder.claimFolders(jobs.map(\.folderName))
 
-        let reports = await withTaskGroup(of: (Int, ThumbnailFileReport).self) { group in
-            for (i, job) in jobs.enumerated() {
-                group.addTask {
-                    let report: ThumbnailFileReport
-                    do throws(PlayheadError) {
-                        report = try await coordinator.withSlot {
-                            await ThumbnailJob(job: job, plan: plan, tolerance: tolerance, size: size, format: format).run()
+        let coordinator = PlaybackCoordinator(maxConcurrentSessions: maxSessions)
+        let tolerance = self.tolerance.map { MediaTime(seconds: $0) }
+        let settings = ThumbnailJob.Settings(plan: plan, tolerance: tolerance, size: size, format: format, sheet: sheet)
+        let json = self.json
+        let work = Task {
+            await withTaskGroup(of: (Int, ThumbnailFileReport, ContactRow?).self) { group in
+                for (i, job) in jobs.enumerated() {
+                    group.addTask {
+                        let thumbnailJob = ThumbnailJob(job: job, asset: assets[i], claim: claims[i], settings: settings, output: output)
+                        do throws(PlayheadError) {
+                            let (report, row) = try await coordinator.withSlot { await thumbnailJob.run() }
+                            return (i, report, row)
+                        } catch {
+                            return (i, ThumbnailFileReport(path: job.path, status: "cancelled", images: [], error: ErrorReport(error)), nil)
                         }
-                    } catch {
-                        report = ThumbnailFileReport(path: job.path, status: "cancelled", images: [], error: ErrorReport(error), cells: nil)
                     }
-                    return (i, report)
+                }
+                var reports = jobs.map { ThumbnailFileReport(path: $0.path, status: "cancelled", images: [], error: nil) }
+                var rows = [ContactRow?](repeating: nil, count: jobs.count)
+                for await (i, report, row) in group {
+                    reports[i] = report
+                    rows[i] = row
+                    if !json { Console.err(report.line + "\n") }
+                }
+                return (reports, rows)
+            }
+        }
+        // A signal stops the work: images made so far stay, and the summary lists them.
+        SignalWatcher.shared.onSignal { _ in work.cancel() }
+        let (reports, rows) = await work.value
+
+        var summary = ThumbnailSummary(files: reports, elapsed: 0, maxConcurrentSessions: maxSessions,
+                                       peakConcurrentSessions: await coordinator.peakConcurrentSessions)
+        if sheet, SignalWatcher.shared.received == nil {
+            do throws(PlayheadError) {
+                summary.sheet = try await ContactSheet(cell: size, rows: rows).write(into: output)
+            } catch {
+                summary.sheetError = ErrorReport(error)
+                if !json { Console.err("sheet.png  failed  [\(error.code)] \(error.message)\n") }
+            }
+        }
+        summary.state = RunState.atTheEnd
+        summary.signal = RunState.signalName
+        summary.elapsed = (ContinuousClock.now - start).inSeconds
+        try await output.writeSummary(summary)
+        if json { try JSONOutput.write(summary) }
+        let failed = summary.sheetError != nil || reports.contains { $0.status != "completed" || $0.images.contains { $0.error != nil } }
+        if let exit = CommandExit.status(failed: failed) { throw exit }
+    }
+
+    /// Each asset's duration (nil: it could not be loaded; that file fails later, alone).
+    static func durations(of assets: [Asset]) async -> [MediaTime?] {
+        await withTaskGroup(of: (Int, MediaTime?).self) { group in
+            for (i, asset) in assets.enumerated() {
+                group.addTask {
+                    let duration = try? await asset.load(.duration)
+                    return (i, duration.flatMap { $0.isNumeric ? $0 : nil })
                 }
             }
-            var reports = [ThumbnailFileReport?](repeating: nil, count: jobs.count)
-            for await (i, report) in group {
-                reports[i] = report
-                if !json { FileHandle.standardError.write(Data((report.line + "\n").utf8)) }
-            }
-            return reports.map { $0! }
-        }
-
-        var sheetPath: String?
-        if sheet {
-            let url = outURL.appendingPathComponent("sheet.png")
-            try ContactSheet(cell: size, rows: reports.map(\.cells)).image.encoded(as: .png).withUnsafeBufferPointer { try Data(buffer: $0).write(to: url, options: .atomic) }
-            sheetPath = url.path
-        }
-        let summary = ThumbnailSummary(files: reports, sheet: sheetPath, elapsed: (ContinuousClock.now - start).inSeconds,
-                                       maxConcurrentSessions: maxSessions, peakConcurrentSessions: await coordinator.peakConcurrentSessions)
-        try summary.write(to: outURL.appendingPathComponent("summary.json"))
-        if json { try JSONOutput.write(summary) }
-        if reports.contains(where: { $0.status != "completed" || $0.images.contains { $0.error != nil } }) {
-            throw ExitCode.someFilesFailed
+            var durations = [MediaTime?](repeating: nil, count: assets.count)
+            for await (i, duration) in group { durations[i] = duration }
+            return durations
         }
     }
 }
@@ -135,9 +185,20 @@ struct TimePlan: Sendable {
             return (0..<count).map { MediaTime(seconds: (Double($0) + 0.5) * duration.seconds / Double(count)) }
         }
         if let every {
-            let end = duration.isNumeric ? duration.seconds : every
-            return stride(from: 0.0, to: end, by: every).map { MediaTime(seconds: $0) }
+            return (0..<timeCount(duration: duration)).map { MediaTime(seconds: Double($0) * every) }
         }
         return (at ?? []).sorted().map { MediaTime(seconds: $0) }
+    }
+
+    /// How many times a file of `duration` gets (for `--every`: 0, every, 2·every, … before the
+    /// end; at most one more than the limit, so that a huge count is not worked out in full).
+    func timeCount(duration: MediaTime) -> Int {
+        if let count { return count }
+        if let every {
+            guard duration.isNumeric, duration.seconds > 0 else { return 1 }
+            let n = (duration.seconds / every).rounded(.up)
+            return n.isFinite ? Int(min(n, Double(Limits.timesPerFile + 1))) : Limits.timesPerFile + 1
+        }
+        return at?.count ?? 0
     }
 }

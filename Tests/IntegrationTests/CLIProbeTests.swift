@@ -38,7 +38,8 @@ import Testing
         let paths = [bad[0], good] + bad.dropFirst() + [missing, directory]
         let start = ContinuousClock.now
         let run = try await CLI.run(["probe", "--json"] + paths)
-        #expect(ContinuousClock.now - start < Bound.seconds(5))
+        // A bound against hanging on a bad file, not a speed target (the suite runs in parallel).
+        #expect(ContinuousClock.now - start < Bound.seconds(30))
         #expect(run.status == 1)
         let assets = try CLI.assets(run.stdout)
         #expect(assets.map { $0["path"] as? String } == paths)

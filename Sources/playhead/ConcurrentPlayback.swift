@@ -1,0 +1,157 @@
+import Foundation
+import Playhead
+
+/// `playhead play` without `--queue`: every file at once through the coordinator's pool, each
+/// into a folder of its own that the run claims (an earlier run's is taken back; anything else of
+/// that name fails that file with `output.exists`).
+struct ConcurrentPlayback {
+    var command: PlayCommand
+    var output: RunOutput
+
+    private struct Session {
+        var job: PlayJob
+        var folder: String?
+        var id: SessionID?
+        var failure: PlayheadError?
+    }
+
+    func run() async throws -> PlaySummary {
+        let start = ContinuousClock.now
+        let format = command.format
+        let jobs = command.paths.enumerated().map { PlayJob(position: $0.offset + 1, path: $0.element) }
+        // Before anything else: the summary says a run is going on (and an earlier one is gone).
+        var running = PlaySummary(files: jobs.map { FileReport(running: $0.path) }, elapsed: 0)
+        running.state = .running
+        try await output.writeSummary(running)
+
+        let claims: [Result<String, PlayheadError>?] = format == .none
+            ? jobs.map { _ in nil }
+            : await output.folder.claimFolders(jobs.map(\.folderName)).map { Optional($0) }
+        let coordinator = PlaybackCoordinator(maxConcurrentSessions: command.maxSessions)
+        let log = OutputLog()
+        // All the files are known here: share the cores between the sessions that will run at once
+        // (one session alone lets FFmpeg choose).
+        let atOnce = min(command.maxSessions, jobs.count)
+        let decoderThreads = atOnce == 1 ? 0 : max(1, ProcessInfo.processInfo.activeProcessorCount / atOnce)
+        var sessions: [Session] = []
+        for (job, claim) in zip(jobs, claims) {
+            var session = Session(job: job)
+            switch claim {
+            case .failure(var error)?:
+                error.file = job.path
+                session.failure = error
+                sessions.append(session)
+                continue
+            case .success(let folder)?:
+                session.folder = folder
+            case nil:
+                break
+            }
+            let request = PlaybackRequest(source: job.path, loop: command.loop?.policy ?? .none, realtime: command.realtime,
+                                          decoding: DecodeConfiguration(outputSize: command.size, gravity: command.gravity.videoGravity,
+                                                                        frameLimit: command.frames, decoderThreads: decoderThreads,
+                                                                        strict: command.strict))
+            let key = job.folderName, folder = session.folder ?? "", native = command.size == nil
+            let audio = command.noAudio ? nil : PlayJob.makeAudioSink(format: format, folder: folder)
+            session.id = await coordinator.submit(request, output: {
+                RecordingSink(PlayJob.makeSink(format: format, folder: folder, native: native), log: log, key: { _ in key })
+            }, audioOutput: { audio })
+            sessions.append(session)
+        }
+        // A signal stops every session; each keeps what it wrote, and the summary says so.
+        SignalWatcher.shared.onSignal { _ in Task { await coordinator.cancelAll() } }
+
+        let names = Dictionary(uniqueKeysWithValues: sessions.compactMap { s in s.id.map { ($0, s.job.folderName) } })
+        let showProgress = !command.json && ProgressDisplay.isTerminal
+        let total = sessions.count
+        let drawer = Task {
+            guard showProgress else { return }
+            let display = ProgressDisplay(names: names)
+            while !Task.isCancelled {
+                let progress = await coordinator.progress()
+                let left = await coordinator.runningSessions.count + coordinator.waitingSessions.count
+                display.draw(progress, finished: total - left, total: total)
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+            display.clear()
+        }
+
+        var reports: [FileReport] = []
+        for session in sessions {
+            let report = await report(for: session, coordinator: coordinator, log: log)
+            reports.append(report)
+            if !command.json, !showProgress { Console.err(report.line + "\n") }
+        }
+        drawer.cancel()
+        await drawer.value
+        if showProgress {
+            for report in reports { Console.err(report.line + "\n") }
+        }
+
+        var summary = PlaySummary(files: reports, elapsed: (ContinuousClock.now - start).inSeconds)
+        summary.state = RunState.atTheEnd
+        summary.signal = RunState.signalName
+        summary.maxConcurrentSessions = command.maxSessions
+        summary.peakConcurrentSessions = await coordinator.peakConcurrentSessions
+        try await output.writeSummary(summary)
+        return summary
+    }
+
+    /// A file's entry, its numbers read back from what is on disk.
+    private func report(for session: Session, coordinator: PlaybackCoordinator, log: OutputLog) async -> FileReport {
+        guard let id = session.id else {
+            return FileReport(path: session.job.path, output: nil, result: nil,
+                              error: session.failure ?? PlayheadError(code: .invalidState, message: "not started", file: session.job.path))
+        }
+        let outcome = await coordinator.outcome(of: id)
+        let written = log.entry(session.job.folderName)
+        guard let folder = session.folder else {
+            var report = FileReport(session: outcome, path: session.job.path, output: nil, written: written)
+            report.audioFrames = outcome.audioFramesPresented > 0 ? outcome.audioFramesPresented : nil
+            return report
+        }
+        let onDisk = OutputInventory.Folder(folder, format: command.format)
+        var output: String? = folder
+        if onDisk.frames == 0, onDisk.audioFrames == nil, await self.output.folder.removeIfEmpty(session.job.folderName) {
+            output = nil
+        }
+        var report = FileReport(session: outcome, path: session.job.path, output: output, written: written)
+        report.framesWritten = onDisk.frames
+        // The times of the first and last frame on disk: known while the log and the disk agree.
+        if onDisk.frames != written.frames { report.lastPTS = nil }
+        if onDisk.frames == 0 { report.firstPTS = nil }
+        report.audioFrames = onDisk.audioFrames
+        report.audioPath = onDisk.audioFrames == nil ? nil : onDisk.audioPath
+        // Output of a file that did not complete is kept, as far as it got, and said to be so.
+        if report.status != "completed", onDisk.frames > 0 || onDisk.audioFrames != nil { report.partial = true }
+        return report
+    }
+}
+
+/// One file of a `play` run.
+struct PlayJob: Sendable {
+    var position: Int
+    var path: String
+
+    /// `NN-<file name>`.
+    var folderName: String {
+        let number = position < 10 ? "0\(position)" : "\(position)"
+        return "\(number)-\(URL(fileURLWithPath: path).lastPathComponent)"
+    }
+
+    /// The audio sink for a dump format: `folder/audio.wav`, or nothing kept for `none` (the audio
+    /// is still decoded, as a decode-only run should). A file without audio leaves no WAV behind.
+    static func makeAudioSink(format: PlayCommand.DumpFormat, folder: String) -> any AudioSink {
+        format == .none ? NullAudioSink() : WAVSink(path: folder + "/audio.wav")
+    }
+
+    /// The sink for a dump format, writing into `folder`.
+    static func makeSink(format: PlayCommand.DumpFormat, folder: String, native: Bool) -> any FrameSink {
+        switch format {
+        case .png: return ImageSequenceSink(directory: folder, format: .png)
+        case .ppm: return ImageSequenceSink(directory: folder, format: .ppm)
+        case .y4m: return Y4MSink(path: folder + "/frames.y4m")
+        case .none: return NullSink(pixelFormat: native ? .native : .yuv420p)
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Dispatch
+import Glibc
+import Playhead
+
+/// SIGINT, SIGTERM and SIGHUP cancel the command cleanly: the first one runs the command's
+/// cancellation (sessions stopped, outputs kept as far as they got, the summary written) and the
+/// command then exits with 128 + the signal's number (130, 143, 129). A second signal stops the
+/// process at once. SIGPIPE is ignored: a reader gone away is a write error (`Console`).
+final class SignalWatcher: Sendable {
+    static let shared = SignalWatcher()
+
+    private struct State {
+        var received: Int32?
+        var handler: (@Sendable (Int32) -> Void)?
+        var sources: [any DispatchSourceSignal] = []
+    }
+    private let state = Locked(State())
+
+    private init() {}
+
+    /// Installs the handling; call once, first thing.
+    func install() {
+        signal(SIGPIPE, SIG_IGN)
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [self] in received(number) }
+            source.resume()
+            sources.append(source)
+        }
+        state.withLock { $0.sources = sources }
+    }
+
+    /// The first signal received, if any.
+    var received: Int32? { state.withLock { $0.received } }
+
+    /// The exit status a signal calls for (128 + its number).
+    var exitStatus: Int32? { received.map { 128 + $0 } }
+
+    /// What to do on the first signal; runs at once if one came already. Replaces an earlier one.
+    func onSignal(_ handler: @escaping @Sendable (Int32) -> Void) {
+        let already = state.withLock { s -> Int32? in
+            s.handler = handler
+            return s.received
+        }
+        if let already { handler(already) }
+    }
+
+    private func received(_ number: Int32) {
+        let (first, handler) = state.withLock { s -> (Bool, (@Sendable (Int32) -> Void)?) in
+            guard s.received == nil else { return (false, nil) }
+            s.received = number
+            return (true, s.handler)
+        }
+        guard first else {
+            Console.err("playhead: stopped at once by a second signal\n")
+            _exit(128 + number)
+        }
+        handler?(number)
+    }
+}
