@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <libavformat/avformat.h>
 #include <libavcodec/avcodec.h>
 #include <libavutil/avutil.h>
@@ -46,6 +47,11 @@ extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char
 // taken atomically or not at all. Works for folders, which link() cannot do.
 static inline int playhead_rename_noreplace(const char *from, const char *to) {
     return renameat2(AT_FDCWD, from, AT_FDCWD, to, 1u);
+}
+
+// Caps glibc's malloc arenas (mallopt is in <malloc.h>, which Swift's Glibc module leaves out).
+static inline int playhead_limit_malloc_arenas(int arenas) {
+    return mallopt(M_ARENA_MAX, arenas);
 }
 
 #endif

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Glibc
 import Playhead
 
@@ -19,6 +20,8 @@ enum Main {
     static func main() async {
         Console.guardStandardDescriptors()
         SignalWatcher.shared.install()
+        // One malloc arena per core (at least two): a long loop's resident memory stays flat.
+        ProcessTuning.limitMallocArenas(to: max(2, ProcessInfo.processInfo.activeProcessorCount))
         var status: Int32 = 0
         do {
             var command = try PlayheadCommand.parseAsRoot()
