@@ -47,15 +47,7 @@ struct ConcurrentPlayback {
             case nil:
                 break
             }
-            let request = PlaybackRequest(source: job.path, loop: command.loop?.policy ?? .none, realtime: command.realtime,
-                                          decoding: DecodeConfiguration(outputSize: command.size, gravity: command.gravity.videoGravity,
-                                                                        frameLimit: command.frames, decoderThreads: decoderThreads,
-                                                                        strict: command.strict))
-            let key = job.folderName, folder = session.folder ?? "", native = command.size == nil
-            let audio = command.noAudio ? nil : PlayJob.makeAudioSink(format: format, folder: folder)
-            session.id = await coordinator.submit(request, output: {
-                RecordingSink(PlayJob.makeSink(format: format, folder: folder, native: native), log: log, key: { _ in key })
-            }, audioOutput: { audio })
+            session.id = await submit(job, folder: session.folder, to: coordinator, log: log, decoderThreads: decoderThreads)
             sessions.append(session)
         }
         // A signal stops every session; each keeps what it wrote, and the summary says so.
@@ -97,13 +89,72 @@ struct ConcurrentPlayback {
         return summary
     }
 
+    /// Starts one file's session (into `folder`, or nothing kept for `--format none`).
+    private func submit(_ job: PlayJob, folder: String?, to coordinator: PlaybackCoordinator, log: OutputLog, decoderThreads: Int) async -> SessionID {
+        let format = command.format
+        let request = PlaybackRequest(source: job.path, loop: command.loop?.policy ?? .none, realtime: command.realtime,
+                                      decoding: DecodeConfiguration(outputSize: command.size, gravity: command.gravity.videoGravity,
+                                                                    frameLimit: command.frames, decoderThreads: decoderThreads,
+                                                                    strict: command.strict))
+        let key = job.folderName, folder = folder ?? "", native = command.size == nil
+        let audio = command.noAudio ? nil : PlayJob.makeAudioSink(format: format, folder: folder)
+        return await coordinator.submit(request, output: {
+            RecordingSink(PlayJob.makeSink(format: format, folder: folder, native: native), log: log, key: { _ in key })
+        }, audioOutput: { audio })
+    }
+
+    /// `--manifest`: each source of the shard into `OUT/<key>-<file name>/` (with several shards,
+    /// under `OUT/shard-K-of-N/`), `--max-sessions` at a time, one JSON Lines record each; the
+    /// summary holds the shard's counts.
+    func runBatch(_ batch: BatchOptions) async throws -> BatchRun.Tally {
+        let coordinator = PlaybackCoordinator(maxConcurrentSessions: command.maxSessions)
+        let log = OutputLog()
+        let decoderThreads = command.maxSessions == 1 ? 0 : max(1, ProcessInfo.processInfo.activeProcessorCount / command.maxSessions)
+        let keepsOutput = command.format != .none
+        try await output.writeSummary(BatchRun.Tally(command: "play", shard: "", shardFrom: ""))
+        let output = self.output
+        let run = BatchRun(options: batch, concurrency: command.maxSessions, command: "play")
+        let tally = try await run.run(prepare: { entries -> [Result<String, PlayheadError>?] in
+            guard keepsOutput else { return entries.map { _ in nil } }
+            return await output.folder.claimFolders(entries.map { PlayJob(source: $0.source, line: $0.line).folderName }).map { Optional($0) }
+        }, release: { claims in
+            for case .success(let path)? in claims { _ = await output.folder.removeIfEmpty(URL(fileURLWithPath: path).lastPathComponent) }
+        }, onStop: {
+            Task { await coordinator.cancelAll() }
+        }) { entry, claim -> BatchRun.Outcome<FileReport> in
+            let job = PlayJob(source: entry.source, line: entry.line)
+            var session = Session(job: job)
+            if let problem = entry.problem {
+                session.failure = PlayheadError(code: .invalidArgument, message: problem, file: entry.source)
+                if case .success? = claim { _ = await output.folder.removeIfEmpty(job.folderName) }
+            } else {
+                switch claim {
+                case .failure(var error)?:
+                    error.file = job.path
+                    session.failure = error
+                case .success(let folder)?:
+                    session.folder = folder
+                    session.id = await submit(job, folder: folder, to: coordinator, log: log, decoderThreads: decoderThreads)
+                case nil:
+                    session.id = await submit(job, folder: nil, to: coordinator, log: log, decoderThreads: decoderThreads)
+                }
+            }
+            let report = await self.report(for: session, coordinator: coordinator, log: log)
+            log.forget(job.folderName)
+            if report.status == "cancelled" { return .init(report: nil, failed: false) }
+            return .init(report: report, failed: report.status != "completed")
+        }
+        try await output.writeSummary(tally)
+        return tally
+    }
+
     /// A file's entry, its numbers read back from what is on disk.
     private func report(for session: Session, coordinator: PlaybackCoordinator, log: OutputLog) async -> FileReport {
         guard let id = session.id else {
             return FileReport(path: session.job.path, output: nil, result: nil,
                               error: session.failure ?? PlayheadError(code: .invalidState, message: "not started", file: session.job.path))
         }
-        let outcome = await coordinator.outcome(of: id)
+        let outcome = await coordinator.takeOutcome(of: id)
         let written = log.entry(session.job.folderName)
         guard let folder = session.folder else {
             var report = FileReport(session: outcome, path: session.job.path, output: nil, written: written)
@@ -132,9 +183,27 @@ struct ConcurrentPlayback {
 struct PlayJob: Sendable {
     var position: Int
     var path: String
+    /// A manifest run's folder name, from a stable key of the source (not its position).
+    var keyedName: String?
 
-    /// `NN-<file name>`.
+    /// A manifest source's job: its folder is `<16 hex digits of the source's stable hash>-<file
+    /// name>` (the name cut to 128 bytes), the same in every run and every shard.
+    init(source: String, line: Int) {
+        position = line
+        path = source
+        var name = URL(fileURLWithPath: source).lastPathComponent
+        while name.utf8.count > 128 { name.removeLast() }
+        keyedName = StableHash.key(source) + "-" + name
+    }
+
+    init(position: Int, path: String) {
+        self.position = position
+        self.path = path
+    }
+
+    /// `NN-<file name>`, or the keyed name of a manifest source.
     var folderName: String {
+        if let keyedName { return keyedName }
         let number = position < 10 ? "0\(position)" : "\(position)"
         return "\(number)-\(URL(fileURLWithPath: path).lastPathComponent)"
     }

@@ -71,10 +71,20 @@ struct PlayCommand: AsyncParsableCommand {
     var wait = false
 
     @Argument(help: "Media files or URLs.")
-    var paths: [String]
+    var paths: [String] = []
+
+    @OptionGroup(title: "Manifests and shards")
+    var batch: BatchOptions
 
     func validate() throws {
-        if paths.isEmpty { throw ValidationError("give at least one file to play") }
+        if batch.isBatch {
+            try batch.validate(paths: paths, resultsRequired: true)
+            if queue { throw ValidationError("--queue plays files given as arguments, not --manifest") }
+            if json { throw ValidationError("--json is for files given as arguments; a manifest run writes --results") }
+            if loop?.policy == .forever { throw ValidationError("--loop forever never finishes a source: not with --manifest") }
+        } else if paths.isEmpty {
+            throw ValidationError("give at least one file to play, or --manifest")
+        }
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
         if maxSessions < 1 || maxSessions > 64 { throw ValidationError("--max-sessions must be 1 … 64") }
         if let size { try Limits.checkCanvas(size, option: "--size") }
@@ -89,6 +99,14 @@ struct PlayCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if batch.isBatch {
+            let (shard, _) = try BatchRun.shard(batch)
+            let folder = shard.count == 1 ? out : out + "/shard-\(shard.index)-of-\(shard.count)"
+            let output = try await RunOutput.open(folder, wait: wait, inputs: [])
+            let tally = try await ConcurrentPlayback(command: self, output: output).runBatch(batch)
+            if let exit = CommandExit.status(failed: tally.failed > 0) { throw exit }
+            return
+        }
         let output = try await RunOutput.open(out, wait: wait, inputs: paths)
         let summary: PlaySummary
         if queue {

@@ -32,6 +32,9 @@ enum Main {
             }
         } catch let exit as CommandExit {
             status = exit.status
+        } catch let usage as UsageFailure {
+            Console.err("playhead: \(usage.description)\n")
+            status = 2
         } catch let failure as CommandFailure {
             Console.err("playhead: \(failure.description)\n")
             status = 1

@@ -14,13 +14,21 @@ struct ProbeCommand: AsyncParsableCommand {
     var json = false
 
     @Argument(help: "Media files or URLs.")
-    var paths: [String]
+    var paths: [String] = []
+
+    @OptionGroup(title: "Manifests and shards")
+    var batch: BatchOptions
 
     func validate() throws {
-        if paths.isEmpty { throw ValidationError("give at least one file to probe") }
+        if batch.isBatch {
+            try batch.validate(paths: paths, resultsRequired: false)
+        } else if paths.isEmpty {
+            throw ValidationError("give at least one file to probe, or --manifest")
+        }
     }
 
     func run() async throws {
+        if batch.isBatch { return try await runBatch() }
         let paths = self.paths
         let work = Task { await ProbeCommand.probeAll(paths) }
         // A signal cancels the loading; what was found is still printed.
@@ -32,6 +40,21 @@ struct ProbeCommand: AsyncParsableCommand {
             Console.out(ProbeTable.render(reports))
         }
         if let exit = CommandExit.status(failed: reports.contains { $0.status != "loaded" }) { throw exit }
+    }
+
+    /// `--manifest`: each source of the shard probed as it comes (16 at a time), one JSON Lines
+    /// record each, to `--results` or standard output.
+    func runBatch() async throws {
+        let run = BatchRun(options: batch, concurrency: 16, command: "probe")
+        let tally = try await run.run(prepare: { $0.map { _ in () } }) { entry, _ in
+            if let problem = entry.problem {
+                return .init(report: AssetReport(path: entry.source, error: PlayheadError(code: .invalidArgument, message: problem, file: entry.source)), failed: true)
+            }
+            let report = await ProbeCommand.probe(entry.source)
+            if Task.isCancelled, report.error?.code == PlayheadError.Code.cancelled.description { return .init(report: nil, failed: false) }
+            return .init(report: report, failed: report.status != "loaded")
+        }
+        if let exit = CommandExit.status(failed: tally.failed > 0) { throw exit }
     }
 
     /// Probes every path concurrently; the reports come back in argument order.

@@ -3,12 +3,12 @@ import Foundation
 import Playhead
 
 /// `{"assets": [...]}`: the document `playhead probe --json` prints.
-struct ProbeDocument: Encodable {
+struct ProbeDocument: Encodable, Sendable {
     var assets: [AssetReport]
 }
 
 /// One file's entry in the probe report. Optional fields are left out where they do not apply.
-struct AssetReport: Encodable {
+struct AssetReport: Encodable, Sendable {
     var path: String
     var status: String
     var isPlayable: Bool?
@@ -54,7 +54,7 @@ struct AssetReport: Encodable {
     }
 }
 
-struct ErrorReport: Encodable {
+struct ErrorReport: Encodable, Sendable {
     var code: String
     /// The message naming the file.
     var message: String
@@ -72,13 +72,13 @@ struct ErrorReport: Encodable {
     enum CodingKeys: String, CodingKey { case code, message, cause }
 }
 
-struct SizeReport: Encodable {
+struct SizeReport: Encodable, Sendable {
     var width: Int
     var height: Int
     init(_ size: PixelSize) { width = size.width; height = size.height }
 }
 
-struct TrackReport: Encodable {
+struct TrackReport: Encodable, Sendable {
     struct Ratio: Encodable { var horizontal: Int; var vertical: Int }
     struct Range: Encodable { var start: Double?; var duration: Double? }
 
@@ -131,7 +131,7 @@ struct TrackReport: Encodable {
 }
 
 /// A video track's colour tags, in FFmpeg's names (`range`: `limited` or `full`).
-struct ColorReport: Encodable {
+struct ColorReport: Encodable, Sendable {
     var matrix: String?
     var range: String?
     var primaries: String?

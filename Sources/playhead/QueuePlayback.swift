@@ -215,6 +215,9 @@ final class OutputLog: Sendable {
     }
 
     func entry(_ key: String) -> Entry { entries.withLock { $0[key] ?? Entry() } }
+
+    /// Drops a file's entry once it is reported (a manifest run goes through millions).
+    func forget(_ key: String) { _ = entries.withLock { $0.removeValue(forKey: key) } }
 }
 
 extension Duration {

@@ -38,6 +38,13 @@ struct ThumbnailJob: Sendable {
                                          message: "the duration is unknown (the container does not say), so --count and --every have no times: give --at times",
                                          file: job.path)), nil)
         }
+        if settings.plan.timeCount(duration: duration) > Limits.timesPerFile {
+            // Checked up front for files given as arguments; a manifest's are checked here, alone.
+            await output.folder.removeIfEmpty(job.folderName)
+            return (failed(PlayheadError(code: .invalidArgument,
+                                         message: "--every \(settings.plan.every ?? 0) would take more than \(Limits.timesPerFile) times of this file (\(duration.seconds) s)",
+                                         file: job.path)), nil)
+        }
         let times = settings.plan.times(duration: duration)
         var generator = AssetImageGenerator(asset: asset)
         generator.maximumSize = settings.size

@@ -53,7 +53,10 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     var wait = false
 
     @Argument(help: "Media files or URLs.")
-    var paths: [String]
+    var paths: [String] = []
+
+    @OptionGroup(title: "Manifests and shards")
+    var batch: BatchOptions
 
     enum ImageFormat: String, ExpressibleByArgument, CaseIterable {
         case png, ppm
@@ -69,7 +72,13 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        if paths.isEmpty { throw ValidationError("give at least one file") }
+        if batch.isBatch {
+            try batch.validate(paths: paths, resultsRequired: true)
+            if sheet { throw ValidationError("--sheet is for files given as arguments, not --manifest") }
+            if json { throw ValidationError("--json is for files given as arguments; a manifest run writes --results") }
+        } else if paths.isEmpty {
+            throw ValidationError("give at least one file, or --manifest")
+        }
         if [count != nil, every != nil, at != nil].filter({ $0 }).count != 1 {
             throw ValidationError("give exactly one of --count, --every, --at")
         }
@@ -84,6 +93,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if batch.isBatch { return try await runBatch() }
         let start = ContinuousClock.now
         let assets = paths.map { Asset(url: MediaLocation.url(for: $0)) }
         let plan = TimePlan(count: count, every: every, at: at)
@@ -156,6 +166,45 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         if json { try JSONOutput.write(summary) }
         let failed = summary.sheetError != nil || reports.contains { $0.status != "completed" || $0.images.contains { $0.error != nil } }
         if let exit = CommandExit.status(failed: failed) { throw exit }
+    }
+
+    /// `--manifest`: each source of the shard into `OUT/<key>-<file name>/` (with several shards,
+    /// under `OUT/shard-K-of-N/`), `maxSessions` at a time, one JSON Lines record each.
+    func runBatch() async throws {
+        let (shard, _) = try BatchRun.shard(batch)
+        let folder = shard.count == 1 ? out : out + "/shard-\(shard.index)-of-\(shard.count)"
+        let output = try await RunOutput.open(folder, wait: wait, inputs: [])
+        try await output.writeSummary(BatchRun.Tally(command: "thumbnails", shard: shard.description, shardFrom: ""))
+        let coordinator = PlaybackCoordinator(maxConcurrentSessions: maxSessions)
+        let tolerance = self.tolerance.map { MediaTime(seconds: $0) }
+        let settings = ThumbnailJob.Settings(plan: TimePlan(count: count, every: every, at: at), tolerance: tolerance, size: size, format: format, sheet: false)
+        let run = BatchRun(options: batch, concurrency: maxSessions, command: "thumbnails")
+        let tally = try await run.run(prepare: { entries in
+            await output.folder.claimFolders(entries.map { PlayJob(source: $0.source, line: $0.line).folderName })
+        }, release: { claims in
+            for case .success(let path) in claims { _ = await output.folder.removeIfEmpty(URL(fileURLWithPath: path).lastPathComponent) }
+        }) { entry, claim in
+            let job = PlayJob(source: entry.source, line: entry.line)
+            if let problem = entry.problem {
+                if case .success = claim { _ = await output.folder.removeIfEmpty(job.folderName) }
+                let error = PlayheadError(code: .invalidArgument, message: problem, file: entry.source)
+                return .init(report: ThumbnailFileReport(path: entry.source, status: "failed", images: [], error: ErrorReport(error)), failed: true)
+            }
+            var settings = settings
+            if let at = entry.at { settings.plan = TimePlan(count: nil, every: nil, at: at) }
+            let thumbnailJob = ThumbnailJob(job: job, asset: Asset(url: MediaLocation.url(for: entry.source)), claim: claim,
+                                            settings: settings, output: output)
+            let report: ThumbnailFileReport
+            do throws(PlayheadError) {
+                report = try await coordinator.withSlot { await thumbnailJob.run() }.0
+            } catch {
+                return .init(report: nil, failed: false)
+            }
+            if report.status == "cancelled" { return .init(report: nil, failed: false) }
+            return .init(report: report, failed: report.status != "completed" || report.images.contains { $0.error != nil })
+        }
+        try await output.writeSummary(tally)
+        if let exit = CommandExit.status(failed: tally.failed > 0) { throw exit }
     }
 
     /// Each asset's duration (nil: it could not be loaded; that file fails later, alone).

@@ -91,15 +91,24 @@ enum CLI {
         return try #require(found, "no playhead binary at \(candidates.map(\.path)): run swift build first", sourceLocation: sourceLocation)
     }
 
-    static func run(_ arguments: [String], in directory: URL? = nil) async throws -> Result {
+    /// Runs the CLI. The shard variables of a batch system this test may itself run under are
+    /// never passed on; `environment` adds variables of the test's own.
+    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) async throws -> Result {
         let executable = try binary()
-        return try await offPool { try runBlocking(executable, arguments, in: directory) }
+        return try await offPool { try runBlocking(executable, arguments, in: directory, environment: environment) }
     }
 
-    private static func runBlocking(_ executable: URL, _ arguments: [String], in directory: URL?) throws -> Result {
+    static func environment(adding extra: [String: String]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SLURM_") && $0.key != "JOB_COMPLETION_INDEX" }
+        environment.merge(extra) { $1 }
+        return environment
+    }
+
+    private static func runBlocking(_ executable: URL, _ arguments: [String], in directory: URL?, environment: [String: String]) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        process.environment = Self.environment(adding: environment)
         if let directory { process.currentDirectoryURL = directory }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

@@ -322,6 +322,7 @@ enum HostileRun {
             let process = Process()
             process.executableURL = executable
             process.arguments = arguments
+            process.environment = CLI.environment(adding: [:])
             let out = Pipe(), err = Pipe()
             process.standardOutput = out
             process.standardError = err
@@ -370,6 +371,7 @@ enum HostileRun {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
             process.arguments = ["-f", "%M", "-o", report.path, executable.path] + arguments
+            process.environment = CLI.environment(adding: [:])
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()

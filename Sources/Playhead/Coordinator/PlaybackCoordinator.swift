@@ -78,6 +78,14 @@ public actor PlaybackCoordinator {
         return await withCheckedContinuation { outcomeWaiters[id, default: []].append($0) }
     }
 
+    /// Waits for a session's outcome, like ``outcome(of:)``, and forgets it: a coordinator that
+    /// runs millions of sessions one after another keeps nothing of those already reported.
+    public func takeOutcome(of id: SessionID) async -> SessionOutcome {
+        let outcome = await outcome(of: id)
+        outcomes[id] = nil
+        return outcome
+    }
+
     /// Waits until no session runs or waits.
     public func waitUntilIdle() async {
         if machine.running.isEmpty, machine.waiting.isEmpty { return }

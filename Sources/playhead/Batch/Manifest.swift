@@ -1,0 +1,125 @@
+import Foundation
+import Glibc
+
+/// One source of a manifest: a line with a path or URL, or a JSON object with `source` and
+/// per-file options.
+struct ManifestEntry: Sendable {
+    var source: String
+    /// The line's number in the manifest (from 1).
+    var line: Int
+    /// Per-file thumbnail times (`"at": [1, 2.5]`), overriding the command's.
+    var at: [Double]?
+    /// Why the line could not be read (the entry is then reported failed, with the line as its
+    /// source).
+    var problem: String?
+}
+
+/// Reads a manifest (a file, or `-` for standard input) a block at a time. Blank lines and `#`
+/// comments are skipped; a line starting with `{` is JSON. It keeps one block and the current
+/// line: memory does not grow with the manifest.
+///
+/// `@unchecked Sendable`: a reader is used by one worker job at a time — the batch loop awaits
+/// each chunk it reads before it asks for the next — so its buffers are never touched at once.
+final class ManifestReader: @unchecked Sendable {
+    private let descriptor: Int32
+    private let ownsDescriptor: Bool
+    let path: String
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var atEnd = false
+    private var lineNumber = 0
+    /// The longest line taken (a longer one is reported as a problem and skipped).
+    static let maximumLineBytes = 64 * 1024
+
+    init(path: String) throws {
+        self.path = path
+        if path == "-" {
+            descriptor = STDIN_FILENO
+            ownsDescriptor = false
+        } else {
+            descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw CommandFailure(description: "cannot read the manifest \(path): \(String(cString: strerror(errno)))") }
+            ownsDescriptor = true
+        }
+    }
+
+    deinit {
+        if ownsDescriptor { close(descriptor) }
+    }
+
+    /// The next entry, or nil at the end of the manifest.
+    func next() throws -> ManifestEntry? {
+        while let line = try nextLine() {
+            lineNumber += 1
+            guard let text = String(validating: line, as: UTF8.self) else {
+                return ManifestEntry(source: "line \(lineNumber)", line: lineNumber, problem: "line \(lineNumber) of \(path) is not UTF-8")
+            }
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            guard trimmed.hasPrefix("{") else { return ManifestEntry(source: trimmed, line: lineNumber) }
+            return Self.parseObject(trimmed, line: lineNumber, path: path)
+        }
+        return nil
+    }
+
+    private static func parseObject(_ text: String, line: Int, path: String) -> ManifestEntry {
+        struct Object: Decodable {
+            var source: String
+            var at: [Double]?
+        }
+        guard let object = try? JSONDecoder().decode(Object.self, from: Data(text.utf8)), !object.source.isEmpty else {
+            return ManifestEntry(source: "line \(line)", line: line,
+                                 problem: "line \(line) of \(path) is not a JSON object with a \"source\" string (and optional \"at\" seconds)")
+        }
+        if let at = object.at, at.isEmpty || at.count > Limits.timesPerFile || !at.allSatisfy({ $0.isFinite }) {
+            return ManifestEntry(source: object.source, line: line,
+                                 problem: "line \(line) of \(path): \"at\" must hold 1 … \(Limits.timesPerFile) finite seconds")
+        }
+        return ManifestEntry(source: object.source, line: line, at: object.at)
+    }
+
+    /// The next line's bytes without its newline (a line longer than `maximumLineBytes` is an
+    /// error: a manifest holds paths and small objects, so it is not a manifest).
+    private func nextLine() throws -> [UInt8]? {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Array(buffer[start..<newline])
+                start = newline + 1
+                return line
+            }
+            if atEnd {
+                guard start < buffer.count else { return nil }
+                let line = Array(buffer[start...])
+                start = buffer.count
+                return line
+            }
+            if start > 0 {
+                buffer.removeFirst(start)
+                start = 0
+            }
+            if buffer.count > Self.maximumLineBytes {
+                throw CommandFailure(description: "line \(lineNumber + 1) of the manifest \(path) is longer than \(Self.maximumLineBytes) bytes")
+            }
+            // A pipe or terminal may stay silent: wait in short steps, so that a signal ends the
+            // reading (the run then stops taking sources) instead of leaving it blocked.
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, 200)
+            if ready == 0 || (ready < 0 && errno == EINTR) {
+                if SignalWatcher.shared.received != nil {
+                    // Stopped: a line not yet whole is not taken.
+                    atEnd = true
+                    buffer.removeAll()
+                    start = 0
+                }
+                continue
+            }
+            var block = [UInt8](repeating: 0, count: 65536)
+            let n = block.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CommandFailure(description: "cannot read the manifest \(path): \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { atEnd = true } else { buffer.append(contentsOf: block[0..<n]) }
+        }
+    }
+}

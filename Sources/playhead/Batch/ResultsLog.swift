@@ -1,0 +1,146 @@
+import Foundation
+import Glibc
+import Playhead
+
+/// `--results FILE.jsonl`: one JSON object per finished source, appended with a single `write(2)`
+/// each (so a record is whole or, after a crash mid-write, a torn last line), synced at most once
+/// a second and at the end. The file is locked (`flock`) for the run: two runs never append to
+/// one file. With `--resume`, the records already there are read first — their sources are done
+/// — and a torn last line is cut off so that the file stays valid JSON Lines.
+final class ResultsLog: @unchecked Sendable {
+    // @unchecked Sendable: `path`, `descriptor`, `done`, `recordsFound` and `tornBytes` are set
+    // in init and only read afterwards; the time of the last sync is touched only inside
+    // `state.withLock`; `write(2)` on one descriptor from several threads is safe, and with
+    // O_APPEND each record lands whole at the end.
+    let path: String
+    private let descriptor: Int32
+    private let state = Locked(ContinuousClock.Instant?.none)
+
+    /// Sources with a final record, as sorted 128-bit fingerprints (16 bytes a record; their text
+    /// is not kept).
+    private var done: [Fingerprint] = []
+    /// Records read back on resume.
+    private(set) var recordsFound = 0
+    /// Bytes of a torn last line cut off on resume.
+    private(set) var tornBytes = 0
+
+    struct Fingerprint: Hashable, Comparable, Sendable {
+        var a: UInt64, b: UInt64
+        init(_ source: String) {
+            a = StableHash.of(source)
+            b = StableHash.second(source)
+        }
+
+        static func < (l: Fingerprint, r: Fingerprint) -> Bool { (l.a, l.b) < (r.a, r.b) }
+    }
+
+    init(path: String, resume: Bool) throws {
+        self.path = path
+        descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw CommandFailure(description: "cannot open the results file \(path): \(String(cString: strerror(errno)))") }
+        do {
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                throw CommandFailure(description: "the results file \(path) is not a regular file")
+            }
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                throw CommandFailure(description: "another run is writing the results file \(path) (output.outputBusy)")
+            }
+            if info.st_size > 0 {
+                guard resume else {
+                    throw CommandFailure(description: "the results file \(path) already holds results: add --resume to go on from them, or give another file")
+                }
+                try readBack(size: Int(info.st_size))
+            }
+        } catch {
+            close(descriptor)
+            throw error
+        }
+    }
+
+    deinit {
+        fdatasync(descriptor)
+        close(descriptor)
+    }
+
+    func isDone(_ source: String) -> Bool {
+        let key = Fingerprint(source)
+        var low = 0, high = done.count
+        while low < high {
+            let middle = (low + high) / 2
+            if done[middle] < key { low = middle + 1 } else { high = middle }
+        }
+        return low < done.count && done[low] == key
+    }
+
+    /// Appends one record (one line), in one write.
+    func append(_ line: [UInt8]) throws {
+        var bytes = line
+        bytes.append(UInt8(ascii: "\n"))
+        let written = bytes.withUnsafeBytes { raw -> Int in
+            guard let base = raw.baseAddress else { return -1 }
+            var offset = 0
+            while offset < raw.count {
+                let n = write(descriptor, base + offset, raw.count - offset)
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { return -1 }
+                offset += n
+            }
+            return offset
+        }
+        guard written == bytes.count else {
+            throw CommandFailure(description: "could not append to the results file \(path): \(String(cString: strerror(errno)))")
+        }
+        let now = ContinuousClock.now
+        let due = state.withLock { last -> Bool in
+            guard last.map({ now - $0 >= .seconds(1) }) ?? true else { return false }
+            last = now
+            return true
+        }
+        if due { fdatasync(descriptor) }
+    }
+
+    func sync() { fdatasync(descriptor) }
+
+    /// Reads every record; cuts a torn last line.
+    private func readBack(size: Int) throws {
+        var offset = 0
+        var pending: [UInt8] = []
+        var block = [UInt8](repeating: 0, count: 1 << 20)
+        var lastNewlineEnd = 0
+        while offset < size {
+            let n = block.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            var lineStart = 0
+            for i in 0..<n where block[i] == UInt8(ascii: "\n") {
+                pending.append(contentsOf: block[lineStart..<i])
+                note(pending)
+                pending.removeAll(keepingCapacity: true)
+                lineStart = i + 1
+                lastNewlineEnd = offset + i + 1
+            }
+            pending.append(contentsOf: block[lineStart..<n])
+            offset += n
+        }
+        done.sort()
+        if lastNewlineEnd < size {
+            tornBytes = size - lastNewlineEnd
+            guard ftruncate(descriptor, off_t(lastNewlineEnd)) == 0 else {
+                throw CommandFailure(description: "could not cut the torn last line of \(path): \(String(cString: strerror(errno)))")
+            }
+            fdatasync(descriptor)
+        }
+    }
+
+    private func note(_ line: [UInt8]) {
+        struct Record: Decodable {
+            var kind: String?
+            var source: String?
+        }
+        guard !line.isEmpty, let record = try? JSONDecoder().decode(Record.self, from: Data(line)) else { return }
+        guard record.kind == "file", let source = record.source else { return }
+        done.append(Fingerprint(source))
+        recordsFound += 1
+    }
+}
