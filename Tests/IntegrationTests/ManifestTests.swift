@@ -173,6 +173,22 @@ import Testing
         }
     }
 
+    /// Without a terminal, a progress line every --progress-interval seconds: done / total of the
+    /// shard, failures, rate and time left, the counts rising.
+    @Test func progressLinesWithoutATerminal() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var text = ""
+        for i in 0..<30_000 { text += "\(folder)/missing-\(i).mp4\n" }
+        try text.write(toFile: folder + "/m.txt", atomically: true, encoding: .utf8)
+        let run = try await CLI.run(["probe", "--manifest", folder + "/m.txt", "--results", folder + "/r.jsonl", "--progress-interval", "0.2"])
+        let pattern = #/shard 0/1: (\d+)/30000 done, (\d+) failed, [0-9.]+/s/#
+        let counts = run.stderr.split(separator: "\n").compactMap { line in (try? pattern.firstMatch(in: String(line))).map { Int($0.1) ?? -1 } }
+        #expect(counts.count >= 2, "progress lines: \(run.stderr.prefix(500))")
+        #expect(counts == counts.sorted() && counts.allSatisfy { $0 >= 0 && $0 <= 30_000 })
+        #expect(run.stderr.contains("shard 0/1: 30000 done (30000 failed)"), "the last word: \(run.stderr.suffix(300))")
+    }
+
     /// A million lines of missing paths: the manifest is streamed, so the peak memory of a shard
     /// of it stays that of a manifest a tenth as long.
     @Test func aMillionLinesRunInFlatMemory() async throws {
