@@ -114,9 +114,14 @@ struct ConcurrentPlayback {
         try await output.writeSummary(BatchRun.Tally(command: "play", shard: "", shardFrom: ""))
         let output = self.output
         let run = BatchRun(options: batch, concurrency: command.maxSessions, command: "play")
-        let tally = try await run.run(prepare: { entries -> [Result<String, PlayheadError>?] in
-            guard keepsOutput else { return entries.map { _ in nil } }
-            return await output.folder.claimFolders(entries.map { PlayJob(source: $0.source, line: $0.line).folderName }).map { Optional($0) }
+        let tally = try await run.run(prepare: { entries -> [BatchRun.Prepared<Result<String, PlayheadError>?>] in
+            guard keepsOutput else { return entries.map { _ in .start(nil) } }
+            return await BatchRun.claim(entries, in: output.folder).map {
+                switch $0 {
+                case .start(let claim): return .start(claim)
+                case .repeated: return .repeated
+                }
+            }
         }, release: { claims in
             for case .success(let path)? in claims { _ = await output.folder.removeIfEmpty(URL(fileURLWithPath: path).lastPathComponent) }
         }, onStop: {
@@ -142,7 +147,8 @@ struct ConcurrentPlayback {
             let report = await self.report(for: session, coordinator: coordinator, log: log)
             log.forget(job.folderName)
             if report.status == "cancelled" { return .init(report: nil, failed: false) }
-            return .init(report: report, failed: report.status != "completed")
+            let stopped = report.error?.code == PlayheadError.Code.cancelled.description
+            return .init(report: report, failed: report.status != "completed", stopped: stopped)
         }
         try await output.writeSummary(tally)
         return tally

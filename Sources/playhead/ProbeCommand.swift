@@ -46,13 +46,13 @@ struct ProbeCommand: AsyncParsableCommand {
     /// record each, to `--results` or standard output.
     func runBatch() async throws {
         let run = BatchRun(options: batch, concurrency: 16, command: "probe")
-        let tally = try await run.run(prepare: { $0.map { _ in () } }) { entry, _ in
+        let tally = try await run.run(prepare: { $0.map { _ in BatchRun.Prepared<Void>.start(()) } }) { entry, _ -> BatchRun.Outcome<AssetReport> in
             if let problem = entry.problem {
                 return .init(report: AssetReport(path: entry.source, error: PlayheadError(code: .invalidArgument, message: problem, file: entry.source)), failed: true)
             }
             let report = await ProbeCommand.probe(entry.source)
-            if Task.isCancelled, report.error?.code == PlayheadError.Code.cancelled.description { return .init(report: nil, failed: false) }
-            return .init(report: report, failed: report.status != "loaded")
+            let stopped = report.error?.code == PlayheadError.Code.cancelled.description
+            return .init(report: report, failed: report.status != "loaded", stopped: stopped)
         }
         if let exit = CommandExit.status(failed: tally.failed > 0) { throw exit }
     }

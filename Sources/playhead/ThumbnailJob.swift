@@ -30,6 +30,10 @@ struct ThumbnailJob: Sendable {
             duration = try await asset.load(.duration)
         } catch {
             await output.folder.removeIfEmpty(job.folderName)
+            // Stopped while loading (a signal): cancelled, not failed — a resumed run redoes it.
+            if error.code == .cancelled || Task.isCancelled {
+                return (ThumbnailFileReport(path: job.path, status: "cancelled", images: [], error: ErrorReport(error)), nil)
+            }
             return (failed(error), nil)
         }
         guard duration.isNumeric || settings.plan.at != nil else {

@@ -180,7 +180,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         let settings = ThumbnailJob.Settings(plan: TimePlan(count: count, every: every, at: at), tolerance: tolerance, size: size, format: format, sheet: false)
         let run = BatchRun(options: batch, concurrency: maxSessions, command: "thumbnails")
         let tally = try await run.run(prepare: { entries in
-            await output.folder.claimFolders(entries.map { PlayJob(source: $0.source, line: $0.line).folderName })
+            await BatchRun.claim(entries, in: output.folder)
         }, release: { claims in
             for case .success(let path) in claims { _ = await output.folder.removeIfEmpty(URL(fileURLWithPath: path).lastPathComponent) }
         }) { entry, claim in
@@ -201,7 +201,8 @@ struct ThumbnailsCommand: AsyncParsableCommand {
                 return .init(report: nil, failed: false)
             }
             if report.status == "cancelled" { return .init(report: nil, failed: false) }
-            return .init(report: report, failed: report.status != "completed" || report.images.contains { $0.error != nil })
+            let stopped = report.error?.code == PlayheadError.Code.cancelled.description
+            return .init(report: report, failed: report.status != "completed" || report.images.contains { $0.error != nil }, stopped: stopped)
         }
         try await output.writeSummary(tally)
         if let exit = CommandExit.status(failed: tally.failed > 0) { throw exit }

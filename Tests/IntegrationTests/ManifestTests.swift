@@ -92,7 +92,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (manifest, _) = try Self.library(folder, lines: 1200)
         let results = folder + "/results.jsonl", out = folder + "/thumbs"
-        let arguments = ["thumbnails", "--count", "2", "--size", "32x18", "--manifest", manifest, "--shard", "1/2", "--results", results,
+        let arguments = ["thumbnails", "--count", "4", "--max-sessions", "2", "--size", "32x18", "--manifest", manifest, "--shard", "1/2", "--results", results,
                          "--out", out, "--progress-interval", "0"]
         // The shard's sources, from a run of its own.
         let reference = try await CLI.run(["probe", "--manifest", manifest, "--shard", "1/2", "--progress-interval", "0"])
@@ -107,7 +107,10 @@ import Testing
         var killedMidway = 0
         for round in 0..<5 {
             let delay = Duration.milliseconds(Int.random(in: 100...1000, using: &generator))
-            _ = try await HostileRun.signalled(arguments + (first ? [] : ["--resume"]), signal: SIGKILL, after: delay)
+            // SIGKILL (no chance to say anything) and SIGTERM/SIGINT (a clean stop): either way
+            // a source stopped part way must get no record.
+            let signal = [SIGKILL, SIGTERM, SIGKILL, SIGINT, SIGTERM][round]
+            _ = try await HostileRun.signalled(arguments + (first ? [] : ["--resume"]), signal: signal, after: delay)
             first = first && (FileManager.default.contents(atPath: results) ?? Data()).isEmpty
             let sofar = ((try? Self.fileRecords(results)) ?? []).count
             if sofar > 0, sofar < expected.count { killedMidway += 1 }
@@ -127,6 +130,9 @@ import Testing
         #expect(Set(count.keys) == expected, "missing \(expected.subtracting(count.keys).prefix(3)), extra \(Set(count.keys).subtracting(expected).prefix(3))")
         #expect(count.values.allSatisfy { $0 == 1 }, "recorded twice: \(Array(count.filter { $0.value > 1 }.keys.prefix(3)))")
         for record in files where (record["source"] as? String)?.contains("/bad ") == true { #expect(record["status"] as? String == "failed") }
+        for record in files {
+            #expect((record["error"] as? [String: Any])?["code"] as? String != "state.cancelled", "a stopped source was recorded: \(record)")
+        }
         #expect(killedMidway > 0, "no kill landed while the shard was part done: the test proved nothing")
         for record in files {
             for image in record["images"] as? [[String: Any]] ?? [] {
@@ -162,12 +168,24 @@ import Testing
             #expect(kubernetes.stderr.contains("shard \(k)/3 (from JOB_COMPLETION_INDEX)"), "\(kubernetes.stderr)")
             #expect(slurm.stderr.contains("shard \(k)/3 (from SLURM_ARRAY_TASK_ID)"), "\(slurm.stderr)")
             #expect(slurm.stdout.contains("\"shardFrom\":\"SLURM_ARRAY_TASK_ID\""))
+            // One task of the array run again alone (`sbatch --array=K`): with --shards its ID is
+            // the shard number.
+            let rerun = try await CLI.run(["probe", "--manifest", manifest, "--shards", "3"],
+                                          environment: ["SLURM_ARRAY_TASK_ID": "\(k)", "SLURM_ARRAY_TASK_MIN": "\(k)", "SLURM_ARRAY_TASK_MAX": "\(k)",
+                                                        "SLURM_ARRAY_TASK_COUNT": "1"])
+            #expect(try sources(option) == sources(rerun))
             union.formUnion(try sources(option))
         }
         #expect(union.count == 90)
         for (arguments, environment) in [(["--shards", "3"], ["JOB_COMPLETION_INDEX": "3"]), ([], ["JOB_COMPLETION_INDEX": "0"]),
                                          ([], ["SLURM_ARRAY_TASK_ID": "9", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_COUNT": "3"]),
-                                         (["--shard", "3/3"], [:]), (["--shard", "1/2", "--shards", "3"], [:])] {
+                                         (["--shard", "3/3"], [:]), (["--shard", "1/2", "--shards", "3"], [:]),
+                                         // A stepped array and a list leave shards no task takes.
+                                         ([], ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "6",
+                                               "SLURM_ARRAY_TASK_STEP": "2", "SLURM_ARRAY_TASK_COUNT": "4"]),
+                                         ([], ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "5",
+                                               "SLURM_ARRAY_TASK_COUNT": "3"]),
+                                         (["--shards", "3"], ["SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_MIN": "3", "SLURM_ARRAY_TASK_COUNT": "1"])] {
             let run = try await CLI.run(["probe", "--manifest", manifest] + arguments, environment: environment)
             #expect(run.status == 2, "\(arguments) \(environment): \(run.status) \(run.stderr)")
         }

@@ -24,6 +24,8 @@ package final class OutputFolder: Sendable {
     private let lockDescriptor: Int32
     private struct State {
         var manifest: OwnershipManifest
+        /// Folders this run claimed (a name asked for again is a source listed twice).
+        var claimed: Set<String> = []
         /// The run's inputs: never removed while cleaning.
         var inputs: Set<FileIdentity>
     }
@@ -83,6 +85,12 @@ package final class OutputFolder: Sendable {
 
     // MARK: Folders
 
+    /// Whether this run has claimed `name` already (its folder is this run's work: claiming it
+    /// again would clean it).
+    package func claimedInThisRun(_ name: String) -> Bool {
+        state.withLock { $0.claimed.contains(name) }
+    }
+
     /// Makes (or takes back from an earlier run) a folder for each name, in one go; each name
     /// succeeds or fails alone: `output.exists` when the name is someone else's,
     /// `output.nameTooLong` when the file system cannot hold it.
@@ -104,6 +112,7 @@ package final class OutputFolder: Sendable {
                 if state.withLock({ $0.manifest.owns(name, found: found) }) {
                     clean(target)
                     results[i] = .success(target)
+                    state.withLock { _ = $0.claimed.insert(name) }
                 } else {
                     results[i] = .failure(Self.notOurs(target))
                 }
@@ -137,13 +146,17 @@ package final class OutputFolder: Sendable {
             let name = names[entry.index], target = Self.join(path, name)
             if playhead_rename_noreplace(entry.temporary, target) == 0 {
                 results[entry.index] = .success(target)
+                state.withLock { _ = $0.claimed.insert(name) }
                 continue
             }
             let code = errno
             Self.removeMarkedFolder(entry.temporary)
             if code == EINVAL || code == ENOSYS, mkdir(target, 0o755) == 0, Self.mark(target), let found = Self.lookUp(target) {
                 // A file system without RENAME_NOREPLACE: mkdir takes a free name atomically too.
-                state.withLock { $0.manifest.record(name, kind: .folder, identity: found.identity) }
+                state.withLock {
+                    $0.manifest.record(name, kind: .folder, identity: found.identity)
+                    $0.claimed.insert(name)
+                }
                 results[entry.index] = .success(target)
                 forgotten = true
                 continue

@@ -17,6 +17,21 @@ struct BatchRun {
     struct Outcome<Report: Encodable & Sendable>: Sendable {
         var report: Report?
         var failed: Bool
+        /// The report says the source was stopped (an error with code `state.cancelled`).
+        var stopped = false
+
+        init(report: Report?, failed: Bool, stopped: Bool = false) {
+            self.report = report
+            self.failed = failed
+            self.stopped = stopped
+        }
+    }
+
+    /// What `prepare` says of a source about to start: its claim, or that this run has taken the
+    /// same source already (a repeated line: not done twice).
+    enum Prepared<Claim: Sendable>: Sendable {
+        case start(Claim)
+        case repeated
     }
 
     /// Counts for the shard's final record and the exit status.
@@ -52,7 +67,7 @@ struct BatchRun {
     /// start (to claim their output folders at once); `release` gets the claims of sources that
     /// never started (a signal came); `onStop` runs on a signal (to cancel what `work` waits on).
     func run<Report: Encodable & Sendable, Claim: Sendable>(
-        prepare: @escaping @Sendable ([ManifestEntry]) async -> [Claim],
+        prepare: @escaping @Sendable ([ManifestEntry]) async -> [Prepared<Claim>],
         release: @escaping @Sendable ([Claim]) async -> Void = { _ in },
         onStop: @escaping @Sendable () -> Void = {},
         work: @escaping @Sendable (ManifestEntry, Claim) async -> Outcome<Report>
@@ -79,7 +94,7 @@ struct BatchRun {
                 var finishedReading = false
                 var queue: [(ManifestEntry, Claim)] = []
                 // Sources running now: a repeated line of one of them is not started twice.
-                var active: [ResultsLog.Fingerprint: Int] = [:]
+                var active: Set<ResultsLog.Fingerprint> = []
                 while true {
                     // Fill the window, reading a chunk of this shard's sources when none is queued;
                     // after a signal (this task cancelled) nothing new starts.
@@ -90,24 +105,29 @@ struct BatchRun {
                             tally.skipped += skipped
                             tally.repeated += repeated
                             tally.sources += seen
-                            if !chunk.isEmpty { queue = Array(zip(chunk, await prepare(chunk))) }
+                            // A source running now is not claimed again (that would clean its folder).
+                            let fresh = chunk.filter { !active.contains(ResultsLog.Fingerprint($0.source)) }
+                            tally.repeated += chunk.count - fresh.count
+                            if !fresh.isEmpty {
+                                for (entry, prepared) in zip(fresh, await prepare(fresh)) {
+                                    switch prepared {
+                                    case .start(let claim): queue.append((entry, claim))
+                                    case .repeated: tally.repeated += 1
+                                    }
+                                }
+                            }
                         }
                         guard !queue.isEmpty else { break }
                         let (entry, claim) = queue.removeFirst()
-                        let fingerprint = ResultsLog.Fingerprint(entry.source)
-                        if active[fingerprint] != nil {
-                            tally.repeated += 1
-                            await release([claim])
-                            continue
-                        }
-                        active[fingerprint] = 1
+                        active.insert(ResultsLog.Fingerprint(entry.source))
                         running += 1
                         group.addTask { (entry, await work(entry, claim)) }
                     }
                     guard running > 0, let (entry, outcome) = try await group.next() else { break }
                     running -= 1
-                    active[ResultsLog.Fingerprint(entry.source)] = nil
-                    guard let report = outcome.report else {
+                    active.remove(ResultsLog.Fingerprint(entry.source))
+                    // Whatever a command reports, a source the signal stopped gets no record.
+                    guard let report = outcome.report, !(Task.isCancelled && outcome.stopped) else {
                         tally.notDone += 1
                         continue
                     }
@@ -158,6 +178,23 @@ extension BatchRun {
             try container.encode(source, forKey: .source)
             try container.encode(line, forKey: .line)
             try container.encode(shard, forKey: .shard)
+        }
+    }
+
+    /// Claims the output folders of a chunk of sources at once; a source whose folder this run
+    /// claimed already (listed twice, far apart) is `repeated`, and its folder left alone.
+    static func claim(_ entries: [ManifestEntry], in folder: OutputFolder) async -> [Prepared<Result<String, PlayheadError>>] {
+        let names = entries.map { PlayJob(source: $0.source, line: $0.line).folderName }
+        var fresh: [String] = []
+        var repeated = Set<Int>()
+        for (i, name) in names.enumerated() {
+            if folder.claimedInThisRun(name) { repeated.insert(i) } else { fresh.append(name) }
+        }
+        var claims = await folder.claimFolders(fresh).makeIterator()
+        return names.indices.map { i in
+            if repeated.contains(i) { return .repeated }
+            guard let claim = claims.next() else { return .repeated }
+            return .start(claim)
         }
     }
 

@@ -28,9 +28,11 @@ struct Shard: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The shard to take: `--shard` if given; else a Kubernetes Indexed Job's
-    /// `JOB_COMPLETION_INDEX` with `--shards N`; else a Slurm array's `SLURM_ARRAY_TASK_ID`,
-    /// counted from `SLURM_ARRAY_TASK_MIN` among `SLURM_ARRAY_TASK_COUNT` tasks; else the whole
-    /// manifest. A variable that is there but does not make sense is an error, never ignored.
+    /// `JOB_COMPLETION_INDEX` with `--shards N`; else a Slurm array's `SLURM_ARRAY_TASK_ID` — with
+    /// `--shards N` the task ID is the shard number (so `--array=3` reruns shard 3 alone), without
+    /// it the task counted from `SLURM_ARRAY_TASK_MIN` among `SLURM_ARRAY_TASK_COUNT` tasks of an
+    /// array without steps or gaps; else the whole manifest. A variable that is there but does
+    /// not make sense is an error, never ignored.
     static func resolve(argument: String?, shards: Int?, environment: [String: String]) throws -> (Shard, Origin) {
         if let argument {
             guard let shard = parse(argument) else { throw ShardError("--shard takes K/N with 0 <= K < N, like 3/16 (got \(argument))") }
@@ -45,11 +47,27 @@ struct Shard: Sendable, Equatable, CustomStringConvertible {
             return (shard, .kubernetes)
         }
         if let id = environment["SLURM_ARRAY_TASK_ID"] {
-            let count = environment["SLURM_ARRAY_TASK_COUNT"].flatMap { Int($0) } ?? shards
+            guard let task = Int(id) else { throw ShardError("SLURM_ARRAY_TASK_ID=\(id) is not a number") }
+            if let shards {
+                // The array's indices are the shard numbers: `--array=3` reruns shard 3 of N alone.
+                guard let shard = parse("\(task)/\(shards)") else {
+                    throw ShardError("SLURM_ARRAY_TASK_ID=\(id) is not a shard of --shards \(shards) (use --array=0-\(shards - 1), or a part of it)")
+                }
+                return (shard, .slurm)
+            }
+            let count = environment["SLURM_ARRAY_TASK_COUNT"].flatMap { Int($0) }
             let minimum = environment["SLURM_ARRAY_TASK_MIN"].flatMap { Int($0) } ?? 0
+            let maximum = environment["SLURM_ARRAY_TASK_MAX"].flatMap { Int($0) }
+            let step = environment["SLURM_ARRAY_TASK_STEP"].flatMap { Int($0) } ?? 1
             guard let count else { throw ShardError("SLURM_ARRAY_TASK_ID is set but not SLURM_ARRAY_TASK_COUNT: give --shards N") }
-            guard let k = Int(id), let shard = parse("\(k - minimum)/\(count)") else {
-                throw ShardError("SLURM_ARRAY_TASK_ID=\(id) (from \(minimum), \(count) tasks) is not a task of the array; use --array=0-\(count - 1) without a step")
+            // The shard count is the number of tasks only for an array without gaps: a step or a
+            // list would leave shards that no task takes.
+            guard step == 1, maximum.map({ $0 - minimum + 1 == count }) ?? true else {
+                throw ShardError("the Slurm array has a step or gaps (tasks \(minimum)…\(maximum.map(String.init) ?? "?"), step \(step), \(count) tasks): "
+                                 + "submit --array=0-\(count - 1), or give --shards N so that task IDs are shard numbers")
+            }
+            guard let shard = parse("\(task - minimum)/\(count)") else {
+                throw ShardError("SLURM_ARRAY_TASK_ID=\(id) (from \(minimum), \(count) tasks) is not a task of the array")
             }
             return (shard, .slurm)
         }
