@@ -5,8 +5,11 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh debug
 if [ $# -gt 0 ]; then exec swift test "$@"; fi
 # Tests that measure the whole process (its clock-paced frames, its thread count) run alone,
-# after everything else has run in parallel, so that other tests' load does not blur them.
-isolated="RealtimeAudioTests|ThreadBudgetTests"
+# after everything else has run in parallel, so that other tests' load does not blur them; so do
+# the suites that run many CLI processes at once (manifests, hostile operations), whose load would
+# blur the time bounds of the others.
+isolated="RealtimeAudioTests|ThreadBudgetTests|ManifestTests|HostileOperationsTests"
 swift test --skip "$isolated"
 swift test --skip-build --filter RealtimeAudioTests
 swift test --skip-build --filter ThreadBudgetTests
+swift test --skip-build --filter "ManifestTests|HostileOperationsTests"

@@ -50,7 +50,7 @@ import Testing
     @Test func fourShardsInFourProcessesDoEverySourceExactlyOnce() async throws {
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (manifest, sources) = try Self.library(folder)
+        let (manifest, sources) = try await offPool { try Self.library(folder) }
         let runs = try await withThrowingTaskGroup(of: (Int, CLI.Result).self) { group in
             for k in 0..<4 {
                 group.addTask {
@@ -90,7 +90,7 @@ import Testing
     @Test func killedAndResumedShardsLoseAndRepeatNothing() async throws {
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (manifest, _) = try Self.library(folder, lines: 1200)
+        let (manifest, _) = try await offPool { try Self.library(folder, lines: 1200) }
         let results = folder + "/results.jsonl", out = folder + "/thumbs"
         let arguments = ["thumbnails", "--count", "4", "--max-sessions", "2", "--size", "32x18", "--manifest", manifest, "--shard", "1/2", "--results", results,
                          "--out", out, "--progress-interval", "0"]
@@ -212,11 +212,13 @@ import Testing
     @Test func aMillionLinesRunInFlatMemory() async throws {
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        for lines in [100_000, 1_000_000] {
-            var text = ""
-            text.reserveCapacity(lines * 40)
-            for i in 0..<lines { text += "/nonexistent/library/file-\(i).mp4\n" }
-            try text.write(toFile: folder + "/m\(lines).txt", atomically: false, encoding: .utf8)
+        try await offPool {
+            for lines in [100_000, 1_000_000] {
+                var text = ""
+                text.reserveCapacity(lines * 40)
+                for i in 0..<lines { text += "/nonexistent/library/file-\(i).mp4\n" }
+                try text.write(toFile: folder + "/m\(lines).txt", atomically: false, encoding: .utf8)
+            }
         }
         var peaks: [Int: Int] = [:]
         for lines in [100_000, 1_000_000] {
