@@ -95,7 +95,8 @@ struct ConcurrentPlayback {
         let request = PlaybackRequest(source: job.path, loop: command.loop?.policy ?? .none, realtime: command.realtime,
                                       decoding: DecodeConfiguration(outputSize: command.size, gravity: command.gravity.videoGravity,
                                                                     frameLimit: command.frames, decoderThreads: decoderThreads,
-                                                                    strict: command.strict))
+                                                                    strict: command.strict),
+                                      assetOptions: command.sourceOptions.assetOptions)
         let key = job.folderName, folder = folder ?? "", native = command.size == nil
         let audio = command.noAudio ? nil : PlayJob.makeAudioSink(format: format, folder: folder)
         return await coordinator.submit(request, output: {

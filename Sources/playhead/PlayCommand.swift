@@ -76,6 +76,8 @@ struct PlayCommand: AsyncParsableCommand {
     @OptionGroup(title: "Manifests and shards")
     var batch: BatchOptions
 
+    @OptionGroup var sourceOptions: SourceArguments
+
     func validate() throws {
         if batch.isBatch {
             try batch.validate(paths: paths, resultsRequired: true)
@@ -112,7 +114,7 @@ struct PlayCommand: AsyncParsableCommand {
         if queue {
             let decoding = DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity, frameLimit: frames, strict: strict)
             summary = try await QueuePlayback(paths: paths, output: output, format: format, decoding: decoding, realtime: realtime,
-                                              audio: !noAudio, loop: loop ?? .count(1), json: json).run()
+                                              audio: !noAudio, loop: loop ?? .count(1), json: json, assetOptions: sourceOptions.assetOptions).run()
         } else {
             summary = try await ConcurrentPlayback(command: self, output: output).run()
         }

@@ -19,6 +19,8 @@ struct ProbeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Manifests and shards")
     var batch: BatchOptions
 
+    @OptionGroup var sourceOptions: SourceArguments
+
     func validate() throws {
         if batch.isBatch {
             try batch.validate(paths: paths, resultsRequired: false)
@@ -30,7 +32,8 @@ struct ProbeCommand: AsyncParsableCommand {
     func run() async throws {
         if batch.isBatch { return try await runBatch() }
         let paths = self.paths
-        let work = Task { await ProbeCommand.probeAll(paths) }
+        let options = sourceOptions.assetOptions
+        let work = Task { await ProbeCommand.probeAll(paths, options: options) }
         // A signal cancels the loading; what was found is still printed.
         SignalWatcher.shared.onSignal { _ in work.cancel() }
         let reports = await work.value
@@ -46,11 +49,12 @@ struct ProbeCommand: AsyncParsableCommand {
     /// record each, to `--results` or standard output.
     func runBatch() async throws {
         let run = BatchRun(options: batch, concurrency: 16, command: "probe")
+        let options = sourceOptions.assetOptions
         let tally = try await run.run(prepare: { $0.map { _ in BatchRun.Prepared<Void>.start(()) } }) { entry, _ -> BatchRun.Outcome<AssetReport> in
             if let problem = entry.problem {
                 return .init(report: AssetReport(path: entry.source, error: PlayheadError(code: .invalidArgument, message: problem, file: entry.source)), failed: true)
             }
-            let report = await ProbeCommand.probe(entry.source)
+            let report = await ProbeCommand.probe(entry.source, options: options)
             let stopped = report.error?.code == PlayheadError.Code.cancelled.description
             return .init(report: report, failed: report.status != "loaded", stopped: stopped)
         }
@@ -58,10 +62,10 @@ struct ProbeCommand: AsyncParsableCommand {
     }
 
     /// Probes every path concurrently; the reports come back in argument order.
-    static func probeAll(_ paths: [String]) async -> [AssetReport] {
+    static func probeAll(_ paths: [String], options: AssetOptions) async -> [AssetReport] {
         await withTaskGroup(of: (Int, AssetReport).self) { group in
             for (position, path) in paths.enumerated() {
-                group.addTask { (position, await probe(path)) }
+                group.addTask { (position, await probe(path, options: options)) }
             }
             var reports = paths.map { AssetReport(path: $0, error: PlayheadError(code: .cancelled, message: "cancelled", file: $0)) }
             for await (position, report) in group { reports[position] = report }
@@ -69,8 +73,8 @@ struct ProbeCommand: AsyncParsableCommand {
         }
     }
 
-    static func probe(_ path: String) async -> AssetReport {
-        let asset = Asset(url: MediaLocation.url(for: path))
+    static func probe(_ path: String, options: AssetOptions) async -> AssetReport {
+        let asset = Asset(source: path, options: options)
         do {
             let (format, duration, start, bitRate, tracks, playable) =
                 try await asset.load(.formatName, .duration, .startTime, .bitRate, .tracks, .isPlayable)
@@ -79,15 +83,5 @@ struct ProbeCommand: AsyncParsableCommand {
         } catch {
             return AssetReport(path: path, error: error)
         }
-    }
-}
-
-/// Turns a command-line argument into a URL: a path unless it carries a scheme FFmpeg opens.
-enum MediaLocation {
-    static func url(for argument: String) -> URL {
-        if let url = URL(string: argument), let scheme = url.scheme, scheme.count > 1, scheme != "file" {
-            return url
-        }
-        return URL(fileURLWithPath: argument)
     }
 }

@@ -14,6 +14,7 @@ struct QueuePlayback {
     var audio: Bool
     var loop: LoopArgument
     var json: Bool
+    var assetOptions: AssetOptions
 
     /// Queued copies of each file kept ahead when looping forever.
     private static let foreverAhead = 2
@@ -40,7 +41,7 @@ struct QueuePlayback {
         }
         let place = folder ?? ""
         let sink = PlayJob.makeSink(format: format, folder: place, native: decoding.outputSize == nil)
-        let assets = paths.map { Asset(url: MediaLocation.url(for: $0)) }
+        let assets = paths.map { Asset(source: $0, options: assetOptions) }
         let plays = QueuedPlays(assets: assets)
         let copies: Int
         switch loop {

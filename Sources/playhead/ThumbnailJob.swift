@@ -25,9 +25,9 @@ struct ThumbnailJob: Sendable {
         case .success(let path): folder = path
         case .failure(let error): return (failed(error), nil)
         }
-        let duration: MediaTime
+        let duration: MediaTime, startTime: MediaTime
         do throws(PlayheadError) {
-            duration = try await asset.load(.duration)
+            (duration, startTime) = try await asset.load(.duration, .startTime)
         } catch {
             await output.folder.removeIfEmpty(job.folderName)
             // Stopped while loading (a signal): cancelled, not failed — a resumed run redoes it.
@@ -49,7 +49,11 @@ struct ThumbnailJob: Sendable {
                                          message: "--every \(settings.plan.every ?? 0) would take more than \(Limits.timesPerFile) times of this file (\(duration.seconds) s)",
                                          file: job.path)), nil)
         }
-        let times = settings.plan.times(duration: duration)
+        // The command's times count from the start of the clip, as ffmpeg's -ss does: a transport
+        // stream or HLS playlist whose timestamps begin at 1.46 s shows its first frame at 0.
+        // The library takes the file's own timestamps.
+        let origin = startTime.isNumeric ? startTime : .zero
+        let times = settings.plan.times(duration: duration).map { $0 + origin }
         var generator = AssetImageGenerator(asset: asset)
         generator.maximumSize = settings.size
         if let tolerance = settings.tolerance {
@@ -61,7 +65,7 @@ struct ThumbnailJob: Sendable {
         images.reserveCapacity(times.count)
         for await result in generator.images(for: times) {
             let number = images.count + 1
-            var report = ThumbnailImageReport(requestedTime: result.requestedTime.jsonSeconds, actualTime: result.actualTime?.jsonSeconds)
+            var report = ThumbnailImageReport(requestedTime: (result.requestedTime - origin).jsonSeconds, actualTime: result.actualTime.flatMap { ($0 - origin).jsonSeconds })
             if let image = result.image {
                 let path = folder + "/" + String(format: "thumb-%04d.%@", number, settings.format.rawValue)
                 do throws(PlayheadError) {

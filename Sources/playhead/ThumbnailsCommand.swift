@@ -58,6 +58,8 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     @OptionGroup(title: "Manifests and shards")
     var batch: BatchOptions
 
+    @OptionGroup var sourceOptions: SourceArguments
+
     enum ImageFormat: String, ExpressibleByArgument, CaseIterable {
         case png, ppm
         var format: ImageSequenceSink.Format { self == .png ? .png : .ppm }
@@ -95,7 +97,8 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     func run() async throws {
         if batch.isBatch { return try await runBatch() }
         let start = ContinuousClock.now
-        let assets = paths.map { Asset(url: MediaLocation.url(for: $0)) }
+        let options = sourceOptions.assetOptions
+        let assets = paths.map { Asset(source: $0, options: options) }
         let plan = TimePlan(count: count, every: every, at: at)
         // --every: how many times each file needs depends on its duration; checked before
         // anything is written.
@@ -179,6 +182,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         let tolerance = self.tolerance.map { MediaTime(seconds: $0) }
         let settings = ThumbnailJob.Settings(plan: TimePlan(count: count, every: every, at: at), tolerance: tolerance, size: size, format: format, sheet: false)
         let run = BatchRun(options: batch, concurrency: maxSessions, command: "thumbnails")
+        let options = sourceOptions.assetOptions
         let tally = try await run.run(prepare: { entries in
             await BatchRun.claim(entries, in: output.folder)
         }, release: { claims in
@@ -192,7 +196,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
             }
             var settings = settings
             if let at = entry.at { settings.plan = TimePlan(count: nil, every: nil, at: at) }
-            let thumbnailJob = ThumbnailJob(job: job, asset: Asset(url: MediaLocation.url(for: entry.source)), claim: claim,
+            let thumbnailJob = ThumbnailJob(job: job, asset: Asset(source: entry.source, options: options), claim: claim,
                                             settings: settings, output: output)
             let report: ThumbnailFileReport
             do throws(PlayheadError) {

@@ -17,6 +17,8 @@ public actor Asset {
     public nonisolated let url: URL
     /// The path (for file URLs) or the URL string handed to FFmpeg.
     public nonisolated let source: String
+    /// What the demuxer opens.
+    nonisolated let input: MediaInput
     private nonisolated let options: AssetOptions
     private let logger: Logger
 
@@ -25,6 +27,9 @@ public actor Asset {
     private static let tokens = Atomic<Int>(0)
     /// A demuxer the probe opened on a source that cannot be opened again, kept for its first user.
     private nonisolated let oneShot = Locked<DemuxerBox?>(nil)
+    /// The source cannot seek (a pipe, a FIFO, a stream byte source) and was opened once: its
+    /// bytes are gone, so it is never opened again (that would read from the middle).
+    private nonisolated let usedUp = Atomic<Bool>(false)
 
     private var machine = AssetLoadingStateMachine()
     private var continuations: [Int: CheckedContinuation<Result<AssetDescription, PlayheadError>, Never>] = [:]
@@ -35,6 +40,7 @@ public actor Asset {
     public init(url: URL, options: AssetOptions = AssetOptions(), logger: Logger? = nil) {
         self.url = url
         self.source = url.isFileURL ? url.path : url.absoluteString
+        self.input = MediaInput(source)
         self.options = options
         self.logger = logger ?? Logger(label: "playhead.asset", factory: { _ in SwiftLogNoOpLogHandler() })
     }
@@ -42,6 +48,34 @@ public actor Asset {
     /// An asset for a local path.
     public init(path: String, options: AssetOptions = AssetOptions(), logger: Logger? = nil) {
         self.init(url: URL(fileURLWithPath: path), options: options, logger: logger)
+    }
+
+    /// An asset for what a user typed: `-` (standard input, read once), a `file:` URL, a URL with
+    /// a scheme FFmpeg opens (`http:`, `https:`, `pipe:`, `data:`, …), or else a path. The one
+    /// rule every command and the coordinator use.
+    public init(source: String, options: AssetOptions = AssetOptions(), logger: Logger? = nil) {
+        self.init(url: Self.location(of: source), options: options, logger: logger)
+    }
+
+    /// An asset whose bytes come from `byteSource` (held in memory, fetched by the caller's own
+    /// client); `name` is what errors and logs call it, and ``url`` is `bytes:` + `name`.
+    /// The open timeout applies; the stall timeout does not (the source's reads are its own to bound).
+    public init(byteSource: any ByteSource, name: String, options: AssetOptions = AssetOptions(), logger: Logger? = nil) {
+        let encoded = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? "source"
+        self.url = URL(string: "bytes:" + encoded) ?? URL(fileURLWithPath: "/")
+        self.source = name
+        self.input = MediaInput(bytes: byteSource, name: name)
+        self.options = options
+        self.logger = logger ?? Logger(label: "playhead.asset", factory: { _ in SwiftLogNoOpLogHandler() })
+    }
+
+    static func location(of source: String) -> URL {
+        if source == "-" { return URL(string: "pipe:0") ?? URL(fileURLWithPath: source) }
+        if let url = URL(string: source), let scheme = url.scheme?.lowercased(), scheme.count > 1 {
+            if scheme == "file" { return URL(fileURLWithPath: url.path) }
+            return url
+        }
+        return URL(fileURLWithPath: source)
     }
 
     /// Loads the given properties (once; later calls answer from what was loaded) and returns
@@ -90,14 +124,14 @@ public actor Asset {
     }
 
     private func startProbe(generation: Int) {
-        let flag = InterruptFlag(timeout: options.openTimeout)
+        let flag = InterruptFlag()
         interrupt = flag
         logger.debug("probing", metadata: ["file": "\(source)"])
         Task {
             let result: Result<AssetDescription, PlayheadError>
             do throws(PlayheadError) {
                 result = .success(try await WorkerPool.shared.value("playhead.probe") { () throws(PlayheadError) in
-                    let demuxer = try Demuxer.open(self.source, interrupt: flag)
+                    let demuxer = try self.openSource(interrupt: flag)
                     let description = demuxer.describe()
                     // Kept open for the first player or generator: a pipe cannot be opened twice,
                     // and a file need not be.
@@ -123,7 +157,17 @@ public actor Asset {
             demuxer.attach(interrupt)
             return demuxer
         }
-        return try Demuxer.open(source, interrupt: interrupt)
+        return try openSource(interrupt: interrupt)
+    }
+
+    /// Opens the source anew, unless it is one that can be read only once and was.
+    private nonisolated func openSource(interrupt: InterruptFlag) throws(PlayheadError) -> Demuxer {
+        if usedUp.load(ordering: .acquiring) {
+            throw PlayheadError(code: .seekFailed, message: "the source cannot seek or be opened again (a pipe, standard input, a stream byte source) and was read already", file: source)
+        }
+        let demuxer = try Demuxer.open(input, interrupt: interrupt, options: options)
+        if !demuxer.canSeek { usedUp.store(true, ordering: .releasing) }
+        return demuxer
     }
 
     /// Takes back a demuxer after use, to be used again. A source that cannot seek was read once
@@ -162,10 +206,22 @@ public actor Asset {
 
 /// How an ``Asset`` opens its source.
 public struct AssetOptions: Sendable, Hashable {
-    /// Give up opening and probing after this long (useful for network URLs); nil waits as long as it takes.
+    /// Give up opening a source (connecting, the first bytes, reading its stream parameters)
+    /// after this long, with `io.timedOut`: every open of the source — the asset's probe, and any
+    /// reopen by a session or an image request — is bounded by it. Nil waits as long as it takes.
     public var openTimeout: Duration?
+    /// For network sources: give up when no byte has arrived for this long (`io.timedOut`), at
+    /// any point of reading. Nil waits as long as it takes.
+    public var stallTimeout: Duration?
+    /// For HTTP(S): reconnect (resuming at the byte where the connection broke) when a
+    /// connection drops, waiting up to this long between tries before giving up. Zero turns
+    /// reconnecting off.
+    public var reconnectDelayLimit: Duration
 
-    public init(openTimeout: Duration? = nil) {
+    /// 15 s to open, 15 s without a byte, reconnects up to 4 s apart.
+    public init(openTimeout: Duration? = .seconds(15), stallTimeout: Duration? = .seconds(15), reconnectDelayLimit: Duration = .seconds(4)) {
         self.openTimeout = openTimeout
+        self.stallTimeout = stallTimeout
+        self.reconnectDelayLimit = reconnectDelayLimit
     }
 }

@@ -176,8 +176,7 @@ public actor PlaybackCoordinator {
             let sharing = min(maxConcurrentSessions, machine.running.count + machine.waiting.count)
             if sharing > 1 { decoding.decoderThreads = max(1, ProcessInfo.processInfo.activeProcessorCount / sharing) }
         }
-        let asset = Asset(url: request.source.contains("://") ? URL(string: request.source) ?? URL(fileURLWithPath: request.source)
-                                                             : URL(fileURLWithPath: request.source))
+        let asset = Asset(source: request.source, options: request.assetOptions)
         let item = PlayerItem(asset: asset, timeRange: request.timeRange)
         let looping = request.loop != .none
         let player = QueuePlayer(items: looping ? [] : [item], output: makeOutput(), audioOutput: makeAudioOutput?(),

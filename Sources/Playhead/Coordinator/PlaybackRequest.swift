@@ -12,7 +12,7 @@ public enum LoopPolicy: Sendable, Hashable {
 
 /// One thing for a ``PlaybackCoordinator`` to play, with its policies.
 public struct PlaybackRequest: Sendable, Hashable {
-    /// A path or an FFmpeg URL.
+    /// A path, `-` or a URL, as ``Asset/init(source:options:logger:)`` takes it.
     public var source: String
     public var loop: LoopPolicy
     /// Pace at rate 1.0 on the clock, or deliver frames as fast as possible.
@@ -21,10 +21,14 @@ public struct PlaybackRequest: Sendable, Hashable {
     public var decoding: DecodeConfiguration
     /// Play only this part of the source.
     public var timeRange: TimeRange?
+    /// How the source is opened (timeouts).
+    public var assetOptions: AssetOptions
 
     public init(source: String, loop: LoopPolicy = .none, realtime: Bool = false,
-                decoding: DecodeConfiguration = DecodeConfiguration(), timeRange: TimeRange? = nil) {
+                decoding: DecodeConfiguration = DecodeConfiguration(), timeRange: TimeRange? = nil,
+                assetOptions: AssetOptions = AssetOptions()) {
         self.source = source
+        self.assetOptions = assetOptions
         self.loop = loop
         self.realtime = realtime
         self.decoding = decoding

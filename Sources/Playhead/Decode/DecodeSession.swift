@@ -35,7 +35,7 @@ public final class DecodeSession: Sendable {
 
     /// A session for an asset: it takes the demuxer the asset's probe left open (a pipe can be
     /// read only once), or an idle one, and gives it back when done.
-    convenience init(asset: Asset, configuration: DecodeConfiguration, logger: Logger? = nil) {
+    public convenience init(asset: Asset, configuration: DecodeConfiguration = DecodeConfiguration(), logger: Logger? = nil) {
         self.init(source: asset.source, asset: asset, configuration: configuration, logger: logger)
     }
 

@@ -39,7 +39,7 @@ extension PlayheadError {
     /// callers that switch over them.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         enum Wrapped: String, Sendable, Hashable {
-            case fileNotFound, notARegularFile, permissionDenied, readFailed, truncated
+            case fileNotFound, notARegularFile, permissionDenied, readFailed, truncated, timedOut
             case emptyFile, unrecognizedFormat, openFailed, streamInfoFailed, noStreams, noVideoTrack, seekFailed
             case decoderNotFound, decoderOpenFailed, decodeFailed
             case encodeFailed, writeFailed, outputOpenFailed, conversionFailed, outputExists, diskFull, nameTooLong, outputBusy
@@ -50,7 +50,7 @@ extension PlayheadError {
         /// The stage this code belongs to.
         public var family: Family {
             switch wrapped {
-            case .fileNotFound, .notARegularFile, .permissionDenied, .readFailed, .truncated: return .io
+            case .fileNotFound, .notARegularFile, .permissionDenied, .readFailed, .truncated, .timedOut: return .io
             case .emptyFile, .unrecognizedFormat, .openFailed, .streamInfoFailed, .noStreams, .noVideoTrack, .seekFailed: return .demux
             case .decoderNotFound, .decoderOpenFailed, .decodeFailed: return .decode
             case .encodeFailed, .writeFailed, .outputOpenFailed, .conversionFailed, .outputExists, .diskFull, .nameTooLong, .outputBusy: return .output
@@ -72,6 +72,8 @@ extension PlayheadError {
         /// The data stops inside what the container promised (its index, its element sizes): the
         /// file was cut short.
         public static let truncated = Code(wrapped: .truncated)
+        /// A source did not open, or sent nothing, within its timeout (``AssetOptions``).
+        public static let timedOut = Code(wrapped: .timedOut)
         /// The file has no bytes.
         public static let emptyFile = Code(wrapped: .emptyFile)
         /// No demuxer recognized the bytes as media.

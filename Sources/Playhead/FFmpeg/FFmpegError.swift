@@ -11,6 +11,7 @@ enum FFmpegError {
     static let accessDenied = playhead_averror(EACCES)
     static let isDirectory = playhead_averror(EISDIR)
     static let noSpace = playhead_averror(ENOSPC)
+    static let timedOut = playhead_averror(ETIMEDOUT)
 
     /// `av_strerror`'s text for `code`.
     static func text(_ code: Int32) -> String {

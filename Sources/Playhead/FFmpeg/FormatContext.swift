@@ -14,12 +14,18 @@ final class FormatContext {
     let relay: InterruptRelay
     /// What FFmpeg logged about this context.
     let evidence: LogEvidence
+    /// The I/O the context reads from; released after the context is closed.
+    let io: InputIO
+    /// Bounds what the demuxer opens inside the source while it opens.
+    let nestedOpens: NestedOpens?
 
-    private init(pointer: UnsafeMutablePointer<AVFormatContext>, source: String, relay: InterruptRelay, evidence: LogEvidence) {
+    private init(pointer: UnsafeMutablePointer<AVFormatContext>, source: String, relay: InterruptRelay, evidence: LogEvidence, io: InputIO, nestedOpens: NestedOpens?) {
         self.pointer = pointer
         self.source = source
         self.relay = relay
         self.evidence = evidence
+        self.io = io
+        self.nestedOpens = nestedOpens
     }
 
     deinit {
@@ -28,24 +34,48 @@ final class FormatContext {
         avformat_close_input(&p)
     }
 
-    /// Opens `source` (a path or an FFmpeg URL) for demuxing. Blocking.
-    static func open(_ source: String, interrupt: InterruptFlag) throws(PlayheadError) -> FormatContext {
+    /// Opens `input` for demuxing. Blocking.
+    static func open(_ input: MediaInput, interrupt: InterruptFlag, options: AssetOptions = AssetOptions()) throws(PlayheadError) -> FormatContext {
         FFmpegLogging.installCallback()
+        let source = input.name
+        let relay = InterruptRelay(interrupt, openTimeout: options.openTimeout)
+        var callback = relay.callback
+        let io: InputIO
+        if let bytes = input.bytes {
+            guard let custom = InputIO.custom(bytes, relay: relay) else {
+                throw PlayheadError(code: .openFailed, message: "could not set up custom I/O", file: source)
+            }
+            io = custom
+        } else {
+            var dictionary = SourceOptions.dictionary(for: source, options)
+            defer { av_dict_free(&dictionary) }
+            let (opened, result) = InputIO.open(source, interrupt: &callback, options: &dictionary)
+            guard let opened else { throw openError(result, function: "avio_open2", source: source, relay: relay, io: nil) }
+            io = opened
+        }
         guard let allocated = avformat_alloc_context() else {
             throw PlayheadError(code: .openFailed, message: "could not allocate a demuxer context", file: source)
         }
-        let relay = InterruptRelay(interrupt)
         let evidence = LogEvidence()
         evidence.register(UnsafeRawPointer(allocated))
-        allocated.pointee.interrupt_callback = relay.callback
+        allocated.pointee.interrupt_callback = callback
+        // Our I/O: avformat_open_input marks it custom and leaves it to us to free.
+        allocated.pointee.pb = io.pointer
+        let nestedOpens = NestedOpens.install(on: allocated)
         var context: UnsafeMutablePointer<AVFormatContext>? = allocated
         // On failure avformat_open_input frees the context and sets it to nil.
         let result = avformat_open_input(&context, source, nil, nil)
         guard result >= 0, let context else {
             evidence.unregister(UnsafeRawPointer(allocated))
-            throw openError(result, source: source, interrupt: interrupt)
+            if nestedOpens?.exceeded ?? false { throw NestedOpens.error(source: source, function: "avformat_open_input", result: result) }
+            throw openError(result, function: "avformat_open_input", source: source, relay: relay, io: io)
         }
-        return FormatContext(pointer: context, source: source, relay: relay, evidence: evidence)
+        return FormatContext(pointer: context, source: source, relay: relay, evidence: evidence, io: io, nestedOpens: nestedOpens)
+    }
+
+    /// Opens a path or an FFmpeg URL for demuxing. Blocking.
+    static func open(_ source: String, interrupt: InterruptFlag, options: AssetOptions = AssetOptions()) throws(PlayheadError) -> FormatContext {
+        try open(MediaInput(source), interrupt: interrupt, options: options)
     }
 
     /// Reads enough of the file to know every stream's parameters. Blocking. The decoders FFmpeg
@@ -61,12 +91,22 @@ final class FormatContext {
             options.deallocate()
         }
         let result = avformat_find_stream_info(pointer, count > 0 ? options : nil)
+        nestedOpens?.opening = false
+        if nestedOpens?.exceeded ?? false { throw NestedOpens.error(source: source, function: "avformat_find_stream_info", result: result) }
         if result < 0 {
             if result == FFmpegError.exit || relay.shouldInterrupt {
                 throw Self.interruptedError(source: source, interrupt: relay.current, function: "avformat_find_stream_info", result: result)
             }
             throw FFmpegError.error(.streamInfoFailed, "could not analyse the streams", function: "avformat_find_stream_info", result: result, file: source)
         }
+    }
+
+    /// The stream analysis can end on the open deadline (in a reconnect's back-off past the end of
+    /// a short file) and still succeed; its `AVERROR_EXIT` stays in the I/O context and would come
+    /// back from a later read as if someone had cancelled. Cleared when no one did.
+    func clearStaleInterrupt() {
+        guard let pb = pointer.pointee.pb, pb.pointee.error == FFmpegError.exit, !(relay.current?.isRaised ?? false) else { return }
+        pb.pointee.error = 0
     }
 
     var streamCount: Int { Int(pointer.pointee.nb_streams) }
@@ -82,11 +122,24 @@ final class FormatContext {
     /// The format's short name (`mov,mp4,m4a,3gp,3g2,mj2`, `matroska,webm`, `mpegts`, …).
     var formatName: String { pointer.pointee.iformat.map { String(cString: $0.pointee.name) } ?? "unknown" }
 
-    private static func openError(_ result: Int32, source: String, interrupt: InterruptFlag) -> PlayheadError {
-        let function = "avformat_open_input"
+    private static func openError(_ result: Int32, function: String, source: String, relay: InterruptRelay, io: InputIO?) -> PlayheadError {
+        // The probe reads the first bytes and calls a failed read "no data": the I/O knows better.
+        if let io, result != FFmpegError.exit {
+            if let failure = io.sourceError {
+                return FFmpegError.error(.readFailed, "the byte source failed: \(failure)", function: function, result: result, file: source)
+            }
+            if io.error == FFmpegError.timedOut {
+                return FFmpegError.error(.timedOut, "no data arrived within the stall timeout", function: function, result: io.error, file: source)
+            }
+            if io.error == FFmpegError.exit || relay.shouldInterrupt {
+                return interruptedError(source: source, interrupt: relay.current, function: function, result: result)
+            }
+        }
         switch result {
         case FFmpegError.exit:
-            return interruptedError(source: source, interrupt: interrupt, function: function, result: result)
+            return interruptedError(source: source, interrupt: relay.current, function: function, result: result)
+        case FFmpegError.timedOut:
+            return FFmpegError.error(.timedOut, "no data arrived within the stall timeout", function: function, result: result, file: source)
         case FFmpegError.noSuchFile:
             return FFmpegError.error(.fileNotFound, "no such file", function: function, result: result, file: source)
         case FFmpegError.accessDenied:
@@ -99,17 +152,17 @@ final class FormatContext {
             }
             return FFmpegError.error(.unrecognizedFormat, "not a recognized media format", function: function, result: result, file: source)
         default:
-            if interrupt.shouldInterrupt {
-                return interruptedError(source: source, interrupt: interrupt, function: function, result: result)
+            if relay.shouldInterrupt {
+                return interruptedError(source: source, interrupt: relay.current, function: function, result: result)
             }
             return FFmpegError.error(.openFailed, "could not open the media", function: function, result: result, file: source)
         }
     }
 
     static func interruptedError(source: String, interrupt: InterruptFlag?, function: String, result: Int32) -> PlayheadError {
-        if interrupt?.isRaised ?? true {
+        if interrupt?.isRaised ?? false {
             return PlayheadError(code: .cancelled, message: "cancelled while opening", file: source, cause: FFmpegError.cause(function, result))
         }
-        return PlayheadError(code: .readFailed, message: "timed out while opening", file: source, cause: FFmpegError.cause(function, result))
+        return PlayheadError(code: .timedOut, message: "did not open within the open timeout", file: source, cause: FFmpegError.cause(function, result))
     }
 }

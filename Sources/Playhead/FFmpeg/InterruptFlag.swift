@@ -34,15 +34,26 @@ final class InterruptFlag: Sendable {
 /// context now (the probe that opened it, then the session or request it was handed to).
 final class InterruptRelay: Sendable {
     private let flag: Locked<InterruptFlag?>
+    /// The open timeout: trips the callback while a source is being opened, lifted once it is.
+    private let deadline: Locked<InterruptFlag?>
 
-    init(_ flag: InterruptFlag?) { self.flag = Locked(flag) }
+    init(_ flag: InterruptFlag?, openTimeout: Duration? = nil) {
+        self.flag = Locked(flag)
+        deadline = Locked(openTimeout.map { InterruptFlag(timeout: $0) })
+    }
 
     var current: InterruptFlag? { flag.withLock { $0 } }
 
     /// Makes `flag` the one the callback asks.
     func attach(_ flag: InterruptFlag?) { self.flag.withLock { $0 = flag } }
 
-    var shouldInterrupt: Bool { current?.shouldInterrupt ?? false }
+    /// Ends the open timeout (the source is open and its streams known).
+    func liftDeadline() { deadline.withLock { $0 = nil } }
+
+    /// The open timeout has passed.
+    var openTimedOut: Bool { deadline.withLock { $0?.hasTimedOut ?? false } }
+
+    var shouldInterrupt: Bool { (current?.shouldInterrupt ?? false) || openTimedOut }
 
     /// The callback record for `AVFormatContext.interrupt_callback`. The caller must keep `self`
     /// alive for as long as the context may call it.

@@ -106,10 +106,19 @@ final class Demuxer {
     }
 
     /// Opens `source` and reads its stream parameters. Blocking; `interrupt` can stop it.
-    static func open(_ source: String, interrupt: InterruptFlag) throws(PlayheadError) -> Demuxer {
-        if !source.contains("://") { try checkLocalFile(source) }
-        let context = try FormatContext.open(source, interrupt: interrupt)
+    static func open(_ source: String, interrupt: InterruptFlag, options: AssetOptions = AssetOptions()) throws(PlayheadError) -> Demuxer {
+        try open(MediaInput(source), interrupt: interrupt, options: options)
+    }
+
+    /// Opens `input` and reads its stream parameters. Blocking; `interrupt` can stop it.
+    static func open(_ input: MediaInput, interrupt: InterruptFlag, options: AssetOptions = AssetOptions()) throws(PlayheadError) -> Demuxer {
+        let source = input.name
+        if input.isPath { try checkLocalFile(source) }
+        let context = try FormatContext.open(input, interrupt: interrupt, options: options)
+        // The open timeout covers reading the stream parameters too; then it is lifted.
+        defer { context.relay.liftDeadline() }
         try context.findStreamInfo()
+        context.clearStaleInterrupt()
         guard context.streamCount > 0 else {
             throw PlayheadError(code: .noStreams, message: "the container holds no streams", file: source)
         }
@@ -165,8 +174,17 @@ final class Demuxer {
                 return .packet
             }
             if result == FFmpegError.eof { return .end(endOfData(readError: nil)) }
-            if result == FFmpegError.exit || (interrupt?.shouldInterrupt ?? false) { return .end(.cancelled) }
-            let error = FFmpegError.error(.readFailed, "part of the data could not be read", function: "av_read_frame", result: result, file: source)
+            // Cancelled only when this reader's owner asked: an EXIT left over from an earlier
+            // interrupt is an I/O failure like any other, not a stop that nobody requested.
+            if interrupt?.isRaised ?? false { return .end(.cancelled) }
+            if result == FFmpegError.timedOut {
+                // A network source sent nothing for the stall timeout: retrying would wait again.
+                return .end(.failed(FFmpegError.error(.timedOut, "no data arrived within the stall timeout", function: "av_read_frame", result: result, file: source)))
+            }
+            let error = FFmpegError.error(.readFailed, context.io.sourceError.map { "the byte source failed: \($0)" } ?? "part of the data could not be read",
+                                          function: "av_read_frame", result: result, file: source)
+            // The caller's byte source failed: its error, not a guess about the file.
+            if context.io.sourceError != nil { return .end(.failed(error)) }
             readDamage.record(error)
             consecutiveErrors += 1
             if context.pointer.pointee.pb?.pointee.eof_reached != 0 { return .end(endOfData(readError: error)) }

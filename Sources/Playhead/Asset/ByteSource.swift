@@ -1,0 +1,48 @@
+import Foundation
+
+/// Bytes of a media file that the caller provides: held in memory, fetched through the caller's
+/// own storage client, decrypted on the fly. Playhead's demuxer reads them through FFmpeg's
+/// custom I/O, as it reads a file.
+///
+/// Reads are positional: each opened reader of the asset (its probe, a player, an image request)
+/// keeps its own position and asks for the bytes at that offset, so several can read one source
+/// at once, like the data requests of a resource loader. A source that is not seekable is a
+/// stream: it is read once, in order, from offset 0, by one reader; what needs a seek (a player
+/// seek, exact images far into a file whose index is at the end) then fails with a typed error.
+///
+/// ```swift
+/// let asset = Asset(byteSource: MemoryByteSource(bytes), name: "upload.mp4")
+/// ```
+public protocol ByteSource: Sendable {
+    /// The total size in bytes, when known. Containers that keep their index at the end (MP4)
+    /// need it, or a seekable source that reads to the end.
+    var size: Int64? { get }
+    /// Whether a read may start at any offset. Defaults to true.
+    var isSeekable: Bool { get }
+    /// Copies up to `buffer.count` bytes starting at `offset` into `buffer` and returns how many
+    /// it copied; 0 means the end of the data. Called on a Playhead I/O thread and may block; a
+    /// thrown error ends the read as `io.readFailed`, with the error's description.
+    func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+}
+
+extension ByteSource {
+    public var isSeekable: Bool { true }
+}
+
+/// A ``ByteSource`` over bytes held in memory.
+public struct MemoryByteSource: ByteSource {
+    private let bytes: Data
+
+    /// A source reading `bytes`.
+    public init(_ bytes: Data) { self.bytes = bytes }
+
+    public var size: Int64? { Int64(bytes.count) }
+
+    public func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard offset >= 0, offset < Int64(bytes.count) else { return 0 }
+        let start = bytes.startIndex + Int(offset)
+        let count = min(buffer.count, bytes.endIndex - start)
+        bytes.copyBytes(to: buffer, from: start..<(start + count))
+        return count
+    }
+}

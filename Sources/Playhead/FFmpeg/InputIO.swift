@@ -1,0 +1,115 @@
+import CFFmpeg
+import Foundation
+
+/// Owns the `AVIOContext` a format context reads from: opened by FFmpeg's protocols from a path
+/// or URL, or built over a caller's ``ByteSource``. Owning it (rather than letting
+/// `avformat_open_input` open and free it) keeps the I/O error of a failed open readable: a
+/// source that stalls while its first bytes are probed is a timeout, not "not a media format".
+///
+/// Not `Sendable`: used by the thread that owns its format context.
+final class InputIO {
+    let pointer: UnsafeMutablePointer<AVIOContext>
+    /// Set for a custom source: freed differently, and holds the caller's last error.
+    private let reader: ByteSourceReader?
+
+    private init(pointer: UnsafeMutablePointer<AVIOContext>, reader: ByteSourceReader?) {
+        self.pointer = pointer
+        self.reader = reader
+    }
+
+    deinit {
+        if reader != nil {
+            var buffer: UnsafeMutablePointer<UInt8>? = pointer.pointee.buffer
+            av_freep(&buffer)
+            var p: UnsafeMutablePointer<AVIOContext>? = pointer
+            avio_context_free(&p)
+        } else {
+            var p: UnsafeMutablePointer<AVIOContext>? = pointer
+            avio_closep(&p)
+        }
+    }
+
+    /// The I/O error the context met (a stall timeout, a dropped connection), 0 if none.
+    var error: Int32 { pointer.pointee.error }
+
+    /// What the caller's byte source threw, if it did.
+    var sourceError: String? { reader?.failure }
+
+    /// Opens a path or URL for reading with FFmpeg's protocols. Blocking.
+    /// Returns the context, or nil and FFmpeg's error code.
+    static func open(_ location: String, interrupt: inout AVIOInterruptCB, options: inout OpaquePointer?) -> (InputIO?, Int32) {
+        var pb: UnsafeMutablePointer<AVIOContext>?
+        let result = avio_open2(&pb, location, AVIO_FLAG_READ, &interrupt, &options)
+        guard result >= 0, let pb else { return (nil, result < 0 ? result : playhead_averror(EIO)) }
+        return (InputIO(pointer: pb, reader: nil), 0)
+    }
+
+    /// Custom I/O over `source`; `relay` stops a read between calls to the source.
+    static func custom(_ source: any ByteSource, relay: InterruptRelay) -> InputIO? {
+        let reader = ByteSourceReader(source: source, relay: relay)
+        let size: Int32 = 64 * 1024
+        guard let buffer = av_malloc(Int(size)) else { return nil }
+        let opaque = Unmanaged.passUnretained(reader).toOpaque()
+        let seek: (@convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int64)? = source.isSeekable ? { opaque, offset, whence in
+            guard let opaque else { return -1 }
+            return Unmanaged<ByteSourceReader>.fromOpaque(opaque).takeUnretainedValue().seek(offset, whence: whence)
+        } : nil
+        let context = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), size, 0, opaque, { opaque, data, count in
+            guard let opaque, let data else { return playhead_averror(EINVAL) }
+            return Unmanaged<ByteSourceReader>.fromOpaque(opaque).takeUnretainedValue().read(into: data, count: count)
+        }, nil, seek)
+        guard let context else {
+            av_free(buffer)
+            return nil
+        }
+        return InputIO(pointer: context, reader: reader)
+    }
+}
+
+/// The cursor of one reader over a ``ByteSource``, called by FFmpeg's custom I/O.
+private final class ByteSourceReader {
+    let source: any ByteSource
+    let relay: InterruptRelay
+    private var position: Int64 = 0
+    private(set) var failure: String?
+
+    init(source: any ByteSource, relay: InterruptRelay) {
+        self.source = source
+        self.relay = relay
+    }
+
+    func read(into data: UnsafeMutablePointer<UInt8>, count: Int32) -> Int32 {
+        if relay.shouldInterrupt { return FFmpegError.exit }
+        if let size = source.size, position >= size { return FFmpegError.eof }
+        let copied: Int
+        do {
+            copied = try source.read(at: position, into: UnsafeMutableRawBufferPointer(start: data, count: Int(count)))
+        } catch {
+            failure = String(describing: error)
+            return playhead_averror(EIO)
+        }
+        guard copied >= 0, copied <= Int(count) else {
+            failure = "the byte source returned \(copied) bytes for a buffer of \(count)"
+            return playhead_averror(EIO)
+        }
+        if copied == 0 { return FFmpegError.eof }
+        position += Int64(copied)
+        return Int32(copied)
+    }
+
+    func seek(_ offset: Int64, whence: Int32) -> Int64 {
+        if whence & AVSEEK_SIZE != 0 { return source.size ?? Int64(playhead_averror(ENOSYS)) }
+        let target: Int64
+        switch whence & ~AVSEEK_FORCE {
+        case SEEK_SET: target = offset
+        case SEEK_CUR: target = position + offset
+        case SEEK_END:
+            guard let size = source.size else { return Int64(playhead_averror(ENOSYS)) }
+            target = size + offset
+        default: return Int64(playhead_averror(EINVAL))
+        }
+        guard target >= 0 else { return Int64(playhead_averror(EINVAL)) }
+        position = target
+        return target
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Playhead
+
+/// A caller's own bytes, read through custom I/O: the same frames, images and properties as the
+/// file; a stream read once and in order; a failing source is a typed error naming it.
+@Suite struct ByteSourceTests {
+    /// Bytes that can be read only forward, once, like a socket; records any read that goes back.
+    final class StreamSource: ByteSource {
+        let bytes: Data
+        let wentBack = Atomic<Bool>(false)
+        private let next = Atomic<Int64>(0)
+        init(_ bytes: Data) { self.bytes = bytes }
+        var size: Int64? { nil }
+        var isSeekable: Bool { false }
+        func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            if offset != next.load(ordering: .relaxed) { wentBack.store(true, ordering: .relaxed) }
+            let count = try MemoryByteSource(bytes).read(at: offset, into: buffer)
+            next.store(offset + Int64(count), ordering: .relaxed)
+            return count
+        }
+    }
+
+    struct Broken: Error, CustomStringConvertible { var description: String { "the store said no" } }
+
+    /// Fails every read after the first `good` bytes.
+    struct FailingSource: ByteSource {
+        let bytes: Data
+        let good: Int64
+        var size: Int64? { Int64(bytes.count) }
+        func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            guard offset < good else { throw Broken() }
+            let limited = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(buffer.count, Int(good - offset))])
+            return try MemoryByteSource(bytes).read(at: offset, into: limited)
+        }
+    }
+
+    /// The sample clip as an MPEG-TS stream (remuxed by ffmpeg, nothing re-encoded).
+    static func transportStream() async throws -> Data {
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        return Data(try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", clip, "-c", "copy", "-f", "mpegts", "-"]))
+    }
+
+    static func frames(_ asset: Asset) async -> (DecodeResult, [InMemorySink.Frame]) {
+        let sink = InMemorySink()
+        let result = await DecodeSession(asset: asset).run(into: sink)
+        return (result, sink.frames)
+    }
+
+    @Test(arguments: ["h264-aac.mp4", "hevc-aac.mkv"])
+    func memoryGivesWhatTheFileGives(name: String) async throws {
+        let path = try Fixtures.clip(name)
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let file = Asset(path: path), memory = Asset(byteSource: MemoryByteSource(data), name: name)
+        let (fileTracks, fileDuration) = try await file.load(.tracks, .duration)
+        let (memoryTracks, memoryDuration) = try await memory.load(.tracks, .duration)
+        #expect(fileTracks == memoryTracks)
+        #expect(fileDuration == memoryDuration)
+        let (fileResult, fileFrames) = await Self.frames(file)
+        let (memoryResult, memoryFrames) = await Self.frames(memory)
+        #expect(memoryResult.status == .completed && fileResult.status == .completed)
+        #expect(!fileFrames.isEmpty && memoryFrames == fileFrames, "\(memoryFrames.count) of \(fileFrames.count) frames")
+        // Exact images at times of our choosing (several readers of one source at once).
+        let times = [0.3, 1.1, 0.05, 1.9, 1.1].map { MediaTime(seconds: $0) }
+        var fromFile: [GeneratedImage?] = [], fromMemory: [GeneratedImage?] = []
+        for await result in AssetImageGenerator(asset: file).images(for: times) { fromFile.append(result.image) }
+        for await result in AssetImageGenerator(asset: memory).images(for: times) { fromMemory.append(result.image) }
+        #expect(fromFile.count == times.count && fromFile.allSatisfy { $0 != nil })
+        #expect(fromMemory == fromFile)
+    }
+
+    @Test func aStreamIsReadOnceInOrderAndCannotBeOpenedAgain() async throws {
+        let bytes = try await Self.transportStream()
+        let source = StreamSource(bytes)
+        let asset = Asset(byteSource: source, name: "upload.ts")
+        let (result, frames) = await Self.frames(asset)
+        let (_, fileFrames) = await Self.frames(Asset(byteSource: MemoryByteSource(bytes), name: "seekable.ts"))
+        #expect(result.status == .completed, "\(result.status)")
+        #expect(frames == fileFrames && !frames.isEmpty)
+        let wentBack = source.wentBack.load(ordering: .relaxed)
+        #expect(!wentBack, "a stream source was asked to go back")
+        // Its bytes are used up: a second reader gets a typed error, not the middle of the stream.
+        let (again, _) = await Self.frames(asset)
+        guard case .failed(let error) = again.status else {
+            Issue.record("a second read of a used-up stream should fail: \(again.status)")
+            return
+        }
+        #expect(error.code == .seekFailed && error.file == "upload.ts")
+    }
+
+    @Test func aFailingSourceIsATypedErrorNamingIt() async throws {
+        let data = try await Self.transportStream()
+        // At once: the open fails.
+        let none = Asset(byteSource: FailingSource(bytes: data, good: 0), name: "store://bucket/none.ts")
+        do {
+            _ = try await none.load(.tracks)
+            Issue.record("a source that fails every read should not open")
+        } catch {
+            #expect(error.code == .readFailed && error.message.contains("the store said no"), "\(error)")
+            #expect(error.file == "store://bucket/none.ts")
+        }
+        // Midway: the session fails with the source's error, after the frames it could read.
+        let half = Asset(byteSource: FailingSource(bytes: data, good: Int64(data.count / 2)), name: "half.ts")
+        let (result, frames) = await Self.frames(half)
+        guard case .failed(let error) = result.status else {
+            Issue.record("a source failing midway should fail the session: \(result.status)")
+            return
+        }
+        #expect(error.code.family == .io && error.message.contains("the store said no"), "\(error)")
+        #expect(frames.count > 5 && frames.count < 50, "\(frames.count)")
+    }
+}

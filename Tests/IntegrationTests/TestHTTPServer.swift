@@ -1,0 +1,177 @@
+import Foundation
+import Glibc
+import Testing
+
+/// A small HTTP/1.1 server on 127.0.0.1, started and stopped by a test, serving files of a folder
+/// with range support — and misbehaving on request, by the first part of the path:
+///
+/// - `/ok/NAME`: the file, honouring `Range: bytes=A-` (206);
+/// - `/silent/NAME`: reads the request and never answers;
+/// - `/stall-headers/NAME`: sends the headers, then nothing;
+/// - `/stall-body/NAME`: sends the headers and half of the body, then nothing;
+/// - `/drop/NAME`: the first request gets half of the body and the connection closed; later
+///   (range) requests are answered in full, as `/ok/`;
+/// - `/lie/NAME`: promises 100,000 bytes more than the file in `Content-Length`, sends the file
+///   and closes; a range request past the end gets 416;
+/// - `/loop/NAME`: redirects to itself (302), forever.
+final class TestHTTPServer: @unchecked Sendable {
+    // @unchecked Sendable: `listener` and `port` are set in init and only read after; `drops`
+    // and `stopped` are touched only under `lock`; each connection's socket belongs to its thread.
+    let port: UInt16
+    private let listener: Int32
+    private let root: String
+    private let lock = NSLock()
+    private var drops: Set<String> = []
+    private var stopped = false
+    private var open: [Int32] = []
+
+    init(root: String) throws {
+        self.root = root
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            _ = Glibc.close(fd)
+            throw POSIXError(.EADDRINUSE)
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listener = fd
+        port = UInt16(bigEndian: address.sin_port)
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    func url(_ mode: String, _ name: String) -> String { "http://127.0.0.1:\(port)/\(mode)/\(name)" }
+
+    /// Stops accepting and closes every connection (stalled ones included).
+    func stop() {
+        let sockets = lock.withLock { () -> [Int32] in
+            stopped = true
+            return open
+        }
+        shutdown(listener, Int32(SHUT_RDWR))
+        _ = Glibc.close(listener)
+        for fd in sockets { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    private func acceptLoop() {
+        while true {
+            let fd = accept(listener, nil, nil)
+            if fd < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            let keep = lock.withLock { () -> Bool in
+                if stopped { return false }
+                open.append(fd)
+                return true
+            }
+            guard keep else {
+                _ = Glibc.close(fd)
+                return
+            }
+            Thread { [self] in
+                serve(fd)
+                lock.withLock { open.removeAll { $0 == fd } }
+                _ = Glibc.close(fd)
+            }.start()
+        }
+    }
+
+    private func serve(_ fd: Int32) {
+        // One request per connection (Connection: close), enough for FFmpeg's HTTP client.
+        var request: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !request.containsHeaderEnd {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { return }
+            request.append(contentsOf: buffer[0..<n])
+            if request.count > 65536 { return }
+        }
+        let text = String(decoding: request, as: UTF8.self)
+        let lines = text.components(separatedBy: "\r\n")
+        let parts = lines.first?.split(separator: " ") ?? []
+        guard parts.count >= 2 else { return }
+        let path = String(parts[1])
+        let pieces = path.split(separator: "/", maxSplits: 1).map(String.init)
+        guard pieces.count == 2 else { return send(fd, status: "404 Not Found", headers: [], body: []) }
+        let (mode, name) = (pieces[0], pieces[1])
+        if mode == "loop" { return send(fd, status: "302 Found", headers: ["Location: \(path)"], body: []) }
+        if mode == "silent" { return waitForClose(fd) }
+        guard let data = FileManager.default.contents(atPath: root + "/" + name) else {
+            return send(fd, status: "404 Not Found", headers: [], body: [])
+        }
+        let bytes = [UInt8](data)
+        var start = 0
+        if let range = lines.first(where: { $0.lowercased().hasPrefix("range: bytes=") }) {
+            start = Int(range.dropFirst("range: bytes=".count).split(separator: "-").first ?? "0") ?? 0
+        }
+        if start >= bytes.count, start > 0 {
+            return send(fd, status: "416 Range Not Satisfiable", headers: ["Content-Range: bytes */\(bytes.count)"], body: [])
+        }
+        let body = Array(bytes[start...])
+        var headers = ["Accept-Ranges: bytes", "Content-Type: application/octet-stream"]
+        let status = start > 0 ? "206 Partial Content" : "200 OK"
+        if start > 0 { headers.append("Content-Range: bytes \(start)-\(bytes.count - 1)/\(bytes.count)") }
+        switch mode {
+        case "stall-headers":
+            writeAll(fd, head(status, headers + ["Content-Length: \(body.count)"]))
+            waitForClose(fd)
+        case "stall-body":
+            writeAll(fd, head(status, headers + ["Content-Length: \(body.count)"]) + body.prefix(body.count / 2))
+            waitForClose(fd)
+        case "drop":
+            let first = lock.withLock { drops.insert(name).inserted }
+            if first {
+                writeAll(fd, head(status, headers + ["Content-Length: \(body.count)"]) + body.prefix(body.count / 2))
+            } else {
+                send(fd, status: status, headers: headers, body: body)
+            }
+        case "lie":
+            writeAll(fd, head(status, headers + ["Content-Length: \(body.count + 100_000)"]) + body)
+        default:
+            send(fd, status: status, headers: headers, body: body)
+        }
+    }
+
+    private func head(_ status: String, _ headers: [String]) -> [UInt8] {
+        Array(("HTTP/1.1 \(status)\r\n" + (headers + ["Connection: close"]).map { $0 + "\r\n" }.joined() + "\r\n").utf8)
+    }
+
+    private func send(_ fd: Int32, status: String, headers: [String], body: [UInt8]) {
+        writeAll(fd, head(status, headers + ["Content-Length: \(body.count)"]) + body)
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return }
+            offset += n
+        }
+    }
+
+    /// Holds the connection open, sending nothing, until the client or `stop` closes it.
+    private func waitForClose(_ fd: Int32) {
+        var byte: UInt8 = 0
+        while recv(fd, &byte, 1, 0) > 0 {}
+    }
+}
+
+private extension [UInt8] {
+    var containsHeaderEnd: Bool {
+        guard count >= 4 else { return false }
+        for i in 0...(count - 4) where self[i] == 13 && self[i + 1] == 10 && self[i + 2] == 13 && self[i + 3] == 10 { return true }
+        return false
+    }
+}
