@@ -112,10 +112,11 @@ struct ConcurrentPlayback {
         let log = OutputLog()
         let decoderThreads = command.maxSessions == 1 ? 0 : max(1, ProcessInfo.processInfo.activeProcessorCount / command.maxSessions)
         let keepsOutput = command.format != .none
-        try await output.writeSummary(BatchRun.Tally(command: "play", shard: "", shardFrom: ""))
         let output = self.output
-        let run = BatchRun(options: batch, concurrency: command.maxSessions, command: "play")
-        let tally = try await run.run(prepare: { entries -> [BatchRun.Prepared<Result<String, PlayheadError>?>] in
+        let run = BatchRun(options: batch, concurrency: command.maxSessions, command: "play", wait: command.wait)
+        let tally = try await run.run(ready: {
+            try await output.writeSummary(BatchRun.Tally(command: "play", shard: "", shardFrom: ""))
+        }, prepare: { entries -> [BatchRun.Prepared<Result<String, PlayheadError>?>] in
             guard keepsOutput else { return entries.map { _ in .start(nil) } }
             return await BatchRun.claim(entries, in: output.folder).map {
                 switch $0 {

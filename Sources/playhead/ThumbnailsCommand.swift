@@ -177,13 +177,14 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         let (shard, _) = try BatchRun.shard(batch)
         let folder = shard.count == 1 ? out : out + "/shard-\(shard.index)-of-\(shard.count)"
         let output = try await RunOutput.open(folder, wait: wait, inputs: [])
-        try await output.writeSummary(BatchRun.Tally(command: "thumbnails", shard: shard.description, shardFrom: ""))
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: maxSessions)
         let tolerance = self.tolerance.map { MediaTime(seconds: $0) }
         let settings = ThumbnailJob.Settings(plan: TimePlan(count: count, every: every, at: at), tolerance: tolerance, size: size, format: format, sheet: false)
-        let run = BatchRun(options: batch, concurrency: maxSessions, command: "thumbnails")
+        let run = BatchRun(options: batch, concurrency: maxSessions, command: "thumbnails", wait: wait)
         let options = sourceOptions.assetOptions
-        let tally = try await run.run(prepare: { entries in
+        let tally = try await run.run(ready: {
+            try await output.writeSummary(BatchRun.Tally(command: "thumbnails", shard: shard.description, shardFrom: ""))
+        }, prepare: { entries in
             await BatchRun.claim(entries, in: output.folder)
         }, release: { claims in
             for case .success(let path) in claims { _ = await output.folder.removeIfEmpty(URL(fileURLWithPath: path).lastPathComponent) }

@@ -33,7 +33,7 @@ struct BatchOptions: ParsableArguments {
         if !paths.isEmpty { throw ValidationError("give sources either as arguments or with --manifest, not both") }
         if resume, results == nil { throw ValidationError("--resume needs the --results file to go on from") }
         if resultsRequired, results == nil { throw ValidationError("--manifest needs --results FILE.jsonl for this command") }
-        if !(progressInterval >= 0 && progressInterval.isFinite) { throw ValidationError("--progress-interval must be 0 or more seconds") }
+        if !(progressInterval == 0 || (progressInterval >= 0.1 && progressInterval <= 86_400)) { throw ValidationError("--progress-interval must be 0 (none) or 0.1 … 86400 seconds") }
         if let shard, Shard.parse(shard) == nil { throw ValidationError("--shard takes K/N with 0 <= K < N, like 3/16") }
         if let shards, shards < 1 || shards > 1_000_000 { throw ValidationError("--shards must be 1 … 1000000") }
     }

@@ -11,6 +11,8 @@ struct BatchRun {
     var options: BatchOptions
     var concurrency: Int
     var command: String
+    /// `--wait`: wait for another run to let go of the results file instead of refusing.
+    var wait = false
 
     /// What the work for one source gives: its record (nil when it was stopped part way, so it
     /// must be redone) and whether it failed.
@@ -67,6 +69,7 @@ struct BatchRun {
     /// start (to claim their output folders at once); `release` gets the claims of sources that
     /// never started (a signal came); `onStop` runs on a signal (to cancel what `work` waits on).
     func run<Report: Encodable & Sendable, Claim: Sendable>(
+        ready: @Sendable () async throws -> Void = {},
         prepare: @escaping @Sendable ([ManifestEntry]) async -> [Prepared<Claim>],
         release: @escaping @Sendable ([Claim]) async -> Void = { _ in },
         onStop: @escaping @Sendable () -> Void = {},
@@ -74,13 +77,20 @@ struct BatchRun {
     ) async throws -> Tally {
         let start = ContinuousClock.now
         let (shard, origin) = try Self.shard(options)
-        let log = try options.results.map { try ResultsLog(path: $0, resume: options.resume) }
+        let log = try await options.results.asyncMap { path in
+            try await ResultsLog.open(path: path, resume: options.resume, wait: wait, expecting: ResultsLog.Expectation(command: command, shard: shard.description))
+        }
+        // Only now that the results file is ours does the run show itself (a refused run leaves
+        // the output folder's summary as it was).
+        try await ready()
         Console.err("playhead \(command): shard \(shard) (\(origin == .none ? "the whole manifest" : "from " + origin.rawValue))"
                     + (log.map { $0.recordsFound > 0 ? ", \($0.recordsFound) sources already recorded in \($0.path)" : "" } ?? "")
                     + ((log?.tornBytes ?? 0) > 0 ? ", a torn last line cut" : "") + "\n")
         let manifestPath = options.manifest ?? "-"
-        let total = manifestPath == "-" ? nil : try await Self.count(manifestPath, shard: shard, log: log)
         let reader = try ManifestReader(path: manifestPath)
+        // Counted in a first pass only when it can be read twice: a pipe, a FIFO or standard input
+        // is read once, as it comes (progress then has no total).
+        let total = reader.isRegularFile ? try await Self.count(manifestPath, shard: shard, log: log) : nil
         let progress = BatchProgress(total: total, interval: options.progressInterval, shard: shard)
         let shardText = shard.description
         let encoder = Self.encoder()
@@ -134,7 +144,7 @@ struct BatchRun {
                     tally.done += 1
                     if outcome.failed { tally.failed += 1 }
                     progress.finished(failed: outcome.failed)
-                    try await Self.append(try encoder.encode(Record(source: entry.source, line: entry.line, shard: shardText, report: report)), to: log)
+                    try await Self.append(try encoder.encode(Record(command: command, source: entry.source, line: entry.line, shard: shardText, report: report)), to: log)
                 }
                 // Sources read but never started (a signal came) are not done.
                 tally.notDone += queue.count
@@ -164,17 +174,19 @@ extension BatchRun {
     /// One source's record: the command's per-file entry with the source, its manifest line and
     /// the shard beside its fields.
     struct Record<Report: Encodable>: Encodable {
+        var command: String
         var source: String
         var line: Int
         var shard: String
         var report: Report
 
-        enum Keys: String, CodingKey { case kind, source, line, shard }
+        enum Keys: String, CodingKey { case kind, command, source, line, shard }
 
         func encode(to encoder: any Encoder) throws {
             try report.encode(to: encoder)
             var container = encoder.container(keyedBy: Keys.self)
             try container.encode("file", forKey: .kind)
+            try container.encode(command, forKey: .command)
             try container.encode(source, forKey: .source)
             try container.encode(line, forKey: .line)
             try container.encode(shard, forKey: .shard)
@@ -261,6 +273,13 @@ extension BatchRun {
             total += chunk.count
             if ended { return total }
         }
+    }
+}
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
     }
 }
 

@@ -28,6 +28,9 @@ final class ManifestReader: @unchecked Sendable {
     private var start = 0
     private var atEnd = false
     private var lineNumber = 0
+    /// A regular file, which can be read twice (once to count its sources for progress); a pipe,
+    /// a FIFO or standard input is read once.
+    let isRegularFile: Bool
     /// The longest line taken (a longer one is reported as a problem and skipped).
     static let maximumLineBytes = 64 * 1024
 
@@ -37,10 +40,14 @@ final class ManifestReader: @unchecked Sendable {
             descriptor = STDIN_FILENO
             ownsDescriptor = false
         } else {
-            descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+            // Non-blocking: opening a FIFO with no writer yet must not block (a signal could not
+            // end it); reads wait in `poll`, which a signal ends.
+            descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
             guard descriptor >= 0 else { throw CommandFailure(description: "cannot read the manifest \(path): \(String(cString: strerror(errno)))") }
             ownsDescriptor = true
         }
+        var info = stat()
+        isRegularFile = fstat(descriptor, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
     }
 
     deinit {
@@ -49,8 +56,10 @@ final class ManifestReader: @unchecked Sendable {
 
     /// The next entry, or nil at the end of the manifest.
     func next() throws -> ManifestEntry? {
-        while let line = try nextLine() {
+        while var line = try nextLine() {
             lineNumber += 1
+            // A byte-order mark that an editor put before the first line is not part of the path.
+            if lineNumber == 1, line.starts(with: [0xEF, 0xBB, 0xBF]) { line.removeFirst(3) }
             guard let text = String(validating: line, as: UTF8.self) else {
                 return ManifestEntry(source: "line \(lineNumber)", line: lineNumber, problem: "line \(lineNumber) of \(path) is not UTF-8")
             }
@@ -116,7 +125,7 @@ final class ManifestReader: @unchecked Sendable {
             var block = [UInt8](repeating: 0, count: 65536)
             let n = block.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if n < 0 {
-                if errno == EINTR { continue }
+                if errno == EINTR || errno == EAGAIN { continue }
                 throw CommandFailure(description: "cannot read the manifest \(path): \(String(cString: strerror(errno)))")
             }
             if n == 0 { atEnd = true } else { buffer.append(contentsOf: block[0..<n]) }

@@ -23,6 +23,44 @@ final class ResultsLog: @unchecked Sendable {
     private(set) var recordsFound = 0
     /// Bytes of a torn last line cut off on resume.
     private(set) var tornBytes = 0
+    /// Lines read back on resume that are not records (not JSON objects): reported, and their
+    /// sources (if any) done again.
+    private(set) var unreadableLines = 0
+    /// Which run's records a resume may go on from.
+    private let expected: Expectation?
+    /// The first record that belongs to another command or shard, if any.
+    private var foreign: String?
+
+    /// The command and shard whose results a resumed run expects: a results file of another
+    /// command or another shard would make it skip sources it has not done.
+    struct Expectation: Sendable {
+        var command: String
+        var shard: String
+    }
+
+    /// Opens the results file; with `wait`, waits (until a signal) for another run to let go of it.
+    static func open(path: String, resume: Bool, wait: Bool, expecting: Expectation) async throws -> ResultsLog {
+        var announced = false
+        while true {
+            do {
+                return try ResultsLog(path: path, resume: resume, expecting: expecting)
+            } catch let busy as Busy where wait {
+                if SignalWatcher.shared.received != nil { throw busy.failure }
+                if !announced {
+                    Console.err("playhead: waiting for another run to let go of the results file \(path)\n")
+                    announced = true
+                }
+                try? await Task.sleep(for: .milliseconds(200))
+            } catch let busy as Busy {
+                throw busy.failure
+            }
+        }
+    }
+
+    /// Another run holds the file's lock.
+    struct Busy: Error {
+        var failure: CommandFailure
+    }
 
     struct Fingerprint: Hashable, Comparable, Sendable {
         var a: UInt64, b: UInt64
@@ -34,8 +72,9 @@ final class ResultsLog: @unchecked Sendable {
         static func < (l: Fingerprint, r: Fingerprint) -> Bool { (l.a, l.b) < (r.a, r.b) }
     }
 
-    init(path: String, resume: Bool) throws {
+    init(path: String, resume: Bool, expecting: Expectation? = nil) throws {
         self.path = path
+        expected = expecting
         descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw CommandFailure(description: "cannot open the results file \(path): \(String(cString: strerror(errno)))") }
         do {
@@ -44,13 +83,19 @@ final class ResultsLog: @unchecked Sendable {
                 throw CommandFailure(description: "the results file \(path) is not a regular file")
             }
             guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-                throw CommandFailure(description: "another run is writing the results file \(path) (output.outputBusy)")
+                throw Busy(failure: CommandFailure(description: "another run is writing the results file \(path) (output.outputBusy); --wait waits for it"))
             }
             if info.st_size > 0 {
                 guard resume else {
                     throw CommandFailure(description: "the results file \(path) already holds results: add --resume to go on from them, or give another file")
                 }
                 try readBack(size: Int(info.st_size))
+                if let foreign {
+                    throw CommandFailure(description: "the results file \(path) holds results of another run (\(foreign)): resume with the same command and shard, or give another file")
+                }
+                if unreadableLines > 0 {
+                    Console.err("playhead: \(unreadableLines) line(s) of \(path) are not records; their sources are done again\n")
+                }
             }
         } catch {
             close(descriptor)
@@ -136,9 +181,22 @@ final class ResultsLog: @unchecked Sendable {
     private func note(_ line: [UInt8]) {
         struct Record: Decodable {
             var kind: String?
+            var command: String?
             var source: String?
+            var shard: String?
         }
-        guard !line.isEmpty, let record = try? JSONDecoder().decode(Record.self, from: Data(line)) else { return }
+        guard !line.isEmpty else { return }
+        guard let record = try? JSONDecoder().decode(Record.self, from: Data(line)) else {
+            unreadableLines += 1
+            return
+        }
+        if let expected, foreign == nil {
+            if let command = record.command, command != expected.command {
+                foreign = "a record of `\(command)`, this is `\(expected.command)`"
+            } else if let shard = record.shard, shard != expected.shard {
+                foreign = "a record of shard \(shard), this is shard \(expected.shard)"
+            }
+        }
         guard record.kind == "file", let source = record.source else { return }
         done.append(Fingerprint(source))
         recordsFound += 1
