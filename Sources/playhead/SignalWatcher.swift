@@ -22,13 +22,19 @@ final class SignalWatcher: Sendable {
     func install() {
         signal(SIGPIPE, SIG_IGN)
         var sources: [any DispatchSourceSignal] = []
+        // The default action stays until each source is registered (libdispatch then installs
+        // its own handler): a signal that comes while they are being set up ends the process as
+        // it would have anyway. Ignoring the signals first (as on Darwin) would lose one that
+        // came before the registration — under load that window is hundreds of milliseconds.
+        let registered = DispatchSemaphore(value: 0)
         for number in [SIGINT, SIGTERM, SIGHUP] {
-            signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [self] in received(number) }
+            source.setRegistrationHandler { registered.signal() }
             source.resume()
             sources.append(source)
         }
+        for _ in sources { _ = registered.wait(timeout: .now() + .seconds(2)) }
         state.withLock { $0.sources = sources }
     }
 

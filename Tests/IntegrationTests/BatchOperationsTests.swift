@@ -3,7 +3,7 @@ import Testing
 
 /// Batch runs attacked through their operations: manifests that are pipes, FIFOs and process
 /// substitutions, a byte-order mark, results files of another run, a locked results file,
-/// absurd intervals.
+/// absurd intervals, and a signal moments after the start.
 @Suite(.serialized) struct BatchOperationsTests {
     static func records(_ path: String) -> [[String: Any]] {
         guard let data = FileManager.default.contents(atPath: path) else { return [] }
@@ -58,6 +58,22 @@ import Testing
         #expect(stopped.status == 143 && !stopped.killedBySignal, "\(stopped.stderr)")
         let shard = Self.records(folder + "/silent.jsonl").last
         #expect(shard?["kind"] as? String == "shard" && shard?["state"] as? String == "cancelled", "\(String(describing: shard))")
+    }
+
+    /// A signal moments after the start is never lost: the run stops with 128 + the signal (or,
+    /// before its handling is set up, the signal's default action ends it).
+    @Test func aSignalRightAfterTheStartIsNotLost() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fifo = folder + "/manifest.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        var random = SeededGenerator()
+        for _ in 0..<8 {
+            let delay = Duration.milliseconds(Int.random(in: 5...150, using: &random))
+            let outcome = try await HostileRun.signalled(["probe", "--progress-interval", "0", "--manifest", fifo], signal: SIGTERM, after: delay)
+            #expect(outcome.status == 143 || (outcome.killedBySignal && outcome.status == SIGTERM),
+                    "SIGTERM after \(delay) (seed \(random.seed)): status \(outcome.status)")
+        }
     }
 
     /// Resuming from the results of another command or another shard is refused (it would skip
