@@ -8,10 +8,10 @@ if [ $# -gt 0 ]; then exec swift test "$@"; fi
 # after everything else has run in parallel, so that other tests' load does not blur them; so do
 # the suites that run many CLI processes at once (manifests, hostile operations), whose load would
 # blur the time bounds of the others.
-isolated="RealtimeAudioTests|ThreadBudgetTests|ManifestTests|HostileOperationsTests|SourceTests"
+isolated="RealtimeAudioTests|ThreadBudgetTests|ManifestTests|HostileOperationsTests|BatchOperationsTests|SourceTests"
 swift test --skip "$isolated"
 swift test --skip-build --filter RealtimeAudioTests
 swift test --skip-build --filter ThreadBudgetTests
-swift test --skip-build --filter "ManifestTests|HostileOperationsTests"
+swift test --skip-build --filter "ManifestTests|HostileOperationsTests|BatchOperationsTests"
 # Time bounds on misbehaving servers: measured without the rest of the suite loading the machine.
 swift test --skip-build --filter SourceTests
