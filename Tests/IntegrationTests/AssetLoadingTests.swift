@@ -70,7 +70,8 @@ import Testing
             #expect(error.code == .timedOut)
             #expect(error.message.contains("open timeout"))
         }
-        #expect(ContinuousClock.now - start < Bound.seconds(10))
+        // A bound against hanging, not a speed target: under the whole suite the probe may wait for a worker thread.
+        #expect(ContinuousClock.now - start < Bound.seconds(20))
     }
 
     private func waitUntilLoading(_ asset: Asset) async throws {

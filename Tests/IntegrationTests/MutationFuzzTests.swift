@@ -35,7 +35,7 @@ import Testing
                 #expect(error.file == path, "case \(i): \(error)")
                 #expect(!error.message.isEmpty)
             }
-            #expect(ContinuousClock.now - start < Bound.seconds(10), "case \(i) took too long")
+            #expect(ContinuousClock.now - start < Bound.seconds(20), "case \(i) took too long (a bound against hanging, not a speed target)")
         }
         // The mutations must actually hurt: a fuzzer whose cases all pass tests nothing.
         #expect(failed > iterations / 10, "only \(failed) of \(iterations) mutated files failed")
