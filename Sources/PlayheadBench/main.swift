@@ -65,13 +65,19 @@ func measureSeeks(_ arguments: Arguments) async throws -> (times: [Double], seco
     return (times, seconds)
 }
 
+// A reader gone away is a failed write (exit 1), not a death by SIGPIPE.
+signal(SIGPIPE, SIG_IGN)
 do {
     let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()))
     let (times, seconds) = try await measureSeeks(arguments)
     let json = try JSONSerialization.data(withJSONObject: ["times": times, "seconds": seconds])
-    FileHandle.standardOutput.write(json)
-    FileHandle.standardOutput.write(Data("\n".utf8))
+    do {
+        // The throwing write: a closed or full standard output is an exit status, not a crash.
+        try FileHandle.standardOutput.write(contentsOf: json + Data("\n".utf8))
+    } catch {
+        exit(1)
+    }
 } catch {
-    FileHandle.standardError.write(Data("usage: playhead-bench seeks FILE [--count N] [--seed S] (\(error))\n".utf8))
+    try? FileHandle.standardError.write(contentsOf: Data("usage: playhead-bench seeks FILE [--count N] [--seed S] (\(error))\n".utf8))
     exit(2)
 }

@@ -106,7 +106,7 @@ import Testing
     static func outputs(_ command: [String], out: String, input: String, shell: String? = nil, stdin: String? = nil) async throws -> [String: Data] {
         let result: (status: Int32, stderr: String)
         if let shell {
-            let outcome = try await Self.shell(command + ["--out", out, input], before: shell)
+            let outcome = try await HostileRun.shell(command + ["--out", out, input], before: shell)
             result = (outcome.status, outcome.stderr)
         } else if let stdin {
             let outcome = try await HostileRun.shell(command + ["--out", out, input], redirections: "< '\(stdin)'")
@@ -123,25 +123,6 @@ import Testing
             files[name] = FileManager.default.contents(atPath: folder + "/" + name)
         }
         return files
-    }
-
-    /// Runs the CLI through `sh -c "<before> & exec playhead …"` (a writer into a FIFO).
-    static func shell(_ arguments: [String], before: String) async throws -> (status: Int32, stdout: String, stderr: String) {
-        let executable = try CLI.binary()
-        return try await offPool {
-            let quoted = ([executable.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "\(before) & exec \(quoted)"]
-            let out = Pipe(), err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            try process.run()
-            let output = out.fileHandleForReading.readDataToEndOfFile()
-            let data = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: data, as: UTF8.self))
-        }
     }
 
     /// HLS over HTTP gives the file's frames and images; a playlist loop ends at once, well
@@ -194,7 +175,7 @@ import Testing
             #expect(fromStdin == local, "\(command) from standard input: \(fromStdin.keys.sorted())")
         }
         let probe = try await CLI.run(["probe", "--json", clip])
-        let probeFIFO = try await Self.shell(["probe", "--json", fifo], before: writer)
+        let probeFIFO = try await HostileRun.shell(["probe", "--json", fifo], before: writer)
         #expect(probeFIFO.status == 0 && probe.status == 0, "\(probeFIFO.stderr)")
         let a = try #require(try CLI.assets(probe.stdout).first), b = try #require(try CLI.assets(probeFIFO.stdout).first)
         #expect(a["duration"] as? Double == b["duration"] as? Double && a["format"] as? String == b["format"] as? String)

@@ -341,13 +341,14 @@ enum HostileRun {
     /// Runs `/bin/sh -c "exec <playhead> <arguments> <redirections>"`: the redirections close,
     /// fill or redirect its streams (`>&-`, `2>/dev/full`, …). `brokenPipe` gives it a standard
     /// output nobody reads.
-    static func shell(_ arguments: [String], redirections: String, brokenPipe: Bool = false) async throws -> Outcome {
+    /// `before` runs first, in the background (`before & exec …`): a writer into a FIFO.
+    static func shell(_ arguments: [String], redirections: String = "", before: String? = nil, brokenPipe: Bool = false) async throws -> Outcome {
         let executable = try CLI.binary()
         return try await offPool {
             let quoted = ([executable.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "exec \(quoted) \(redirections)"]
+            process.arguments = ["-c", (before.map { "\($0) & " } ?? "") + "exec \(quoted) \(redirections)"]
             let out = Pipe(), err = Pipe()
             process.standardOutput = out
             process.standardError = err

@@ -175,3 +175,55 @@ private extension [UInt8] {
         return false
     }
 }
+
+/// The server the source tests lean on does what it says: whole files, ranges, the lie about
+/// the length, the redirect — checked byte for byte against the file, over a raw socket.
+@Suite struct TestHTTPServerTests {
+    /// One request; the whole response (the server closes every connection), split at the headers.
+    static func get(_ server: TestHTTPServer, _ path: String, range: Int? = nil) throws -> (head: String, body: [UInt8]) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { _ = Glibc.close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = server.port.bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0, "cannot connect to the test server")
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(range.map { "Range: bytes=\($0)-\r\n" } ?? "")\r\n".utf8)
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { break }
+            response.append(contentsOf: buffer[0..<n])
+        }
+        let separator: [UInt8] = [13, 10, 13, 10]
+        let end = try #require((0...(max(0, response.count - 4))).first { Array(response[$0..<min($0 + 4, response.count)]) == separator }, "no header end")
+        return (String(decoding: response[..<end], as: UTF8.self), Array(response[(end + 4)...]))
+    }
+
+    @Test func servesFilesRangesAndTheAgreedMisbehaviours() async throws {
+        let server = try TestHTTPServer(root: Fixtures.sampleMedia.path)
+        defer { server.stop() }
+        let file = try #require(FileManager.default.contents(atPath: try Fixtures.clip("h264-aac.mp4"))).map { $0 }
+        let whole = try await offPool { try Self.get(server, "/ok/h264-aac.mp4") }
+        #expect(whole.head.hasPrefix("HTTP/1.1 200") && whole.head.contains("Content-Length: \(file.count)"))
+        #expect(whole.body == file)
+        let tail = try await offPool { try Self.get(server, "/ok/h264-aac.mp4", range: 1000) }
+        #expect(tail.head.hasPrefix("HTTP/1.1 206") && tail.head.contains("Content-Range: bytes 1000-\(file.count - 1)/\(file.count)"))
+        #expect(tail.body == Array(file[1000...]))
+        let past = try await offPool { try Self.get(server, "/ok/h264-aac.mp4", range: file.count) }
+        #expect(past.head.hasPrefix("HTTP/1.1 416"))
+        let lie = try await offPool { try Self.get(server, "/lie/h264-aac.mp4") }
+        #expect(lie.head.contains("Content-Length: \(file.count + 100_000)") && lie.body == file)
+        let loop = try await offPool { try Self.get(server, "/loop/h264-aac.mp4") }
+        #expect(loop.head.hasPrefix("HTTP/1.1 302") && loop.head.contains("Location: /loop/h264-aac.mp4"))
+        let dropped = try await offPool { try Self.get(server, "/drop/h264-aac.mp4") }
+        #expect(dropped.body == Array(file.prefix(file.count / 2)), "the first request of /drop/ gets half and a closed connection")
+        let missing = try await offPool { try Self.get(server, "/ok/no-such-file.mp4") }
+        #expect(missing.head.hasPrefix("HTTP/1.1 404"))
+    }
+}

@@ -6,6 +6,10 @@ final class OwnedFrame {
     let pointer: UnsafeMutablePointer<AVFrame>
 
     init() {
+        // Unreachable from input, environment or arguments: av_frame_alloc allocates one struct of
+        // fixed size (no buffers: picture sizes go through av_frame_get_buffer, checked and typed
+        // in init(size:format:)) and fails only when malloc of that struct fails — the process is out of memory,
+        // a state in which Swift's own allocations (this object's) already abort.
         guard let frame = av_frame_alloc() else { fatalError("av_frame_alloc: out of memory") }
         pointer = frame
     }
@@ -54,6 +58,9 @@ final class OwnedPacket {
     let pointer: UnsafeMutablePointer<AVPacket>
 
     init() {
+        // Unreachable from input, environment or arguments: av_packet_alloc allocates one struct of
+        // fixed size (no data buffer) and fails only when malloc of that struct fails — the process is out of memory,
+        // a state in which Swift's own allocations (this object's) already abort.
         guard let packet = av_packet_alloc() else { fatalError("av_packet_alloc: out of memory") }
         pointer = packet
     }
