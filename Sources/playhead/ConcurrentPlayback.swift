@@ -199,7 +199,7 @@ struct PlayJob: Sendable {
     init(source: String, line: Int) {
         position = line
         path = source
-        var name = URL(fileURLWithPath: source).lastPathComponent
+        var name = Self.fileName(of: source)
         while name.utf8.count > 128 { name.removeLast() }
         keyedName = StableHash.key(source) + "-" + name
     }
@@ -213,7 +213,20 @@ struct PlayJob: Sendable {
     var folderName: String {
         if let keyedName { return keyedName }
         let number = position < 10 ? "0\(position)" : "\(position)"
-        return "\(number)-\(URL(fileURLWithPath: path).lastPathComponent)"
+        return "\(number)-\(Self.fileName(of: path))"
+    }
+
+    /// The last part of a path, or of a URL's path without its query (a signed URL's signature
+    /// does not become a folder name); a URL without a path gives its host.
+    static func fileName(of source: String) -> String {
+        guard let schemeEnd = source.range(of: "://") else { return URL(fileURLWithPath: source).lastPathComponent }
+        let rest = source[schemeEnd.upperBound...]
+        let withoutQuery = rest.prefix(while: { $0 != "?" && $0 != "#" })
+        let parts = withoutQuery.split(separator: "/")
+        let name = parts.count > 1 ? parts.last.map(String.init) : nil
+        let host = parts.first.map { $0.split(separator: "@").last.map(String.init) ?? "" } ?? ""
+        let result = (name ?? host).replacingOccurrences(of: ":", with: "_")
+        return result.isEmpty || result == "." || result == ".." ? "source" : result
     }
 
     /// The audio sink for a dump format: `folder/audio.wav`, or nothing kept for `none` (the audio

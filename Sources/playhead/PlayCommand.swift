@@ -78,7 +78,8 @@ struct PlayCommand: AsyncParsableCommand {
 
     @OptionGroup var sourceOptions: SourceArguments
 
-    func validate() throws {
+    mutating func validate() throws {
+        paths = RawArguments.restoring(paths)
         if batch.isBatch {
             try batch.validate(paths: paths, resultsRequired: true)
             if queue { throw ValidationError("--queue plays files given as arguments, not --manifest") }

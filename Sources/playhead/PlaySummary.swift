@@ -43,7 +43,7 @@ struct FileReport: Encodable {
     var error: ErrorReport?
 
     init(path: String, output: String?, result: DecodeResult?, error: PlayheadError?) {
-        self.path = path
+        self.path = SourceRedaction.redacted(path)
         self.output = output
         framesDecoded = result?.framesDecoded ?? 0
         framesWritten = output == nil ? 0 : (result?.framesDelivered ?? 0)
@@ -68,7 +68,7 @@ struct FileReport: Encodable {
 
     /// A file not done yet.
     init(running path: String) {
-        self.path = path
+        self.path = SourceRedaction.redacted(path)
         status = "running"
         framesDecoded = 0
         framesWritten = 0
@@ -77,7 +77,7 @@ struct FileReport: Encodable {
 
     /// A queued file's entry: frames that reached the output, and its share of those on disk.
     init(queued path: String, status: String, presented: Int, written: Int, error: PlayheadError?) {
-        self.path = path
+        self.path = SourceRedaction.redacted(path)
         self.status = status
         framesDecoded = presented
         framesWritten = written
@@ -87,7 +87,7 @@ struct FileReport: Encodable {
 
     /// A file played through the coordinator.
     init(session outcome: SessionOutcome, path: String, output: String?, written: OutputLog.Entry) {
-        self.path = path
+        self.path = SourceRedaction.redacted(path)
         self.output = output
         framesDecoded = outcome.framesPresented + outcome.framesDropped
         framesWritten = output == nil ? 0 : written.frames

@@ -21,7 +21,8 @@ struct ProbeCommand: AsyncParsableCommand {
 
     @OptionGroup var sourceOptions: SourceArguments
 
-    func validate() throws {
+    mutating func validate() throws {
+        paths = RawArguments.restoring(paths)
         if batch.isBatch {
             try batch.validate(paths: paths, resultsRequired: false)
         } else if paths.isEmpty {

@@ -37,7 +37,7 @@ struct AssetReport: Encodable, Sendable {
     }
 
     init(path: String, format: String, duration: MediaTime, startTime: MediaTime, bitRate: Int?, tracks: [AssetTrack], isPlayable: Bool) {
-        self.path = path
+        self.path = SourceRedaction.redacted(path)
         self.status = "loaded"
         self.isPlayable = isPlayable
         self.format = format
@@ -48,7 +48,7 @@ struct AssetReport: Encodable, Sendable {
     }
 
     init(path: String, error: PlayheadError) {
-        self.path = path
+        self.path = SourceRedaction.redacted(path)
         self.status = error.code == .cancelled ? "cancelled" : "failed"
         self.error = ErrorReport(error)
     }

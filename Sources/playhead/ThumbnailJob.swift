@@ -115,7 +115,7 @@ struct ThumbnailFileReport: Encodable, Sendable {
     var error: ErrorReport?
 
     init(path: String, status: String, images: [ThumbnailImageReport], error: ErrorReport?) {
-        self.path = path
+        self.path = SourceRedaction.redacted(path)
         self.status = status
         self.images = images
         self.error = error

@@ -73,7 +73,8 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         return times.compactMap { $0 }
     }
 
-    func validate() throws {
+    mutating func validate() throws {
+        paths = RawArguments.restoring(paths)
         if batch.isBatch {
             try batch.validate(paths: paths, resultsRequired: true)
             if sheet { throw ValidationError("--sheet is for files given as arguments, not --manifest") }

@@ -14,6 +14,9 @@ import Testing
 /// - `/lie/NAME`: promises 100,000 bytes more than the file in `Content-Length`, sends the file
 ///   and closes; a range request past the end gets 416;
 /// - `/loop/NAME`: redirects to itself (302), forever.
+///
+/// A query string is ignored. Bytes sent are counted (``sent``), with a small send buffer so
+/// that the count is close to what the client read rather than what the kernel queued.
 final class TestHTTPServer: @unchecked Sendable {
     // @unchecked Sendable: `listener` and `port` are set in init and only read after; `drops`
     // and `stopped` are touched only under `lock`; each connection's socket belongs to its thread.
@@ -24,6 +27,13 @@ final class TestHTTPServer: @unchecked Sendable {
     private var drops: Set<String> = []
     private var stopped = false
     private var open: [Int32] = []
+    private var bodyBytes = 0
+    private var rangeRequests = 0
+
+    /// Bytes sent (headers and bodies) and requests with a `Range` from a byte other than 0, since the last ``resetCount()``.
+    var sent: (bytes: Int, rangeRequests: Int) { lock.withLock { (bodyBytes, rangeRequests) } }
+
+    func resetCount() { lock.withLock { bodyBytes = 0; rangeRequests = 0 } }
 
     init(root: String) throws {
         self.root = root
@@ -70,6 +80,8 @@ final class TestHTTPServer: @unchecked Sendable {
                 if errno == EINTR { continue }
                 return
             }
+            var buffer: Int32 = 65536
+            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, socklen_t(MemoryLayout<Int32>.size))
             let keep = lock.withLock { () -> Bool in
                 if stopped { return false }
                 open.append(fd)
@@ -101,7 +113,7 @@ final class TestHTTPServer: @unchecked Sendable {
         let lines = text.components(separatedBy: "\r\n")
         let parts = lines.first?.split(separator: " ") ?? []
         guard parts.count >= 2 else { return }
-        let path = String(parts[1])
+        let path = String(parts[1].prefix(while: { $0 != "?" }))
         let pieces = path.split(separator: "/", maxSplits: 1).map(String.init)
         guard pieces.count == 2 else { return send(fd, status: "404 Not Found", headers: [], body: []) }
         let (mode, name) = (pieces[0], pieces[1])
@@ -119,6 +131,7 @@ final class TestHTTPServer: @unchecked Sendable {
             return send(fd, status: "416 Range Not Satisfiable", headers: ["Content-Range: bytes */\(bytes.count)"], body: [])
         }
         let body = Array(bytes[start...])
+        if start > 0 { lock.withLock { rangeRequests += 1 } }
         var headers = ["Accept-Ranges: bytes", "Content-Type: application/octet-stream"]
         let status = start > 0 ? "206 Partial Content" : "200 OK"
         if start > 0 { headers.append("Content-Range: bytes \(start)-\(bytes.count - 1)/\(bytes.count)") }
@@ -157,6 +170,7 @@ final class TestHTTPServer: @unchecked Sendable {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { return }
+            lock.withLock { bodyBytes += n }
             offset += n
         }
     }

@@ -37,10 +37,21 @@ public actor Asset {
     private var interrupt: InterruptFlag?
 
     /// An asset for `url` (a file URL or any URL FFmpeg can open). Nothing is read until a key is loaded.
+    ///
+    /// A file URL's path is opened byte for byte after its percent escapes are decoded, so a name
+    /// that is not UTF-8 can be given as `file:///dir/caf%E9.mp4` (``source`` is then that URL).
     public init(url: URL, options: AssetOptions = AssetOptions(), logger: Logger? = nil) {
         self.url = url
-        self.source = url.isFileURL ? url.path : url.absoluteString
-        self.input = MediaInput(source)
+        if url.isFileURL {
+            var path = MediaInput.pathBytes(ofFileURLPath: url.path(percentEncoded: true))
+            // As `URL.path` gives it: a folder's URL ends in `/`, its path does not.
+            while path.count > 1, path.last == UInt8(ascii: "/") { path.removeLast() }
+            self.source = String(validating: path, as: UTF8.self) ?? url.absoluteString
+            self.input = MediaInput(path: path, name: source)
+        } else {
+            self.source = url.absoluteString
+            self.input = MediaInput(source)
+        }
         self.options = options
         self.logger = logger ?? Logger(label: "playhead.asset", factory: { _ in SwiftLogNoOpLogHandler() })
     }
@@ -72,7 +83,8 @@ public actor Asset {
     static func location(of source: String) -> URL {
         if source == "-" { return URL(string: "pipe:0") ?? URL(fileURLWithPath: source) }
         if let url = URL(string: source), let scheme = url.scheme?.lowercased(), scheme.count > 1 {
-            if scheme == "file" { return URL(fileURLWithPath: url.path) }
+            // Kept as written: its percent escapes may stand for bytes that are not UTF-8.
+            if scheme == "file" { return url }
             return url
         }
         return URL(fileURLWithPath: source)
@@ -126,7 +138,7 @@ public actor Asset {
     private func startProbe(generation: Int) {
         let flag = InterruptFlag()
         interrupt = flag
-        logger.debug("probing", metadata: ["file": "\(source)"])
+        logger.debug("probing", metadata: ["file": "\(SourceRedaction.redacted(source))"])
         Task {
             let result: Result<AssetDescription, PlayheadError>
             do throws(PlayheadError) {
@@ -184,7 +196,7 @@ public actor Asset {
 
     private func probeFinished(generation: Int, result: Result<AssetDescription, PlayheadError>) {
         if case .failure(let error) = result {
-            logger.debug("probe failed", metadata: ["file": "\(source)", "error": "\(error)"])
+            logger.debug("probe failed", metadata: ["file": "\(SourceRedaction.redacted(source))", "error": "\(error)"])
         }
         perform(machine.probeFinished(generation: generation, result: result))
     }

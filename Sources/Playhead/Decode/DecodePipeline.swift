@@ -107,7 +107,7 @@ final class DecodePipeline: Sendable {
         if let asset = session.asset { asset.giveBack(demuxer) }
         let result = tally.withLock { $0.result(source: source, cancelled: session.isCancelled, strict: configuration.strict) }
         if case .failed(let error) = result.status {
-            logger.debug("decode failed", metadata: ["file": "\(source)", "error": "\(error)"])
+            logger.debug("decode failed", metadata: ["file": "\(SourceRedaction.redacted(source))", "error": "\(error)"])
         }
         return result
     }

@@ -9,7 +9,8 @@ public struct PlayheadError: Error, Sendable, Hashable {
     public var code: Code
     /// A sentence for people.
     public var message: String
-    /// The file or URL the error is about, when there is one.
+    /// The file or URL the error is about, when there is one; a URL's credentials and query
+    /// values are redacted (``SourceRedaction``).
     public var file: String?
     /// What FFmpeg reported, when an FFmpeg call failed.
     public var cause: FFmpegCause?
@@ -17,14 +18,14 @@ public struct PlayheadError: Error, Sendable, Hashable {
     public init(code: Code, message: String, file: String? = nil, cause: FFmpegCause? = nil) {
         self.code = code
         self.message = message
-        self.file = file
+        self.file = file.map(SourceRedaction.redacted)
         self.cause = cause
     }
 
     /// The same error, naming a file.
     func naming(file: String) -> PlayheadError {
         var copy = self
-        copy.file = file
+        copy.file = SourceRedaction.redacted(file)
         return copy
     }
 }

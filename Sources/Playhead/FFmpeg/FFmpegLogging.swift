@@ -37,7 +37,8 @@ public enum FFmpegLogging {
             if text.hasSuffix("\n") { text.removeLast() }
             evidence?.note(text, isError: level <= AV_LOG_ERROR)
             guard let logger else { return }
-            let message = Logger.Message(stringLiteral: text)
+            // FFmpeg's messages may quote a URL (a playlist's segment, a redirect's target).
+            let message = Logger.Message(stringLiteral: SourceRedaction.redactingURLs(in: text))
             switch level {
             case ...AV_LOG_ERROR: logger.error(message, metadata: ["source": "ffmpeg"])
             default: logger.warning(message, metadata: ["source": "ffmpeg"])

@@ -18,8 +18,12 @@ final class FormatContext {
     let io: InputIO
     /// Bounds what the demuxer opens inside the source while it opens.
     let nestedOpens: NestedOpens?
+    /// The byte position where reading the container's header ended (-1 if unknown): on a source
+    /// that cannot seek, media the index places before it has already gone by.
+    let headerEnd: Int64
 
     private init(pointer: UnsafeMutablePointer<AVFormatContext>, source: String, relay: InterruptRelay, evidence: LogEvidence, io: InputIO, nestedOpens: NestedOpens?) {
+        headerEnd = pointer.pointee.pb.map { avio_seek($0, 0, SEEK_CUR) } ?? -1
         self.pointer = pointer
         self.source = source
         self.relay = relay
@@ -49,7 +53,8 @@ final class FormatContext {
         } else {
             var dictionary = SourceOptions.dictionary(for: source, options)
             defer { av_dict_free(&dictionary) }
-            let (opened, result) = InputIO.open(source, interrupt: &callback, options: &dictionary)
+            if input.hasNUL { throw PlayheadError(code: .fileNotFound, message: "no such file: the location holds a NUL byte", file: source) }
+            let (opened, result) = try input.withLocation { InputIO.open($0, interrupt: &callback, options: &dictionary) }
             guard let opened else { throw openError(result, function: "avio_open2", source: source, relay: relay, io: nil) }
             io = opened
         }
@@ -64,7 +69,8 @@ final class FormatContext {
         let nestedOpens = NestedOpens.install(on: allocated)
         var context: UnsafeMutablePointer<AVFormatContext>? = allocated
         // On failure avformat_open_input frees the context and sets it to nil.
-        let result = avformat_open_input(&context, source, nil, nil)
+        // The location also gives the format probe its extension hint.
+        let result = try input.withLocation { avformat_open_input(&context, $0, nil, nil) }
         guard result >= 0, let context else {
             evidence.unregister(UnsafeRawPointer(allocated))
             if nestedOpens?.exceeded ?? false { throw NestedOpens.error(source: source, function: "avformat_open_input", result: result) }

@@ -37,7 +37,7 @@ final class InputIO {
 
     /// Opens a path or URL for reading with FFmpeg's protocols. Blocking.
     /// Returns the context, or nil and FFmpeg's error code.
-    static func open(_ location: String, interrupt: inout AVIOInterruptCB, options: inout OpaquePointer?) -> (InputIO?, Int32) {
+    static func open(_ location: UnsafePointer<CChar>, interrupt: inout AVIOInterruptCB, options: inout OpaquePointer?) -> (InputIO?, Int32) {
         var pb: UnsafeMutablePointer<AVIOContext>?
         let result = avio_open2(&pb, location, AVIO_FLAG_READ, &interrupt, &options)
         guard result >= 0, let pb else { return (nil, result < 0 ? result : playhead_averror(EIO)) }

@@ -113,7 +113,7 @@ final class Demuxer {
     /// Opens `input` and reads its stream parameters. Blocking; `interrupt` can stop it.
     static func open(_ input: MediaInput, interrupt: InterruptFlag, options: AssetOptions = AssetOptions()) throws(PlayheadError) -> Demuxer {
         let source = input.name
-        if input.isPath { try checkLocalFile(source) }
+        if input.isPath { try checkLocalFile(input) }
         let context = try FormatContext.open(input, interrupt: interrupt, options: options)
         // The open timeout covers reading the stream parameters too; then it is lifted.
         defer { context.relay.liftDeadline() }
@@ -174,6 +174,7 @@ final class Demuxer {
                 return .packet
             }
             if result == FFmpegError.eof { return .end(endOfData(readError: nil)) }
+            if isFresh, let error = mediaBehindIndex(result) { return .end(.failed(error)) }
             // Cancelled only when this reader's owner asked: an EXIT left over from an earlier
             // interrupt is an I/O failure like any other, not a stop that nobody requested.
             if interrupt?.isRaised ?? false { return .end(.cancelled) }
@@ -266,6 +267,23 @@ final class Demuxer {
         return promise > 0 ? promise : nil
     }
 
+    /// The first read failed on a source that cannot seek, and the index says the media lies
+    /// before the point where the header ended (an MP4 whose `moov` follows its `mdat`, read from a
+    /// pipe): the media has gone by and cannot be fetched again, which a clear error says rather
+    /// than a run of unreadable packets.
+    private func mediaBehindIndex(_ result: Int32) -> PlayheadError? {
+        guard !canSeek, context.headerEnd > 0 else { return nil }
+        let streams = context.streams.filter { selected.isEmpty || selected.contains($0.pointee.index) }
+        let behind = streams.contains { stream in
+            guard avformat_index_get_entries_count(stream) > 0, let first = avformat_index_get_entry(stream, 0) else { return false }
+            return first.pointee.pos >= 0 && first.pointee.pos < context.headerEnd
+        }
+        guard behind else { return nil }
+        return FFmpegError.error(.seekFailed, "the source cannot seek and its index comes after the media (an MP4 without faststart): "
+                                 + "the media went by while the index was read; give a file or a URL, or move the index to the front (ffmpeg -movflags +faststart)",
+                                 function: "av_read_frame", result: result, file: source)
+    }
+
     // MARK: Seeking primitives
 
     /// `true` when the source can seek (a file, a server with ranges); a pipe cannot.
@@ -321,6 +339,14 @@ final class Demuxer {
             if entry.flags & AVINDEX_KEYFRAME != 0, entry.timestamp < current { return entry.timestamp }
         }
         return nil
+    }
+
+    /// The index timestamp of the first keyframe of `stream` after `timestamp` (nil without one).
+    func indexedKeyframe(stream: Int32, after timestamp: Int64) -> Int64? {
+        guard timestamp < Int64.max, let st = context.stream(at: Int(stream)) else { return nil }
+        let i = av_index_search_timestamp(st, timestamp + 1, 0)
+        guard i >= 0, let entry = avformat_index_get_entry(st, i)?.pointee, entry.timestamp > timestamp else { return nil }
+        return entry.timestamp
     }
 
     /// `true` when the container keeps an index of `stream` that decisions can be made from: the
@@ -380,9 +406,13 @@ final class Demuxer {
     // MARK: Local files
 
     /// Gives the clear errors FFmpeg would blur: missing, a directory, unreadable, empty.
-    static func checkLocalFile(_ path: String) throws(PlayheadError) {
+    static func checkLocalFile(_ input: MediaInput) throws(PlayheadError) {
+        let path = input.name
+        if input.hasNUL {
+            throw PlayheadError(code: .fileNotFound, message: "no such file: the path holds a NUL byte", file: path)
+        }
         var info = stat()
-        guard stat(path, &info) == 0 else {
+        guard try input.withLocation({ stat($0, &info) }) == 0 else {
             let code: PlayheadError.Code = errno == EACCES ? .permissionDenied : .fileNotFound
             throw PlayheadError(code: code, message: code == .fileNotFound ? "no such file" : "permission denied", file: path)
         }
@@ -390,7 +420,7 @@ final class Demuxer {
             throw PlayheadError(code: .notARegularFile, message: "is a directory, not a media file", file: path)
         }
         if (info.st_mode & S_IFMT) == S_IFREG {
-            guard access(path, R_OK) == 0 else {
+            guard try input.withLocation({ access($0, R_OK) }) == 0 else {
                 throw PlayheadError(code: .permissionDenied, message: "permission denied", file: path)
             }
             if info.st_size == 0 {

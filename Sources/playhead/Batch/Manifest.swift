@@ -61,7 +61,11 @@ final class ManifestReader: @unchecked Sendable {
             // A byte-order mark that an editor put before the first line is not part of the path.
             if lineNumber == 1, line.starts(with: [0xEF, 0xBB, 0xBF]) { line.removeFirst(3) }
             guard let text = String(validating: line, as: UTF8.self) else {
-                return ManifestEntry(source: "line \(lineNumber)", line: lineNumber, problem: "line \(lineNumber) of \(path) is not UTF-8")
+                // A path whose name is not UTF-8: named by a `file:` URL of its exact bytes.
+                let isSpace: (UInt8) -> Bool = { $0 == 0x20 || (0x09...0x0D).contains($0) }
+                let trimmed = line.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+                if trimmed.first == UInt8(ascii: "#") { continue }
+                return ManifestEntry(source: RawArguments.fileURL(of: Array(trimmed)), line: lineNumber)
             }
             let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }

@@ -1,0 +1,57 @@
+/// What errors and logs call a source: a URL's credentials and query values are replaced by
+/// `***`, so that an error message, a log line or a summary can be shared without the password in
+/// `https://user:pass@host/…` or the signature of a signed URL (`?X-Amz-Signature=…`).
+///
+/// Every ``PlayheadError`` names its file through this; a path (anything without `://`) is left
+/// as it is. The query's parameter names are kept, so a reader can still tell which URL it was.
+public enum SourceRedaction {
+    /// `location` with any user information and every query value replaced by `***`.
+    ///
+    /// ```swift
+    /// SourceRedaction.redacted("https://me:secret@example.com/a.mp4?sig=abc&v=2")
+    /// // "https://***@example.com/a.mp4?sig=***&v=***"
+    /// ```
+    public static func redacted(_ location: String) -> String {
+        guard let schemeEnd = location.range(of: "://") else { return location }
+        let afterScheme = location[schemeEnd.upperBound...]
+        // The authority ends at the first `/`, `?` or `#`; its user information at its last `@`.
+        let authorityEnd = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
+        let authority = afterScheme[..<authorityEnd]
+        var result = String(location[..<schemeEnd.upperBound])
+        if let at = authority.lastIndex(of: "@") {
+            result += "***" + authority[at...]
+        } else {
+            result += authority
+        }
+        let rest = afterScheme[authorityEnd...]
+        guard let question = rest.firstIndex(of: "?") else { return result + rest }
+        let fragmentStart = rest[question...].firstIndex(of: "#") ?? rest.endIndex
+        result += rest[..<rest.index(after: question)]
+        let query = rest[rest.index(after: question)..<fragmentStart]
+        result += query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
+            return pair[..<equals] + (pair.index(after: equals) == pair.endIndex ? "=" : "=***")
+        }.joined(separator: "&")
+        return result + rest[fragmentStart...]
+    }
+
+    /// `text` with every URL in it (a run of characters around `://`, up to white space or a
+    /// quote) redacted.
+    static func redactingURLs(in text: String) -> String {
+        guard text.contains("://") else { return text }
+        let isBoundary: (Character) -> Bool = { $0.isWhitespace || $0 == "'" || $0 == "\"" || $0 == "<" || $0 == ">" }
+        var result = ""
+        var index = text.startIndex
+        while index < text.endIndex {
+            if isBoundary(text[index]) {
+                result.append(text[index])
+                index = text.index(after: index)
+                continue
+            }
+            let end = text[index...].firstIndex(where: isBoundary) ?? text.endIndex
+            result += redacted(String(text[index..<end]))
+            index = end
+        }
+        return result
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+/// Command-line sources whose bytes are not UTF-8. The argument parser hands out Strings, in which
+/// such a name arrives with U+FFFD in place of its bytes (and two different names can arrive as
+/// the same String). Each is replaced by a `file:` URL of its exact bytes, percent-encoded, which
+/// `Asset(source:)` opens byte for byte and which summaries print without loss.
+enum RawArguments {
+    /// `sources` with every entry that stands for a non-UTF-8 argument replaced by its `file:`
+    /// URL. Matched in order against the process's own arguments, so repeated names pair up.
+    static func restoring(_ sources: [String]) -> [String] {
+        var raw = nonUTF8Arguments()[...]
+        guard !raw.isEmpty else { return sources }
+        return sources.map { source in
+            guard source.contains("\u{FFFD}"),
+                  let match = raw.firstIndex(where: { String(decoding: $0, as: UTF8.self) == source }) else { return source }
+            let bytes = raw[match]
+            raw.remove(at: match)
+            return fileURL(of: bytes)
+        }
+    }
+
+    /// A `file:` URL naming `path` exactly (relative paths made absolute against the working
+    /// folder): every byte outside the unreserved set and `/` is percent-encoded.
+    static func fileURL(of path: [UInt8]) -> String {
+        var absolute = path
+        if path.first != UInt8(ascii: "/") {
+            let folder = FileManager.default.currentDirectoryPath
+            absolute = Array(folder.utf8) + (folder.hasSuffix("/") ? [] : [UInt8(ascii: "/")]) + path
+        }
+        var text = "file://"
+        for byte in absolute {
+            if isUnreserved(byte) {
+                text.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                text += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return text
+    }
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): return true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"): return true
+        default: return false
+        }
+    }
+
+    /// The process's arguments (after the program's name) that are not valid UTF-8, as bytes.
+    private static func nonUTF8Arguments() -> [[UInt8]] {
+        var result: [[UInt8]] = []
+        guard CommandLine.argc > 1 else { return result }
+        for index in 1..<Int(CommandLine.argc) {
+            guard let pointer = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)))
+            if String(validating: bytes, as: UTF8.self) == nil { result.append(bytes) }
+        }
+        return result
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import Glibc
+import Playhead
+import Testing
+
+/// What sources reach and what they show: names that are not UTF-8, URLs whose credentials must
+/// not be printed, remote reads that fetch ranges rather than the whole file, and a pipe that
+/// cannot give back the media its index points at.
+extension SourceTests {
+    /// Makes `folder/NAME` (NAME given as bytes) a copy of `clip`.
+    static func copy(_ clip: String, toRawName name: [UInt8], in folder: String) throws {
+        var path = Array(folder.utf8) + [UInt8(ascii: "/")] + name
+        path.append(0)
+        let data = try #require(FileManager.default.contents(atPath: clip))
+        let fd = path.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { Glibc.open($0.baseAddress!, O_WRONLY | O_CREAT | O_EXCL, 0o644) }
+        }
+        #expect(fd >= 0)
+        _ = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+    }
+
+    /// Two files whose names differ only in a byte that is not UTF-8 (both arrive as `caf�.mp4`
+    /// in a Swift String) are opened as themselves, in the order given, by every command and from
+    /// a manifest; the library opens the same bytes from a percent-encoded `file:` URL.
+    @Test func namesThatAreNotUTF8() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.copy(try Fixtures.clip("h264-aac.mp4"), toRawName: Array("caf".utf8) + [0xE9] + Array(".mp4".utf8), in: folder)
+        try Self.copy(try Fixtures.clip("4x3.mp4"), toRawName: Array("caf".utf8) + [0xE8] + Array(".mp4".utf8), in: folder)
+        // The names as shell words, so that their bytes reach the process as they are.
+        let names = "\"$(printf '\(folder)/caf\\351.mp4')\" \"$(printf '\(folder)/caf\\350.mp4')\""
+
+        let probe = try await HostileRun.shell(["probe", "--json"], redirections: names)
+        #expect(probe.status == 0, "\(probe.stdout) \(probe.stderr)")
+        let assets = try CLI.assets(probe.stdout)
+        #expect(assets.map { $0["path"] as? String } == ["file://\(folder)/caf%E9.mp4", "file://\(folder)/caf%E8.mp4"])
+        let heights = assets.map { (($0["tracks"] as? [[String: Any]])?.first?["naturalSize"] as? [String: Any])?["height"] as? Int }
+        #expect(heights == [180, 240], "each name opens its own file")
+
+        let out = folder + "/out"
+        let thumbnails = try await HostileRun.shell(["thumbnails", "--at", "0.5", "--out", out], redirections: names)
+        #expect(thumbnails.status == 0, "\(thumbnails.stderr)")
+        #expect(FileManager.default.fileExists(atPath: out + "/01-caf%E9.mp4/thumb-0001.png"))
+        #expect(FileManager.default.fileExists(atPath: out + "/02-caf%E8.mp4/thumb-0001.png"))
+        let play = try await HostileRun.shell(["play", "--json", "--format", "none", "--out", folder + "/play"], redirections: names)
+        let files = try #require(try JSONSerialization.jsonObject(with: Data(play.stdout.utf8)) as? [String: Any])["files"] as? [[String: Any]]
+        #expect(play.status == 0 && files?.map { $0["framesDecoded"] as? Int } == [50, 50], "\(play.stdout)")
+
+        // A manifest line holding the raw bytes.
+        let manifest = folder + "/list.txt"
+        #expect(FileManager.default.createFile(atPath: manifest, contents: Data(Array("\(folder)/caf".utf8) + [0xE8] + Array(".mp4\n".utf8))))
+        let batch = try await CLI.run(["probe", "--manifest", manifest, "--results", folder + "/results.jsonl"])
+        #expect(batch.status == 0, "\(batch.stderr)")
+        let record = try String(contentsOfFile: folder + "/results.jsonl", encoding: .utf8).split(separator: "\n").first.map { Data($0.utf8) }
+        let object = try #require(try record.flatMap { try JSONSerialization.jsonObject(with: $0) as? [String: Any] })
+        #expect(object["status"] as? String == "loaded" && object["source"] as? String == "file://\(folder)/caf%E8.mp4", "\(object)")
+
+        let asset = Asset(url: try #require(URL(string: "file://\(folder)/caf%E9.mp4")))
+        let duration = try await asset.load(.duration)
+        #expect(duration.seconds == 2)
+    }
+
+    /// A URL's password and signature appear nowhere: not in errors, tables, summaries or folder
+    /// names, for a source that fails and one that plays.
+    @Test func credentialsAreNeverPrinted() async throws {
+        try await Self.withServer { server in
+            let folder = try HostileOperationsTests.temporaryFolder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            func secretURL(_ mode: String) -> String {
+                server.url(mode, "h264-aac.mp4").replacingOccurrences(of: "http://", with: "http://viewer:hunter2@") + "?X-Amz-Signature=deadbeef&v=1"
+            }
+            let runs: [[String]] = [
+                ["probe", "--timeout", "1", secretURL("silent")],
+                ["probe", "--json", "--timeout", "1", secretURL("silent")],
+                ["play", "--json", "--timeout", "1", "--format", "none", "--out", folder + "/a", secretURL("stall-body")],
+                ["thumbnails", "--timeout", "1", "--at", "0.5", "--out", folder + "/b", secretURL("silent")],
+                ["play", "--json", "--format", "ppm", "--size", "32x18", "--out", folder + "/c", secretURL("ok")],
+            ]
+            for (index, command) in runs.enumerated() {
+                let run = try await CLI.run(command)
+                #expect(run.status == (index == 4 ? 0 : 1), "\(command[0]): \(run.stderr)")
+                var seen = run.stdout + run.stderr
+                let out = command.firstIndex(of: "--out").map { command[$0 + 1] }
+                if let out {
+                    seen += (try? String(contentsOfFile: out + "/summary.json", encoding: .utf8)) ?? "(no summary)"
+                    seen += (FileManager.default.subpaths(atPath: out) ?? []).joined(separator: "\n")
+                }
+                #expect(!seen.contains("hunter2") && !seen.contains("deadbeef"), "\(command[0]) printed a secret: \(seen.prefix(2000))")
+                #expect(seen.contains("127.0.0.1"), "the URL is still named: \(seen.prefix(500))")
+            }
+            let frames = (try? FileManager.default.contentsOfDirectory(atPath: folder + "/c/01-h264-aac.mp4"))?.filter { $0.hasPrefix("frame-") }
+            #expect(frames?.count == 50, "the folder is named after the file, not its query")
+        }
+    }
+
+    /// Remote reads use ranges: `probe` of an MP4 whose index is at its end fetches the index and
+    /// not the media (≤ 5% of the file), ten keyframe thumbnails ≤ 25%, and both ask for ranges.
+    /// (A 43 MB clip: FFmpeg reads forward rather than reconnect for a seek within its receive
+    /// window, so on a small file what a reader skips is fetched anyway.)
+    @Test func remoteReadsFetchRanges() async throws {
+        let root = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let clip = root + "/remote.mp4"
+        _ = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=30",
+                                                              "-c:v", "libx264", "-preset", "ultrafast", "-crf", "14", "-g", "60", "-pix_fmt", "yuv420p", clip])
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: clip)[.size] as? Int)
+        let server = try TestHTTPServer(root: root)
+        defer { server.stop() }
+        let url = server.url("ok", "remote.mp4")
+
+        server.resetCount()
+        let probe = try await CLI.run(["probe", "--json", url])
+        let probed = server.sent
+        let probedDuration = try CLI.assets(probe.stdout).first?["duration"] as? Double
+        #expect(probe.status == 0 && probedDuration == 30, "\(probe.stdout)")
+        #expect(probed.rangeRequests >= 1, "the index at the end is fetched with a range request")
+        #expect(Double(probed.bytes) <= 0.05 * Double(size), "probe fetched \(probed.bytes) of \(size) bytes")
+
+        server.resetCount()
+        let thumbnails = try await CLI.run(["thumbnails", "--count", "10", "--tolerance", "1", "--json", "--out", root + "/t", url])
+        let fetched = server.sent
+        #expect(thumbnails.status == 0, "\(thumbnails.stderr)")
+        #expect(fetched.rangeRequests >= 9, "a seek per image: \(fetched.rangeRequests)")
+        #expect(Double(fetched.bytes) <= 0.25 * Double(size), "ten keyframe thumbnails fetched \(fetched.bytes) of \(size) bytes")
+    }
+
+    /// From a pipe, an MP4 whose index follows its media can be probed (the index is read on the
+    /// way) but not played: the media went by. Every command says so at once with a typed error;
+    /// the same file with its index in front plays from the pipe.
+    @Test func pipeWithTheIndexAtTheEnd() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let late = folder + "/late.mp4", early = folder + "/early.mp4"
+        let encode = ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=4",
+                      "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-pix_fmt", "yuv420p"]
+        _ = try await Reference.run(try Reference.ffmpeg(), encode + [late])
+        _ = try await Reference.run(try Reference.ffmpeg(), encode + ["-movflags", "+faststart", early])
+
+        let probe = try await HostileRun.shell(["probe", "--json", "-"], redirections: "< '\(late)'")
+        let probedDuration = try CLI.assets(probe.stdout).first?["duration"] as? Double
+        #expect(probe.status == 0 && probedDuration == 4, "\(probe.stdout)")
+        for command in [["play", "--json", "--format", "none", "--out", folder + "/p"], ["thumbnails", "--json", "--at", "3", "--out", folder + "/t"]] {
+            let start = ContinuousClock.now
+            let run = try await HostileRun.shell(command + ["-"], redirections: "< '\(late)'")
+            #expect(ContinuousClock.now - start < .seconds(10))
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stderr)")
+            let error = ((document["files"] as? [[String: Any]])?.first?["error"]) as? [String: Any]
+            #expect(run.status == 1 && error?["code"] as? String == "demux.seekFailed", "\(command[0]): \(run.stdout)")
+            #expect((error?["message"] as? String)?.contains("faststart") == true)
+        }
+        let played = try await HostileRun.shell(["play", "--json", "--format", "none", "--out", folder + "/e", "-"], redirections: "< '\(early)'")
+        let files = try #require(try JSONSerialization.jsonObject(with: Data(played.stdout.utf8)) as? [String: Any])["files"] as? [[String: Any]]
+        #expect(played.status == 0 && files?.first?["framesDecoded"] as? Int == 100, "\(played.stdout)")
+    }
+}
