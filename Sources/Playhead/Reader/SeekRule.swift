@@ -55,7 +55,10 @@ enum SeekRule {
             let window = StartSelection(low: low, target: t, high: high)
             guard demuxer.canSeek else { return try exact(demuxer, facts: facts, selection: window, from: position, scratch: scratch) }
             if let keyframe = nearestKeyframe(demuxer, facts: facts, to: t, in: low...high, scratch: scratch) {
-                if let query = keyframe.query {
+                if keyframe.isUnderReadPosition {
+                    // The last look landed on it and put its packets back: the demuxer is where
+                    // that seek left it (over a network, one request fewer).
+                } else if let query = keyframe.query {
                     // The same seek that found it lands on it again.
                     try demuxer.seek(stream: stream, minimum: query.minimum, timestamp: query.timestamp, maximum: query.maximum)
                 } else {
@@ -147,6 +150,8 @@ enum SeekRule {
         var pts: Int64
         /// The seek that lands on it, with an index; nil when it was found by reading.
         var query: (minimum: Int64, timestamp: Int64, maximum: Int64)?
+        /// The demuxer stands at the seek that found it, its packets put back.
+        var isUnderReadPosition = false
     }
 
     /// The keyframe nearest `t` whose presentation time lies in `window`. With an index of the
@@ -159,9 +164,17 @@ enum SeekRule {
         var found: [Keyframe] = []
         if demuxer.hasIndex(stream: stream) {
             for (min, ts, max) in [(Int64.min, t, t), (t + 1, t + 1, Int64.max)] {
+                if min != Int64.min, let before = found.first, window.contains(before.pts) {
+                    // The next keyframe shows no earlier than its index time (a decoding time
+                    // or a presentation time, never later than the presentation): when that is
+                    // no nearer than the one found, it cannot win, and is not looked at.
+                    guard let next = demuxer.indexedKeyframe(stream: stream, after: t) else { break }
+                    if abs(before.pts - t) <= next - t { break }
+                }
+                found.indices.forEach { found[$0].isUnderReadPosition = false }
                 guard (try? demuxer.seek(stream: stream, minimum: min, timestamp: ts, maximum: max)) != nil,
                       let landed = demuxer.peekKeyframe(stream: stream, scratch: scratch) else { continue }
-                found.append(Keyframe(pts: landed.pts, query: (min, ts, max)))
+                found.append(Keyframe(pts: landed.pts, query: (min, ts, max), isUnderReadPosition: true))
             }
         } else {
             guard (try? seekToShow(window.lowerBound, demuxer: demuxer, stream: stream, timeBase: facts.timeBase.ffmpeg, scratch: scratch)) != nil else { return nil }
