@@ -1,0 +1,103 @@
+/// The picture a ``Compositor`` draws: its size, its frame rate and the colour behind every layer.
+public struct CompositionCanvas: Sendable, Hashable {
+    /// The output size (even width and height: the canvas is 4:2:0 for Y4M and MP4).
+    public var size: PixelSize
+    /// Frames per second, as a ratio (`30/1`, `30000/1001`).
+    public var frameRate: FrameRate
+    /// What shows where no layer draws.
+    public var background: RGBColor
+
+    public init(size: PixelSize, frameRate: FrameRate, background: RGBColor = .black) {
+        self.size = size
+        self.frameRate = frameRate
+        self.background = background
+    }
+
+    /// The time of output frame `n`: `n / rate`, exactly.
+    public func time(ofFrame n: Int) -> MediaTime {
+        MediaTime(value: Int64(n) * Int64(frameRate.denominator), timescale: Int32(frameRate.numerator))
+    }
+}
+
+/// A frame rate as a ratio of whole numbers.
+public struct FrameRate: Sendable, Hashable, CustomStringConvertible {
+    public var numerator: Int
+    public var denominator: Int
+
+    /// `numerator / denominator` frames a second; both 1 … 1,000,000.
+    public init?(numerator: Int, denominator: Int = 1) {
+        guard (1...1_000_000).contains(numerator), (1...1_000_000).contains(denominator) else { return nil }
+        self.numerator = numerator
+        self.denominator = denominator
+    }
+
+    /// `30`, `29.97` (as 30000/1001), `24000/1001`, `25/1`.
+    public init?(parsing text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]) {
+            self.init(numerator: n, denominator: d)
+        } else if let value = Double(text), value.isFinite, value > 0, value <= 1000 {
+            // 29.97, 23.976, 59.94: the NTSC rates N × 1000/1001, as people write them.
+            let ntsc = (value * 1.001).rounded()
+            if value.rounded() != value, abs(value - ntsc / 1.001) < 0.005 {
+                self.init(numerator: Int(ntsc) * 1000, denominator: 1001)
+            } else {
+                let scaled = (value * 1000).rounded()
+                self.init(numerator: Int(scaled), denominator: 1000)
+                self.reduce()
+            }
+        } else {
+            return nil
+        }
+    }
+
+    private mutating func reduce() {
+        var a = numerator, b = denominator
+        while b != 0 { (a, b) = (b, a % b) }
+        numerator /= a
+        denominator /= a
+    }
+
+    /// Frames a second as a number.
+    public var value: Double { Double(numerator) / Double(denominator) }
+
+    public var description: String { denominator == 1 ? "\(numerator)" : "\(numerator)/\(denominator)" }
+}
+
+/// A colour of 8-bit red, green and blue.
+public struct RGBColor: Sendable, Hashable {
+    public var red: UInt8
+    public var green: UInt8
+    public var blue: UInt8
+
+    public init(red: UInt8, green: UInt8, blue: UInt8) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+    }
+
+    public static let black = RGBColor(red: 0, green: 0, blue: 0)
+
+    /// `#RRGGBB`, `RRGGBB`, or one of black, white, gray, red, green, blue.
+    public init?(parsing text: String) {
+        let names: [String: RGBColor] = ["black": .black, "white": RGBColor(red: 255, green: 255, blue: 255), "gray": RGBColor(red: 128, green: 128, blue: 128),
+                                         "red": RGBColor(red: 255, green: 0, blue: 0), "green": RGBColor(red: 0, green: 128, blue: 0), "blue": RGBColor(red: 0, green: 0, blue: 255)]
+        if let named = names[text.lowercased()] {
+            self = named
+            return
+        }
+        let hex = text.hasPrefix("#") ? String(text.dropFirst()) : text
+        guard hex.count == 6, hex.allSatisfy(\.isHexDigit), let value = UInt32(hex, radix: 16) else { return nil }
+        self.init(red: UInt8(value >> 16 & 0xFF), green: UInt8(value >> 8 & 0xFF), blue: UInt8(value & 0xFF))
+    }
+
+    /// The colour in limited-range BT.601 Y′CbCr (how a Y4M file without colour tags is read).
+    var limitedYUV: (y: UInt8, u: UInt8, v: UInt8) {
+        let r = Double(red), g = Double(green), b = Double(blue)
+        let y = 16 + (65.481 * r + 128.553 * g + 24.966 * b) / 255
+        let u = 128 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255
+        let v = 128 + (112.0 * r - 93.786 * g - 18.214 * b) / 255
+        func byte(_ x: Double) -> UInt8 { UInt8(max(0, min(255, x.rounded()))) }
+        return (byte(y), byte(u), byte(v))
+    }
+}

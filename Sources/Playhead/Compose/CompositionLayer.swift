@@ -1,0 +1,56 @@
+/// One layer of a composition: what it shows (a playlist of assets, looped or not, or a part of
+/// each), where (a rectangle of the canvas, in canvas pixels), how the picture sits in it
+/// (``VideoGravity``: fit with bars of the background, fill cropped, or stretch — pixel aspect
+/// ratio and rotation honoured), and above which others (``zIndex``; equal ones in the order
+/// added).
+public struct CompositionLayer: Sendable {
+    /// A layer's identity in its compositor.
+    public struct ID: Sendable, Hashable, CustomStringConvertible {
+        let value: Int
+        public var description: String { "layer \(value)" }
+    }
+
+    /// The assets played one after another on the layer's own timeline.
+    public var assets: [Asset]
+    /// Where it is drawn (rounded down to even coordinates and sizes, for 4:2:0).
+    public var rect: PixelRect
+    /// Higher draws above lower.
+    public var zIndex: Int
+    /// How the picture fits the rectangle.
+    public var gravity: VideoGravity
+    /// How often the playlist plays.
+    public var loop: LayerLoop
+    /// The part of every asset that plays (from the asset's own timestamps); nil: all of it.
+    public var timeRange: TimeRange?
+    /// What the layer shows once its content has ended.
+    public var afterEnd: LayerAfterEnd
+
+    public init(assets: [Asset], rect: PixelRect, zIndex: Int = 0, gravity: VideoGravity = .resizeAspect, loop: LayerLoop = .once,
+                timeRange: TimeRange? = nil, afterEnd: LayerAfterEnd = .holdLastFrame) {
+        self.assets = assets
+        self.rect = rect
+        self.zIndex = zIndex
+        self.gravity = gravity
+        self.loop = loop
+        self.timeRange = timeRange
+        self.afterEnd = afterEnd
+    }
+}
+
+/// How many times a layer's playlist plays.
+public enum LayerLoop: Sendable, Hashable {
+    /// Once.
+    case once
+    /// This many times in all (at least 1).
+    case times(Int)
+    /// Until the composition ends.
+    case forever
+}
+
+/// What a layer shows after its content has ended.
+public enum LayerAfterEnd: String, Sendable, Hashable {
+    /// The last frame stays.
+    case holdLastFrame
+    /// The background shows through.
+    case clear
+}

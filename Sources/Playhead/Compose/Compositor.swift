@@ -1,0 +1,197 @@
+import CFFmpeg
+import Logging
+
+/// Puts several layers into one picture, frame by frame, headless: the screen an app builds from
+/// player layers, written to any ``FrameSink``.
+///
+/// ```swift
+/// let compositor = Compositor(canvas: CompositionCanvas(size: PixelSize(width: 1280, height: 720),
+///                                                       frameRate: FrameRate(numerator: 30)!))
+/// try compositor.add(CompositionLayer(assets: [background], rect: PixelRect(x: 0, y: 0, width: 1280, height: 720),
+///                                     gravity: .resizeAspectFill, loop: .forever))
+/// try compositor.add(CompositionLayer(assets: [left], rect: PixelRect(x: 0, y: 180, width: 640, height: 360), zIndex: 1))
+/// let report = await compositor.render(frames: 180, into: Y4MSink(path: "out.y4m"))
+/// ```
+///
+/// Output frame *n* is at *n / rate*. Each layer shows the frame of its own timeline displayed
+/// at that time (loops included), so layers of any frame rate compose correctly; layers are drawn
+/// in z-order, each scaled straight into its rectangle of the canvas. Layers can be added,
+/// removed and moved while rendering: a change applies from the next frame. A layer whose source
+/// fails is reported and shows the background; the rest of the composition goes on.
+///
+/// Rendering runs on one thread of Playhead's bounded I/O budget, never on Swift's cooperative
+/// pool; cancelling the calling task stops it between frames (the sink is then aborted).
+public final class Compositor: Sendable {
+    public let canvas: CompositionCanvas
+    private let changes = Locked<[Change]>([])
+    private let nextID = Locked(0)
+    private let logger: Logger
+
+    private enum Change {
+        case add(CompositionLayer.ID, CompositionLayer)
+        case remove(CompositionLayer.ID)
+        case move(CompositionLayer.ID, PixelRect, Int)
+    }
+
+    /// A compositor of `canvas` (its size must be even, at least 2x2 and at most 16384x16384).
+    public init(canvas: CompositionCanvas, logger: Logger? = nil) {
+        self.canvas = canvas
+        self.logger = logger ?? Logger(label: "playhead.compositor", factory: { _ in SwiftLogNoOpLogHandler() })
+    }
+
+    /// Adds a layer (above those of lower or equal z-index added before it); it shows from the
+    /// next frame rendered. Throws `state.invalidArgument` for a layer without assets or whose
+    /// rectangle is empty or leaves the canvas.
+    @discardableResult
+    public func add(_ layer: CompositionLayer) throws(PlayheadError) -> CompositionLayer.ID {
+        guard !layer.assets.isEmpty else { throw PlayheadError(code: .invalidArgument, message: "a layer needs at least one asset") }
+        var layer = layer
+        layer.rect = try checked(layer.rect)
+        if case .times(let count) = layer.loop, count < 1 {
+            throw PlayheadError(code: .invalidArgument, message: "a layer plays at least once (loop count \(count))")
+        }
+        let id = CompositionLayer.ID(value: nextID.withLock { value in
+            value += 1
+            return value
+        })
+        changes.withLock { $0.append(.add(id, layer)) }
+        return id
+    }
+
+    /// Removes a layer from the next frame on.
+    public func remove(_ id: CompositionLayer.ID) {
+        changes.withLock { $0.append(.remove(id)) }
+    }
+
+    /// Moves a layer to `rect` and `zIndex` from the next frame on.
+    public func move(_ id: CompositionLayer.ID, to rect: PixelRect, zIndex: Int) throws(PlayheadError) {
+        let rect = try checked(rect)
+        changes.withLock { $0.append(.move(id, rect, zIndex)) }
+    }
+
+    private func checked(_ rect: PixelRect) throws(PlayheadError) -> PixelRect {
+        let even = PixelRect(x: rect.x & ~1, y: rect.y & ~1, width: rect.width & ~1, height: rect.height & ~1)
+        guard even.width >= 2, even.height >= 2, even.x >= 0, even.y >= 0,
+              even.x + even.width <= canvas.size.width, even.y + even.height <= canvas.size.height else {
+            throw PlayheadError(code: .invalidArgument, message: "the layer's rectangle \(rect) must lie inside the \(canvas.size) canvas")
+        }
+        return even
+    }
+
+    /// Renders output frames `0 ..< frames` into `sink` (begun, written, then finished; aborted
+    /// when rendering stops early), and says what each layer showed.
+    public func render(frames: Int, into sink: sending some FrameSink) async -> CompositionReport {
+        let owner = SoleOwner(sink as any FrameSink)
+        let interrupt = InterruptFlag()
+        let canvas = self.canvas
+        return await withTaskCancellationHandler {
+            await WorkerPool.shared.value("playhead.compose") { () -> CompositionReport in
+                self.renderBlocking(frames: frames, canvas: canvas, sink: owner.value, interrupt: interrupt)
+            }
+        } onCancel: {
+            interrupt.raise()
+        }
+    }
+
+    private func renderBlocking(frames: Int, canvas: CompositionCanvas, sink: any FrameSink, interrupt: InterruptFlag) -> CompositionReport {
+        var report = CompositionReport(framesWritten: 0, layers: [], error: nil)
+        var layers: [LayerReader] = []
+        var gone: [LayerReader] = []
+        let format = sink.pixelFormat == .rgb24 ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_YUV420P
+        let outputFormat: OutputPixelFormat = sink.pixelFormat == .rgb24 ? .rgb24 : .yuv420p
+        do throws(PlayheadError) {
+            guard canvas.size.width >= 2, canvas.size.height >= 2, canvas.size.width % 2 == 0, canvas.size.height % 2 == 0,
+                  canvas.size.width <= 16384, canvas.size.height <= 16384 else {
+                throw PlayheadError(code: .invalidArgument, message: "the canvas must be an even size from 2x2 to 16384x16384, not \(canvas.size)")
+            }
+            guard frames >= 0 else { throw PlayheadError(code: .invalidArgument, message: "a negative frame count (\(frames))") }
+            let picture = try OwnedFrame(size: canvas.size, format: format)
+            let layout = FrameLayout(canvas: canvas.size, content: PixelRect(size: canvas.size), sourceCrop: PixelRect(size: canvas.size),
+                                     displayedCrop: PixelRect(size: canvas.size), orientation: .identity)
+            try sink.begin(FrameStreamInfo(source: "composition", size: canvas.size, pixelFormat: outputFormat, frameRate: canvas.frameRate.value,
+                                           layout: layout, timescale: Int32(canvas.frameRate.numerator)))
+            for n in 0..<frames {
+                if interrupt.isRaised { throw PlayheadError.cancelled() }
+                apply(changes.withLock { pending in
+                    defer { pending.removeAll() }
+                    return pending
+                }, to: &layers, gone: &gone, canvas: canvas, format: format, interrupt: interrupt)
+                let time = canvas.time(ofFrame: n)
+                Self.paint(picture, with: canvas.background, format: format)
+                for layer in layers { try layer.draw(at: time, into: picture) }
+                let frame = VideoFrame(presentationTime: time, duration: canvas.time(ofFrame: 1), index: n, source: "composition", size: canvas.size,
+                                       pixelFormat: outputFormat, pixelFormatName: outputFormat.rawValue, frame: picture.pointer)
+                try sink.write(frame)
+                report.framesWritten += 1
+            }
+            try sink.finish()
+        } catch {
+            sink.abort()
+            report.error = error
+            logger.debug("composition stopped", metadata: ["error": "\(error)"])
+        }
+        report.layers = (gone + layers).map { LayerReport(id: $0.id, framesShown: $0.framesShown, loopsCompleted: $0.loopsCompleted, failure: $0.failure) }
+            .sorted { $0.id.value < $1.id.value }
+        return report
+    }
+
+    private func apply(_ pending: [Change], to layers: inout [LayerReader], gone: inout [LayerReader], canvas: CompositionCanvas,
+                       format: AVPixelFormat, interrupt: InterruptFlag) {
+        guard !pending.isEmpty else { return }
+        for change in pending {
+            switch change {
+            case .add(let id, let layer):
+                layers.append(LayerReader(id: id, layer: layer, canvasSize: canvas.size, outputFormat: format, interrupt: interrupt))
+            case .remove(let id):
+                if let index = layers.firstIndex(where: { $0.id == id }) { gone.append(layers.remove(at: index)) }
+            case .move(let id, let rect, let z):
+                layers.first { $0.id == id }?.move(rect: rect, zIndex: z)
+            }
+        }
+        // Stable: equal z-indexes keep the order they were added in.
+        layers = layers.enumerated().sorted { ($0.element.layer.zIndex, $0.element.id.value) < ($1.element.layer.zIndex, $1.element.id.value) }.map(\.element)
+    }
+
+    /// Fills the whole picture with `colour`.
+    static func paint(_ picture: OwnedFrame, with colour: RGBColor, format: AVPixelFormat) {
+        let frame = picture.pointer.pointee
+        let width = Int(frame.width), height = Int(frame.height)
+        if format == AV_PIX_FMT_RGB24 {
+            guard let base = frame.data.0 else { return }
+            for row in 0..<height {
+                let line = base + row * Int(frame.linesize.0)
+                for x in 0..<width {
+                    line[3 * x] = colour.red
+                    line[3 * x + 1] = colour.green
+                    line[3 * x + 2] = colour.blue
+                }
+            }
+            return
+        }
+        let (y, u, v) = colour.limitedYUV
+        for (plane, value, w, h) in [(frame.data.0, y, width, height), (frame.data.1, u, width / 2, height / 2), (frame.data.2, v, width / 2, height / 2)] {
+            guard let plane else { continue }
+            let stride = plane == frame.data.0 ? Int(frame.linesize.0) : (plane == frame.data.1 ? Int(frame.linesize.1) : Int(frame.linesize.2))
+            for row in 0..<h { (plane + row * stride).update(repeating: value, count: w) }
+        }
+    }
+}
+
+/// What a composition did: frames written, each layer's account, and why it stopped early.
+public struct CompositionReport: Sendable {
+    public var framesWritten: Int
+    public var layers: [LayerReport]
+    /// Set when rendering stopped before the last frame (cancelled, or the sink failed).
+    public var error: PlayheadError?
+}
+
+/// One layer's account of a composition.
+public struct LayerReport: Sendable {
+    public var id: CompositionLayer.ID
+    /// Output frames in which it drew a picture.
+    public var framesShown: Int
+    /// Times its playlist went back to the start.
+    public var loopsCompleted: Int
+    /// Why it stopped showing its content (its source failed), if it did.
+    public var failure: PlayheadError?
+}

@@ -1,0 +1,152 @@
+import CFFmpeg
+
+/// Draws one layer into the canvas at each output time, on the compositor's thread: the frame of
+/// its playlist displayed at that time on the layer's own timeline (the last frame whose
+/// presentation time is at or before it — the one ``MediaReader`` rule), scaled by its gravity
+/// straight into its rectangle of the canvas.
+///
+/// Not `Sendable`: owned by the compositor's render thread.
+final class LayerReader {
+    let id: CompositionLayer.ID
+    private(set) var layer: CompositionLayer
+    private var timeline: LayerTimeline
+    private let interrupt: InterruptFlag
+    private let outputFormat: AVPixelFormat
+    private let canvasSize: PixelSize
+
+    private var reader: MediaReader?
+    private var demuxerOwner: Asset?
+    private var converter: FrameConverter?
+    /// Where the current item's frames start (its time range's start, or its first frame).
+    private var itemStart: MediaTime = .zero
+    /// The last frame drawn, kept to hold after the content ends.
+    private var lastFrame: OwnedFrame?
+    private var lastConverter: FrameConverter?
+
+    private(set) var framesShown = 0
+    private(set) var failure: PlayheadError?
+    var loopsCompleted: Int { timeline.loopsCompleted }
+    var hasEnded: Bool { timeline.hasEnded }
+
+    init(id: CompositionLayer.ID, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: AVPixelFormat, interrupt: InterruptFlag) {
+        self.id = id
+        self.layer = layer
+        self.canvasSize = canvasSize
+        self.outputFormat = outputFormat
+        self.interrupt = interrupt
+        timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop)
+    }
+
+    deinit { closeItem() }
+
+    /// Moves the layer: the next frame is drawn at the new place.
+    func move(rect: PixelRect, zIndex: Int) {
+        layer.rect = rect
+        layer.zIndex = zIndex
+        converter = nil
+        lastConverter = nil
+    }
+
+    /// Draws the layer's frame at layer time `time` into `canvas`. A source that fails ends the
+    /// layer (``failure``), which then shows the background; cancellation is thrown.
+    func draw(at time: MediaTime, into canvas: OwnedFrame) throws(PlayheadError) {
+        guard failure == nil else { return }
+        do throws(PlayheadError) {
+            if let frame = try frame(at: time) {
+                try converterForCurrent().convert(frame, into: canvas)
+                framesShown += 1
+            } else if timeline.hasEnded, layer.afterEnd == .holdLastFrame, let lastFrame, let lastConverter {
+                try lastConverter.convert(lastFrame, into: canvas)
+                framesShown += 1
+            }
+        } catch {
+            if error.code == .cancelled || interrupt.isRaised { throw .cancelled(file: error.file) }
+            failure = error
+            timeline.end()
+            closeItem()
+        }
+    }
+
+    /// The frame displayed at `time`, or nil once the content has ended.
+    private func frame(at time: MediaTime) throws(PlayheadError) -> OwnedFrame? {
+        var passes = 0
+        while !timeline.hasEnded {
+            passes += 1
+            if passes > 10_000 {
+                throw PlayheadError(code: .decodeFailed, message: "the layer's items hold no time to play", file: layer.assets.first?.source)
+            }
+            let reader = try openItem()
+            let offset = timeline.offset(at: time)
+            if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
+                advance(length: range.duration)
+                continue
+            }
+            let target = itemStart + offset
+            try reader.seek(to: SeekRequest(time: target))
+            guard let held = try reader.selectedFrame() else {
+                throw PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: reader.source)
+            }
+            let timeBase = reader.facts.timeBase.ffmpeg
+            let end = MediaTime(ffmpegTimestamp: held.pts + held.duration, timeBase: timeBase)
+            if reader.end != nil, !(target < end) {
+                // Past the last frame: this pass ended where that frame ends.
+                let length = end - itemStart
+                guard length > .zero else {
+                    throw PlayheadError(code: .decodeFailed, message: "the item holds no time to play", file: reader.source)
+                }
+                advance(length: length)
+                continue
+            }
+            lastFrame = held.frame
+            lastConverter = try converterForCurrent()
+            return held.frame
+        }
+        return nil
+    }
+
+    private func advance(length: MediaTime) {
+        let item = timeline.item
+        let next = timeline.passEnded(length: length)
+        if !next || timeline.item != item { closeItem() }
+    }
+
+    private func openItem() throws(PlayheadError) -> MediaReader {
+        if let reader { return reader }
+        let asset = layer.assets[timeline.item]
+        let demuxer = try asset.openDemuxer(interrupt: interrupt)
+        let opened: MediaReader
+        do throws(PlayheadError) {
+            opened = try MediaReader(demuxer: demuxer, threads: 0)
+        } catch {
+            asset.giveBack(demuxer)
+            throw error
+        }
+        reader = opened
+        demuxerOwner = asset
+        converter = nil
+        itemStart = layer.timeRange?.start ?? opened.facts.startTime ?? .zero
+        return opened
+    }
+
+    private func converterForCurrent() throws(PlayheadError) -> FrameConverter {
+        if let converter { return converter }
+        guard let reader else { throw PlayheadError(code: .invalidState, message: "no item open", file: nil) }
+        let facts = reader.facts
+        let rect = layer.rect
+        var layout = layer.gravity.layout(stored: facts.storedSize, pixelAspectRatio: facts.pixelAspectRatio, orientation: facts.orientation,
+                                          canvas: rect.size, alignment: 2)
+        layout.canvas = canvasSize
+        layout.content.x += rect.x
+        layout.content.y += rect.y
+        let made = FrameConverter(layout: layout, outputFormat: outputFormat, source: reader.source)
+        converter = made
+        return made
+    }
+
+    private func closeItem() {
+        if let reader, let demuxerOwner { demuxerOwner.giveBack(reader.demuxer) }
+        reader = nil
+        demuxerOwner = nil
+        converter = nil
+    }
+}

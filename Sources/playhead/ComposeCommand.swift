@@ -1,0 +1,233 @@
+import ArgumentParser
+import Foundation
+import Playhead
+
+/// `playhead compose`: several sources in one picture — layers with a rectangle, a gravity, a
+/// z-order and a loop policy each, or a grid — rendered at the canvas's frame rate into
+/// `OUT/composition/` (PNG/PPM frames or one Y4M), with `OUT/summary.json`.
+struct ComposeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compose",
+        abstract: "Compose several videos into one picture (layers or a grid), frame by frame.",
+        discussion: """
+            A layer is comma-separated key=value pairs, `source=` last (its value is the rest):
+              --layer "x=0,y=0,w=1280,h=720,gravity=aspect-fill,loop=forever,z=0,source=bg.mp4"
+            Keys: x, y, w, h (canvas pixels, even), z, gravity (aspect-fit, aspect-fill, stretch),
+            loop (once, N, forever), start and duration (seconds of each source), after-end
+            (hold, clear), source. --grid RxC lays the sources given after the options out in
+            R rows and C columns, each aspect-fit.
+            """)
+
+    @Option(help: "Canvas size WxH (even).", transform: PlayCommand.parseSize)
+    var size: PixelSize
+
+    @Option(help: "Frames per second (30, 29.97, 24000/1001).")
+    var rate: String = "30"
+
+    @Option(help: "Seconds of output.")
+    var duration: Double
+
+    @Option(help: "Background colour: #RRGGBB or black, white, gray, red, green, blue.")
+    var background: String = "black"
+
+    @Option(help: "A layer (repeatable); see below.")
+    var layer: [String] = []
+
+    @Option(help: "RxC: lay the sources out in a grid of R rows and C columns.")
+    var grid: String?
+
+    @Option(help: "Folder for the frames and summary.json.")
+    var out: String
+
+    @Option(help: "Frame format: png, ppm, y4m (one file) or none.")
+    var format: PlayCommand.DumpFormat = .y4m
+
+    @Flag(help: "Print the summary as JSON on standard output.")
+    var json = false
+
+    @Flag(help: "If another run is writing into --out, wait for it to finish (default: fail at once).")
+    var wait = false
+
+    @Argument(help: "Sources for --grid.")
+    var paths: [String] = []
+
+    @OptionGroup var sourceOptions: SourceArguments
+
+    mutating func validate() throws {
+        paths = RawArguments.restoring(paths)
+        if layer.isEmpty && grid == nil { throw ValidationError("give at least one --layer, or --grid with sources") }
+        if grid == nil && !paths.isEmpty { throw ValidationError("sources after the options are for --grid") }
+        if !(duration > 0 && duration <= 86_400) { throw ValidationError("--duration must be 0 … 86400 seconds") }
+        if size.width % 2 != 0 || size.height % 2 != 0 || size.width > 16384 || size.height > 16384 {
+            throw ValidationError("--size must be even and at most 16384x16384")
+        }
+        guard FrameRate(parsing: rate) != nil else { throw ValidationError("--rate must be a number of frames per second or N/D") }
+        guard RGBColor(parsing: background) != nil else { throw ValidationError("--background must be #RRGGBB or a colour name") }
+    }
+
+    func run() async throws {
+        guard let rate = FrameRate(parsing: rate), let colour = RGBColor(parsing: background) else { throw ValidationError("bad --rate or --background") }
+        let canvas = CompositionCanvas(size: size, frameRate: rate, background: colour)
+        var specs = try layer.map { try LayerSpec(parsing: $0) }
+        if let grid { specs += try LayerSpec.grid(grid, sources: paths, canvas: size, zBase: (specs.map(\.z).max() ?? -1) + 1) }
+        let frames = Int((duration * rate.value).rounded(.down))
+
+        // Every layer is checked before the output folder is touched.
+        let compositor = Compositor(canvas: canvas)
+        var ids: [CompositionLayer.ID] = []
+        for spec in specs {
+            let asset = Asset(source: spec.source, options: sourceOptions.assetOptions)
+            do throws(PlayheadError) {
+                ids.append(try compositor.add(spec.layer(asset: asset)))
+            } catch {
+                throw ValidationError("layer \(SourceRedaction.redacted(spec.source)): \(error.message)")
+            }
+        }
+        let output = try await RunOutput.open(out, wait: wait, inputs: specs.map(\.source))
+        let start = ContinuousClock.now
+        var summary = ComposeSummary(state: .running, canvas: "\(size) @ \(rate) fps", framesWritten: 0, framesExpected: frames,
+                                     layers: specs.map { ComposeLayerReport(source: SourceRedaction.redacted($0.source)) }, elapsed: 0)
+        try await output.writeSummary(summary)
+        var folder = ""
+        if format != .none {
+            switch await output.folder.claimFolders(["composition"])[0] {
+            case .success(let path): folder = path
+            case .failure(let error): throw CommandFailure(description: error.description)
+            }
+        }
+        let work = Task { [format, folder] in
+            await compositor.render(frames: frames, into: PlayJob.makeSink(format: format, folder: folder, native: false))
+        }
+        SignalWatcher.shared.onSignal { _ in work.cancel() }
+        let report = await work.value
+
+        summary.state = RunState.atTheEnd
+        summary.signal = RunState.signalName
+        summary.framesWritten = report.framesWritten
+        summary.elapsed = (ContinuousClock.now - start).inSeconds
+        summary.error = report.error.map(ErrorReport.init)
+        summary.output = format == .none ? nil : (format == .y4m ? folder + "/frames.y4m" : folder)
+        for (index, id) in ids.enumerated() {
+            guard let account = report.layers.first(where: { $0.id == id }) else { continue }
+            summary.layers[index].framesShown = account.framesShown
+            summary.layers[index].loopsCompleted = account.loopsCompleted
+            summary.layers[index].error = account.failure.map(ErrorReport.init)
+        }
+        try await output.writeSummary(summary)
+        if json {
+            try JSONOutput.write(summary)
+        } else {
+            Console.err("composition: \(summary.framesWritten) of \(frames) frames" + (summary.error.map { " — \($0.message)" } ?? "") + "\n")
+            for layer in summary.layers where layer.error != nil { Console.err("  \(layer.source): \(layer.error?.message ?? "")\n") }
+        }
+        let failed = report.error != nil || summary.layers.contains { $0.error != nil }
+        if let exit = CommandExit.status(failed: failed) { throw exit }
+    }
+}
+
+/// `summary.json` of a `compose` run.
+struct ComposeSummary: Encodable {
+    var state: RunState
+    var signal: String?
+    var canvas: String
+    var framesWritten: Int
+    var framesExpected: Int
+    var output: String?
+    var layers: [ComposeLayerReport]
+    var error: ErrorReport?
+    var elapsed: Double
+}
+
+struct ComposeLayerReport: Encodable {
+    var source: String
+    var framesShown = 0
+    var loopsCompleted = 0
+    var error: ErrorReport?
+}
+
+/// One `--layer` as written.
+struct LayerSpec {
+    var source: String
+    var rect: PixelRect
+    var z = 0
+    var gravity = VideoGravity.resizeAspect
+    var loop = LayerLoop.once
+    var start: Double?
+    var duration: Double?
+    var afterEnd = LayerAfterEnd.holdLastFrame
+
+    init(source: String, rect: PixelRect, z: Int) {
+        self.source = source
+        self.rect = rect
+        self.z = z
+    }
+
+    init(parsing text: String) throws {
+        guard let sourceRange = text.range(of: "source=") else { throw ValidationError("--layer needs source= (last): \(text)") }
+        let source = String(text[sourceRange.upperBound...])
+        guard !source.isEmpty else { throw ValidationError("--layer has an empty source") }
+        var values: [String: String] = [:]
+        for pair in text[..<sourceRange.lowerBound].split(separator: ",") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw ValidationError("--layer: '\(pair)' is not key=value") }
+            values[parts[0].lowercased()] = parts[1]
+        }
+        func int(_ key: String) throws -> Int {
+            guard let text = values.removeValue(forKey: key), let value = Int(text), (0...16384).contains(value) else {
+                throw ValidationError("--layer needs \(key)= a whole number of pixels 0 … 16384")
+            }
+            return value
+        }
+        self.init(source: source, rect: PixelRect(x: try int("x"), y: try int("y"), width: try int("w"), height: try int("h")), z: 0)
+        if let text = values.removeValue(forKey: "z") {
+            guard let value = Int(text), abs(value) <= 1_000_000 else { throw ValidationError("--layer z= must be a whole number") }
+            z = value
+        }
+        if let text = values.removeValue(forKey: "gravity") {
+            guard let value = PlayCommand.Gravity(rawValue: text) else { throw ValidationError("--layer gravity= must be aspect-fit, aspect-fill or stretch") }
+            gravity = value.videoGravity
+        }
+        if let text = values.removeValue(forKey: "loop") {
+            switch text {
+            case "once": loop = .once
+            case "forever": loop = .forever
+            default:
+                guard let count = Int(text), (1...1_000_000).contains(count) else { throw ValidationError("--layer loop= must be once, N or forever") }
+                loop = .times(count)
+            }
+        }
+        for key in ["start", "duration"] {
+            guard let text = values.removeValue(forKey: key) else { continue }
+            guard let value = Double(text), value.isFinite, value >= 0, value <= 1e7, key == "start" || value > 0 else {
+                throw ValidationError("--layer \(key)= must be seconds")
+            }
+            if key == "start" { start = value } else { duration = value }
+        }
+        if let text = values.removeValue(forKey: "after-end") {
+            guard let value = ["hold": LayerAfterEnd.holdLastFrame, "clear": .clear][text] else { throw ValidationError("--layer after-end= must be hold or clear") }
+            afterEnd = value
+        }
+        if let unknown = values.keys.sorted().first { throw ValidationError("--layer: unknown key \(unknown)") }
+    }
+
+    /// The sources in `rows`x`columns` equal cells (the last row may be short), aspect-fit.
+    static func grid(_ text: String, sources: [String], canvas: PixelSize, zBase: Int) throws -> [LayerSpec] {
+        let parts = text.lowercased().split(separator: "x")
+        guard parts.count == 2, let rows = Int(parts[0]), let columns = Int(parts[1]), (1...64).contains(rows), (1...64).contains(columns) else {
+            throw ValidationError("--grid must look like 2x2 (1 … 64 each)")
+        }
+        guard !sources.isEmpty, sources.count <= rows * columns else { throw ValidationError("--grid \(text) holds 1 … \(rows * columns) sources") }
+        let cellWidth = canvas.width / columns & ~1, cellHeight = canvas.height / rows & ~1
+        guard cellWidth >= 2, cellHeight >= 2 else { throw ValidationError("--grid \(text) is too fine for a \(canvas) canvas") }
+        return sources.enumerated().map { index, source in
+            LayerSpec(source: source, rect: PixelRect(x: index % columns * cellWidth, y: index / columns * cellHeight, width: cellWidth, height: cellHeight),
+                      z: zBase)
+        }
+    }
+
+    func layer(asset: Asset) -> CompositionLayer {
+        let range: TimeRange? = start == nil && duration == nil ? nil
+            : TimeRange(start: MediaTime(seconds: start ?? 0), duration: duration.map { MediaTime(seconds: $0) } ?? .positiveInfinity)
+        return CompositionLayer(assets: [asset], rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: range, afterEnd: afterEnd)
+    }
+}

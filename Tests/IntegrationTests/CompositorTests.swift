@@ -1,0 +1,142 @@
+import Foundation
+import Playhead
+import Testing
+
+/// The compositor against an oracle built from ffmpeg: every layer's frames scaled by ffmpeg's
+/// bicubic `scale` to the layer's picture size, the frame each layer should show at each output
+/// time worked out from ffprobe's timestamps (the last one at or before it, loops included), and
+/// placed by the layout rule. Each layer's region of every output frame must match (PSNR ≥ 40 dB).
+@Suite struct CompositorTests {
+    struct Expected {
+        var clip: String
+        var rect: PixelRect
+        var gravity: VideoGravity
+        var loop: LayerLoop
+        var afterEnd: LayerAfterEnd
+        var content: PixelRect = PixelRect(x: 0, y: 0, width: 0, height: 0)
+        var frames: [[UInt8]] = []
+        var times: [MediaTime] = []
+        var length: MediaTime = .zero
+
+        /// The index of the frame shown at layer time `t`, or nil for none.
+        func shown(at t: MediaTime) -> Int? {
+            var offset = t
+            var passes = 1
+            while !(offset < length) {
+                switch loop {
+                case .forever: break
+                case .times(let n) where passes < n: break
+                default: return afterEnd == .holdLastFrame ? times.count - 1 : nil
+                }
+                offset = offset - length
+                passes += 1
+            }
+            let first = times[0]
+            return times.lastIndex { !(offset < $0 - first) } ?? 0
+        }
+    }
+
+    /// A 2 s test pattern at 24000/1001 fps (a frame rate that never lines up with 30).
+    static func ntscFilmClip(in folder: String) async throws -> String {
+        let path = folder + "/film.mp4"
+        _ = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=256x144:rate=24000/1001:duration=2",
+                                                              "-c:v", "libx264", "-preset", "ultrafast", "-g", "12", "-pix_fmt", "yuv420p", path])
+        return path
+    }
+
+    @Test func layersOfDifferentRatesLoopsAndGravitiesMatchTheOracle() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let canvasSize = PixelSize(width: 640, height: 360)
+        var layers = await [
+            // A looping background filling the canvas (25 fps, 2 s: seams at 2 s and 4 s).
+            Expected(clip: try Fixtures.clip("h264-aac.mp4"), rect: PixelRect(size: canvasSize), gravity: .resize, loop: .forever, afterEnd: .holdLastFrame),
+            // 4:3, fit into a 16:9 box, held after it ends.
+            Expected(clip: try Fixtures.clip("4x3.mp4"), rect: PixelRect(x: 0, y: 90, width: 320, height: 180), gravity: .resizeAspect, loop: .once, afterEnd: .holdLastFrame),
+            // Anamorphic (240x180 stored, 4:3 pixels), fit; cleared after it ends.
+            Expected(clip: try Fixtures.clip("anamorphic.mp4"), rect: PixelRect(x: 320, y: 0, width: 320, height: 180), gravity: .resizeAspect, loop: .once, afterEnd: .clear),
+            // 23.976 fps, stretched, played twice.
+            Expected(clip: try Self.ntscFilmClip(in: folder), rect: PixelRect(x: 320, y: 180, width: 320, height: 180), gravity: .resize, loop: .times(2), afterEnd: .clear),
+        ]
+        let canvas = CompositionCanvas(size: canvasSize, frameRate: try #require(FrameRate(numerator: 30)), background: .black)
+        let compositor = Compositor(canvas: canvas)
+        for (z, index) in layers.indices.enumerated() {
+            let asset = Asset(path: layers[index].clip)
+            let tracks = try await asset.load(.tracks)
+            let video = try #require(tracks.first { $0.mediaType == .video })
+            let stored = try #require(video.naturalSize)
+            var layout = layers[index].gravity.layout(stored: stored, pixelAspectRatio: video.video?.pixelAspectRatio ?? .square, canvas: layers[index].rect.size, alignment: 2)
+            layout.content.x += layers[index].rect.x
+            layout.content.y += layers[index].rect.y
+            layers[index].content = layout.content
+            layers[index].frames = try await Reference.allFrames(layers[index].clip, pixelFormat: "yuv420p", size: layout.content.size)
+            layers[index].times = try await Reference.frameTimes(layers[index].clip)
+            let times = layers[index].times
+            layers[index].length = times[times.count - 1] - times[0] + (times[1] - times[0])
+            try compositor.add(CompositionLayer(assets: [asset], rect: layers[index].rect, zIndex: z == 0 ? 0 : 1, gravity: layers[index].gravity,
+                                                loop: layers[index].loop, afterEnd: layers[index].afterEnd))
+        }
+        let sink = InMemorySink(pixelFormat: .yuv420p)
+        let frameCount = 150
+        let report = await compositor.render(frames: frameCount, into: sink)
+        #expect(report.error == nil && report.framesWritten == frameCount)
+        let frames = sink.frames
+        try #require(frames.count == frameCount)
+
+        let width = canvasSize.width, height = canvasSize.height
+        for n in 0..<frameCount {
+            let t = MediaTime(value: Int64(n), timescale: 30)
+            // The expected picture: black, then each layer's frame in its content rectangle.
+            var expected = [UInt8](repeating: 16, count: width * height) + [UInt8](repeating: 128, count: width * height / 2)
+            var drawn: [(Int, Int)] = []
+            for (i, layer) in layers.enumerated() {
+                guard let k = layer.shown(at: t) else { continue }
+                drawn.append((i, k))
+                let source = layer.frames[k], c = layer.content
+                for plane in 0..<3 {
+                    let shift = plane == 0 ? 0 : 1
+                    let planeWidth = width >> shift, planeOffset = plane == 0 ? 0 : width * height + (plane - 1) * (width / 2) * (height / 2)
+                    let sourceWidth = c.width >> shift, sourceOffset = plane == 0 ? 0 : c.width * c.height + (plane - 1) * (c.width / 2) * (c.height / 2)
+                    for row in 0..<(c.height >> shift) {
+                        let to = planeOffset + ((c.y >> shift) + row) * planeWidth + (c.x >> shift)
+                        let from = sourceOffset + row * sourceWidth
+                        expected.replaceSubrange(to..<(to + sourceWidth), with: source[from..<(from + sourceWidth)])
+                    }
+                }
+            }
+            let actual = frames[n].bytes
+            #expect(Reference.psnr(actual, expected) >= 40, "frame \(n) at \(t.seconds) s (layers and frames \(drawn))")
+            // Region by region (luma): a wrong frame in one small layer must not hide in the whole.
+            for layer in layers {
+                let c = layer.content
+                var a: [UInt8] = [], e: [UInt8] = []
+                for row in c.y..<(c.y + c.height) {
+                    a += actual[(row * width + c.x)..<(row * width + c.x + c.width)]
+                    e += expected[(row * width + c.x)..<(row * width + c.x + c.width)]
+                }
+                let psnr = Reference.psnr(a, e)
+                #expect(psnr >= 40, "frame \(n) at \(t.seconds) s, layer \(URL(fileURLWithPath: layer.clip).lastPathComponent): \(psnr) dB")
+            }
+        }
+        #expect(report.layers.map(\.loopsCompleted) == [2, 0, 0, 1], "\(report.layers)")
+        #expect(report.layers.map(\.framesShown) == [150, 150, 60, 121], "\(report.layers)")
+    }
+
+    /// A layer whose source fails is reported and shows the background; the others go on.
+    @Test func aFailingLayerShowsTheBackgroundAndTheRestGoesOn() async throws {
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 10)),
+                                       background: try #require(RGBColor(parsing: "#204060")))
+        let compositor = Compositor(canvas: canvas)
+        let good = try compositor.add(CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(x: 0, y: 0, width: 32, height: 36)))
+        let bad = try compositor.add(CompositionLayer(assets: [Asset(path: "/nonexistent/clip.mp4")], rect: PixelRect(x: 32, y: 0, width: 32, height: 36)))
+        let sink = InMemorySink(pixelFormat: .rgb24)
+        let report = await compositor.render(frames: 5, into: sink)
+        #expect(report.error == nil && sink.frames.count == 5)
+        #expect(report.layers.first { $0.id == good }?.framesShown == 5)
+        #expect(report.layers.first { $0.id == bad }?.failure?.code == .fileNotFound)
+        let pixel = Array(try #require(sink.frames.last).bytes[(10 * 64 + 50) * 3..<(10 * 64 + 50) * 3 + 3])
+        #expect(pixel == [0x20, 0x40, 0x60], "the failed layer's place shows the background")
+        #expect(throws: PlayheadError.self) { try compositor.add(CompositionLayer(assets: [], rect: PixelRect(x: 0, y: 0, width: 2, height: 2))) }
+        #expect(throws: PlayheadError.self) { try compositor.add(CompositionLayer(assets: [Asset(path: "x")], rect: PixelRect(x: 40, y: 0, width: 32, height: 36))) }
+    }
+}

@@ -1,0 +1,59 @@
+import Testing
+@testable import Playhead
+
+/// A layer's timeline over its playlist: passes start exactly where the previous one ended, the
+/// loop policy decides when the content ends, and what was counted is what was played.
+@Suite struct LayerTimelineTests {
+    let second = MediaTime(value: 1, timescale: 1)
+
+    @Test func aPlaylistPlaysInOrderThenEnds() {
+        var timeline = LayerTimeline(itemCount: 2, loop: .once)
+        #expect(timeline.item == 0 && timeline.offset(at: second) == second)
+        let began = timeline.passEnded(length: MediaTime(value: 3, timescale: 2))
+        #expect(began)
+        #expect(timeline.item == 1 && timeline.offset(at: second * 2) == MediaTime(value: 1, timescale: 2))
+        let another = timeline.passEnded(length: second)
+        #expect(!another)
+        #expect(timeline.hasEnded && timeline.loopsCompleted == 0)
+        let afterEnd = timeline.passEnded(length: second)
+        #expect(!afterEnd, "an ended timeline stays ended")
+    }
+
+    @Test(arguments: [1, 2, 5])
+    func aCountedLoopPlaysThatManyTimes(count: Int) {
+        var timeline = LayerTimeline(itemCount: 3, loop: .times(count))
+        var passes = 0
+        while !timeline.hasEnded {
+            passes += 1
+            timeline.passEnded(length: MediaTime(value: 1001, timescale: 24000))
+        }
+        #expect(passes == 3 * count && timeline.loopsCompleted == count - 1)
+        #expect(timeline.passStart == MediaTime(value: Int64(1001 * 3 * count), timescale: 24000), "no time lost or added at a seam")
+    }
+
+    @Test func foreverNeverEndsAndCountsWraps() {
+        var timeline = LayerTimeline(itemCount: 1, loop: .forever)
+        for _ in 0..<1000 {
+            let began = timeline.passEnded(length: second)
+            #expect(began)
+        }
+        #expect(!timeline.hasEnded && timeline.loopsCompleted == 1000 && timeline.item == 0)
+        timeline.end()
+        #expect(timeline.hasEnded)
+        #expect(LayerTimeline(itemCount: 0, loop: .forever).hasEnded, "nothing to play has ended")
+    }
+
+    @Test(arguments: [("30", 30, 1), ("29.97", 30000, 1001), ("23.976", 24000, 1001), ("24000/1001", 24000, 1001), ("12.5", 25, 2), ("59.94", 60000, 1001)])
+    func frameRatesParse(text: String, numerator: Int, denominator: Int) {
+        let rate = FrameRate(parsing: text)
+        #expect(rate?.numerator == numerator && rate?.denominator == denominator, "\(text) → \(String(describing: rate))")
+    }
+
+    @Test func absurdFrameRatesAndColoursAreRefused() {
+        for text in ["0", "-1", "nan", "inf", "1e9", "1/0", "x", ""] { #expect(FrameRate(parsing: text) == nil, "\(text)") }
+        #expect(RGBColor(parsing: "#102030") == RGBColor(red: 0x10, green: 0x20, blue: 0x30))
+        for text in ["#1020", "#GG0000", "purple-ish", ""] { #expect(RGBColor(parsing: text) == nil, "\(text)") }
+        let canvas = CompositionCanvas(size: PixelSize(width: 2, height: 2), frameRate: FrameRate(numerator: 30000, denominator: 1001)!)
+        #expect(canvas.time(ofFrame: 30000) == MediaTime(value: 1001, timescale: 1))
+    }
+}
