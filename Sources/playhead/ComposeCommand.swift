@@ -39,8 +39,14 @@ struct ComposeCommand: AsyncParsableCommand {
     @Option(help: "Folder for the frames and summary.json.")
     var out: String
 
-    @Option(help: "Frame format: png, ppm, y4m (one file) or none.")
+    @Option(help: "Output: png or ppm frames, y4m (one file), mp4 (H.264, fragmented) or none.")
     var format: PlayCommand.DumpFormat = .y4m
+
+    @Option(help: "x264 preset for mp4 (ultrafast … veryslow).")
+    var preset = "veryfast"
+
+    @Option(help: "x264 constant rate factor for mp4 (0 … 51).")
+    var crf = 23
 
     @Flag(help: "Print the summary as JSON on standard output.")
     var json = false
@@ -62,6 +68,9 @@ struct ComposeCommand: AsyncParsableCommand {
             throw ValidationError("--size must be even and at most 16384x16384")
         }
         guard FrameRate(parsing: rate) != nil else { throw ValidationError("--rate must be a number of frames per second or N/D") }
+        let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
+        if !presets.contains(preset) { throw ValidationError("--preset must be one of \(presets.joined(separator: ", "))") }
+        if !(0...51).contains(crf) { throw ValidationError("--crf must be 0 … 51") }
         guard RGBColor(parsing: background) != nil else { throw ValidationError("--background must be #RRGGBB or a colour name") }
     }
 
@@ -95,8 +104,9 @@ struct ComposeCommand: AsyncParsableCommand {
             case .failure(let error): throw CommandFailure(description: error.description)
             }
         }
-        let work = Task { [format, folder] in
-            await compositor.render(frames: frames, into: PlayJob.makeSink(format: format, folder: folder, native: false))
+        let work = Task { [format, folder, preset, crf] in
+            if format == .mp4 { return await compositor.render(frames: frames, into: MP4Sink(path: folder + "/video.mp4", preset: preset, crf: crf)) }
+            return await compositor.render(frames: frames, into: PlayJob.makeSink(format: format, folder: folder, native: false))
         }
         SignalWatcher.shared.onSignal { _ in work.cancel() }
         let report = await work.value
@@ -106,7 +116,12 @@ struct ComposeCommand: AsyncParsableCommand {
         summary.framesWritten = report.framesWritten
         summary.elapsed = (ContinuousClock.now - start).inSeconds
         summary.error = report.error.map(ErrorReport.init)
-        summary.output = format == .none ? nil : (format == .y4m ? folder + "/frames.y4m" : folder)
+        switch format {
+        case .none: summary.output = nil
+        case .y4m: summary.output = folder + "/frames.y4m"
+        case .mp4: summary.output = folder + "/video.mp4"
+        case .png, .ppm: summary.output = folder
+        }
         for (index, id) in ids.enumerated() {
             guard let account = report.layers.first(where: { $0.id == id }) else { continue }
             summary.layers[index].framesShown = account.framesShown

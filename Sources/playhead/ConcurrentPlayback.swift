@@ -241,6 +241,7 @@ struct PlayJob: Sendable {
         case .png: return ImageSequenceSink(directory: folder, format: .png)
         case .ppm: return ImageSequenceSink(directory: folder, format: .ppm)
         case .y4m: return Y4MSink(path: folder + "/frames.y4m")
+        case .mp4: return MP4Sink(path: folder + "/video.mp4")
         case .none: return NullSink(pixelFormat: native ? .native : .yuv420p)
         }
     }

@@ -90,6 +90,7 @@ extension OutputInventory {
             switch format {
             case .png, .ppm: frames = OutputInventory.frameFiles(in: folder, format: format.rawValue)
             case .y4m: frames = OutputInventory.y4mFrames(folder + "/frames.y4m") ?? 0
+            case .mp4: frames = WrittenMedia.videoFrames(folder + "/video.mp4") ?? 0
             case .none: frames = 0
             }
             audioPath = folder + "/audio.wav"

@@ -28,7 +28,7 @@ struct PlayCommand: AsyncParsableCommand {
     }
 
     enum DumpFormat: String, ExpressibleByArgument, CaseIterable {
-        case png, ppm, y4m, none
+        case png, ppm, y4m, mp4, none
     }
 
     @Option(help: "Folder for the frame dumps and summary.json.")

@@ -26,6 +26,44 @@ import Testing
         #expect(text.contains("width=320") && text.contains("height=180") && text.contains("r_frame_rate=30000/1001") && text.contains("nb_read_frames=89"), "\(text)")
     }
 
+    /// `--format mp4`: an H.264 MP4 with exactly duration × rate frames; killed with SIGKILL
+    /// half way, the file under its temporary name still reads up to its last fragment, and
+    /// nothing passes for the finished file.
+    @Test func mp4WholeAndKilled() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let layer = "x=0,y=0,w=320,h=180,loop=forever,source=\(clip)"
+        let run = try await CLI.run(["compose", "--size", "320x180", "--rate", "25", "--duration", "2.5", "--preset", "ultrafast",
+                                     "--layer", layer, "--format", "mp4", "--out", out + "/whole"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(!run.stderr.contains("x264"), "the encoder's chatter stays in the log: \(run.stderr)")
+        let probe = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames",
+                                                                 "-of", "default=nw=1", out + "/whole/composition/video.mp4"])
+        let text = String(decoding: probe, as: UTF8.self)
+        #expect(text.contains("codec_name=h264") && text.contains("nb_read_frames=62"), "\(text)")
+
+        // `play --format mp4` goes through the same sink: each file exported at its size.
+        let played = try await CLI.run(["play", "--json", "--format", "mp4", "--size", "160x90", "--out", out + "/play", clip])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(played.stdout.utf8)) as? [String: Any], "\(played.stderr)")
+        let file = try #require((document["files"] as? [[String: Any]])?.first)
+        #expect(played.status == 0 && file["framesWritten"] as? Int == 50, "\(played.stdout)")
+        let exported = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=width,height,nb_read_frames",
+                                                                    "-of", "default=nw=1", out + "/play/01-h264-aac.mp4/video.mp4"])
+        #expect(String(decoding: exported, as: UTF8.self).contains("width=160\nheight=90\nnb_read_frames=50"), "\(String(decoding: exported, as: UTF8.self))")
+
+        _ = try await HostileRun.signalled(["compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
+                                            "--layer", layer, "--format", "mp4", "--out", out + "/killed"], signal: SIGKILL, after: .milliseconds(2500))
+        let folder = out + "/killed/composition"
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder)
+        #expect(!names.contains("video.mp4"), "a killed run leaves nothing under the final name")
+        let partial = try #require(names.first { $0.hasPrefix(".video.mp4.") }, "\(names)")
+        let left = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0",
+                                                                folder + "/" + partial])
+        let frames = Int(String(decoding: left, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(frames >= 25, "the fragments written before the kill play: \(frames) frames")
+    }
+
     @Test(arguments: [
         ["--layer", "x=0,y=0,w=64,h=36"],
         ["--layer", "x=0,y=0,w=64,source=a.mp4"],

@@ -67,8 +67,11 @@ final class MuxedFile {
 
     var path: String { file.path }
 
-    func writeHeader() throws(PlayheadError) {
-        let result = avformat_write_header(context, nil)
+    func writeHeader(options: [String: String] = [:]) throws(PlayheadError) {
+        var dictionary: OpaquePointer?
+        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
+        defer { av_dict_free(&dictionary) }
+        let result = avformat_write_header(context, &dictionary)
         guard result >= 0 else { throw failure("could not write the header", function: "avformat_write_header", result: result) }
         headerWritten = true
     }

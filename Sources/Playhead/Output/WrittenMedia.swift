@@ -1,0 +1,19 @@
+import CFFmpeg
+
+/// What a media file that Playhead wrote holds on disk, read back with the demuxer (for
+/// summaries that report the disk, not what was meant to be written).
+package enum WrittenMedia {
+    /// The video packets (one a frame) of the file at `path`, read without decoding; nil when it
+    /// cannot be opened or has no video.
+    package static func videoFrames(_ path: String) -> Int? {
+        guard let demuxer = try? Demuxer.open(path, interrupt: InterruptFlag()), let video = demuxer.video else { return nil }
+        demuxer.select([video.index])
+        let packet = OwnedPacket()
+        var count = 0
+        while case .packet = demuxer.read(into: packet.pointer) {
+            count += 1
+            av_packet_unref(packet.pointer)
+        }
+        return count
+    }
+}
