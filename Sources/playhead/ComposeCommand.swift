@@ -16,6 +16,11 @@ struct ComposeCommand: AsyncParsableCommand {
             loop (once, N, forever), start and duration (seconds of each source), after-end
             (hold, clear), source. --grid RxC lays the sources given after the options out in
             R rows and C columns, each aspect-fit.
+            A layout file is a JSON array, one object per layer (bottom first unless z says):
+              {"source": "bg.mp4" | "sources": ["a.mp4", "b.mp4"], "rect": [x, y, w, h],
+               "z": 0, "gravity": "aspect-fit", "loop": "once" | N | "forever",
+               "timeRange": {"start": 0, "duration": 2}, "afterEnd": "hold" | "clear"}
+            Relative sources are found beside the layout file. Examples: examples/*.json.
             """)
 
     @Option(help: "Canvas size WxH (even).", transform: PlayCommand.parseSize)
@@ -32,6 +37,9 @@ struct ComposeCommand: AsyncParsableCommand {
 
     @Option(help: "A layer (repeatable); see below.")
     var layer: [String] = []
+
+    @Option(help: "A JSON layout file: an array of layers (see below).")
+    var layout: String?
 
     @Option(help: "RxC: lay the sources out in a grid of R rows and C columns.")
     var grid: String?
@@ -61,7 +69,7 @@ struct ComposeCommand: AsyncParsableCommand {
 
     mutating func validate() throws {
         paths = RawArguments.restoring(paths)
-        if layer.isEmpty && grid == nil { throw ValidationError("give at least one --layer, or --grid with sources") }
+        if layer.isEmpty && grid == nil && layout == nil { throw ValidationError("give --layout, at least one --layer, or --grid with sources") }
         if grid == nil && !paths.isEmpty { throw ValidationError("sources after the options are for --grid") }
         if !(duration > 0 && duration <= 86_400) { throw ValidationError("--duration must be 0 … 86400 seconds") }
         if size.width % 2 != 0 || size.height % 2 != 0 || size.width > 16384 || size.height > 16384 {
@@ -77,7 +85,8 @@ struct ComposeCommand: AsyncParsableCommand {
     func run() async throws {
         guard let rate = FrameRate(parsing: rate), let colour = RGBColor(parsing: background) else { throw ValidationError("bad --rate or --background") }
         let canvas = CompositionCanvas(size: size, frameRate: rate, background: colour)
-        var specs = try layer.map { try LayerSpec(parsing: $0) }
+        var specs = try layout.map { try LayerSpec.layoutFile($0) } ?? []
+        specs += try layer.map { try LayerSpec(parsing: $0) }
         if let grid { specs += try LayerSpec.grid(grid, sources: paths, canvas: size, zBase: (specs.map(\.z).max() ?? -1) + 1) }
         let frames = Int((duration * rate.value).rounded(.down))
 
@@ -85,17 +94,17 @@ struct ComposeCommand: AsyncParsableCommand {
         let compositor = Compositor(canvas: canvas)
         var ids: [CompositionLayer.ID] = []
         for spec in specs {
-            let asset = Asset(source: spec.source, options: sourceOptions.assetOptions)
+            let assets = spec.sources.map { Asset(source: $0, options: sourceOptions.assetOptions) }
             do throws(PlayheadError) {
-                ids.append(try compositor.add(spec.layer(asset: asset)))
+                ids.append(try compositor.add(spec.layer(assets: assets)))
             } catch {
-                throw ValidationError("layer \(SourceRedaction.redacted(spec.source)): \(error.message)")
+                throw ValidationError("layer \(SourceRedaction.redacted(spec.sources[0])): \(error.message)")
             }
         }
-        let output = try await RunOutput.open(out, wait: wait, inputs: specs.map(\.source))
+        let output = try await RunOutput.open(out, wait: wait, inputs: specs.flatMap(\.sources))
         let start = ContinuousClock.now
         var summary = ComposeSummary(state: .running, canvas: "\(size) @ \(rate) fps", framesWritten: 0, framesExpected: frames,
-                                     layers: specs.map { ComposeLayerReport(source: SourceRedaction.redacted($0.source)) }, elapsed: 0)
+                                     layers: specs.map { ComposeLayerReport(source: $0.sources.map(SourceRedaction.redacted).joined(separator: " + ")) }, elapsed: 0)
         try await output.writeSummary(summary)
         var folder = ""
         if format != .none {
@@ -158,91 +167,4 @@ struct ComposeLayerReport: Encodable {
     var framesShown = 0
     var loopsCompleted = 0
     var error: ErrorReport?
-}
-
-/// One `--layer` as written.
-struct LayerSpec {
-    var source: String
-    var rect: PixelRect
-    var z = 0
-    var gravity = VideoGravity.resizeAspect
-    var loop = LayerLoop.once
-    var start: Double?
-    var duration: Double?
-    var afterEnd = LayerAfterEnd.holdLastFrame
-
-    init(source: String, rect: PixelRect, z: Int) {
-        self.source = source
-        self.rect = rect
-        self.z = z
-    }
-
-    init(parsing text: String) throws {
-        guard let sourceRange = text.range(of: "source=") else { throw ValidationError("--layer needs source= (last): \(text)") }
-        let source = String(text[sourceRange.upperBound...])
-        guard !source.isEmpty else { throw ValidationError("--layer has an empty source") }
-        var values: [String: String] = [:]
-        for pair in text[..<sourceRange.lowerBound].split(separator: ",") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2 else { throw ValidationError("--layer: '\(pair)' is not key=value") }
-            values[parts[0].lowercased()] = parts[1]
-        }
-        func int(_ key: String) throws -> Int {
-            guard let text = values.removeValue(forKey: key), let value = Int(text), (0...16384).contains(value) else {
-                throw ValidationError("--layer needs \(key)= a whole number of pixels 0 … 16384")
-            }
-            return value
-        }
-        self.init(source: source, rect: PixelRect(x: try int("x"), y: try int("y"), width: try int("w"), height: try int("h")), z: 0)
-        if let text = values.removeValue(forKey: "z") {
-            guard let value = Int(text), abs(value) <= 1_000_000 else { throw ValidationError("--layer z= must be a whole number") }
-            z = value
-        }
-        if let text = values.removeValue(forKey: "gravity") {
-            guard let value = PlayCommand.Gravity(rawValue: text) else { throw ValidationError("--layer gravity= must be aspect-fit, aspect-fill or stretch") }
-            gravity = value.videoGravity
-        }
-        if let text = values.removeValue(forKey: "loop") {
-            switch text {
-            case "once": loop = .once
-            case "forever": loop = .forever
-            default:
-                guard let count = Int(text), (1...1_000_000).contains(count) else { throw ValidationError("--layer loop= must be once, N or forever") }
-                loop = .times(count)
-            }
-        }
-        for key in ["start", "duration"] {
-            guard let text = values.removeValue(forKey: key) else { continue }
-            guard let value = Double(text), value.isFinite, value >= 0, value <= 1e7, key == "start" || value > 0 else {
-                throw ValidationError("--layer \(key)= must be seconds")
-            }
-            if key == "start" { start = value } else { duration = value }
-        }
-        if let text = values.removeValue(forKey: "after-end") {
-            guard let value = ["hold": LayerAfterEnd.holdLastFrame, "clear": .clear][text] else { throw ValidationError("--layer after-end= must be hold or clear") }
-            afterEnd = value
-        }
-        if let unknown = values.keys.sorted().first { throw ValidationError("--layer: unknown key \(unknown)") }
-    }
-
-    /// The sources in `rows`x`columns` equal cells (the last row may be short), aspect-fit.
-    static func grid(_ text: String, sources: [String], canvas: PixelSize, zBase: Int) throws -> [LayerSpec] {
-        let parts = text.lowercased().split(separator: "x")
-        guard parts.count == 2, let rows = Int(parts[0]), let columns = Int(parts[1]), (1...64).contains(rows), (1...64).contains(columns) else {
-            throw ValidationError("--grid must look like 2x2 (1 … 64 each)")
-        }
-        guard !sources.isEmpty, sources.count <= rows * columns else { throw ValidationError("--grid \(text) holds 1 … \(rows * columns) sources") }
-        let cellWidth = canvas.width / columns & ~1, cellHeight = canvas.height / rows & ~1
-        guard cellWidth >= 2, cellHeight >= 2 else { throw ValidationError("--grid \(text) is too fine for a \(canvas) canvas") }
-        return sources.enumerated().map { index, source in
-            LayerSpec(source: source, rect: PixelRect(x: index % columns * cellWidth, y: index / columns * cellHeight, width: cellWidth, height: cellHeight),
-                      z: zBase)
-        }
-    }
-
-    func layer(asset: Asset) -> CompositionLayer {
-        let range: TimeRange? = start == nil && duration == nil ? nil
-            : TimeRange(start: MediaTime(seconds: start ?? 0), duration: duration.map { MediaTime(seconds: $0) } ?? .positiveInfinity)
-        return CompositionLayer(assets: [asset], rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: range, afterEnd: afterEnd)
-    }
 }

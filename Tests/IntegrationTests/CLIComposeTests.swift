@@ -83,6 +83,33 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: out + "/o"), "nothing written for a usage error")
     }
 
+    /// Every layout in `examples/` renders: all its layers shown, none failed.
+    @Test(arguments: ["side-by-side", "mosaic-2x2", "picture-in-picture"])
+    func examplesRender(name: String) async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let layout = Fixtures.sampleMedia.deletingLastPathComponent().appendingPathComponent("examples/\(name).json").path
+        let run = try await CLI.run(["compose", "--layout", layout, "--size", "1280x720", "--duration", "2", "--out", out, "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let summary = try HostileOperationsTests.summary(out)
+        #expect(summary["framesWritten"] as? Int == 60)
+        let layers = try #require(summary["layers"] as? [[String: Any]])
+        #expect(!layers.isEmpty && layers.allSatisfy { $0["error"] == nil && ($0["framesShown"] as? Int ?? 0) > 0 }, "\(layers)")
+    }
+
+    /// Layout files that are not layouts are refused before anything is written.
+    @Test(arguments: ["not json", "{}", "[]", #"[{"rect": [0, 0, 2, 2]}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2]}]"#,
+                      #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "audio": true}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "loop": 0}]"#,
+                      #"[{"source": "a.mp4", "sources": ["b.mp4"], "rect": [0, 0, 2, 2]}]"#])
+    func badLayoutsAreUsageErrors(text: String) async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        try text.write(toFile: out + "/layout.json", atomically: true, encoding: .utf8)
+        let run = try await CLI.run(["compose", "--layout", out + "/layout.json", "--size", "64x36", "--duration", "1", "--out", out + "/o"])
+        #expect(run.status == 2, "\(text): \(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out + "/o"))
+    }
+
     /// A layer outside the canvas is refused, naming it.
     @Test func aLayerOutsideTheCanvasIsRefused() async throws {
         let out = try HostileOperationsTests.temporaryFolder()

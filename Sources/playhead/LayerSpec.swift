@@ -1,0 +1,169 @@
+import ArgumentParser
+import Foundation
+import Playhead
+
+/// One layer as the command line or a layout file describes it.
+struct LayerSpec {
+    var sources: [String]
+    var rect: PixelRect
+    var z = 0
+    var gravity = VideoGravity.resizeAspect
+    var loop = LayerLoop.once
+    var start: Double?
+    var duration: Double?
+    var afterEnd = LayerAfterEnd.holdLastFrame
+
+    init(sources: [String], rect: PixelRect, z: Int) {
+        self.sources = sources
+        self.rect = rect
+        self.z = z
+    }
+
+    /// `--layer "x=0,y=0,w=640,h=360,gravity=aspect-fill,loop=forever,z=1,source=clip.mp4"`.
+    init(parsing text: String) throws {
+        guard let sourceRange = text.range(of: "source=") else { throw ValidationError("--layer needs source= (last): \(text)") }
+        let source = String(text[sourceRange.upperBound...])
+        guard !source.isEmpty else { throw ValidationError("--layer has an empty source") }
+        var values: [String: String] = [:]
+        for pair in text[..<sourceRange.lowerBound].split(separator: ",") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw ValidationError("--layer: '\(pair)' is not key=value") }
+            values[parts[0].lowercased()] = parts[1]
+        }
+        func int(_ key: String) throws -> Int {
+            guard let text = values.removeValue(forKey: key), let value = Int(text), (0...16384).contains(value) else {
+                throw ValidationError("--layer needs \(key)= a whole number of pixels 0 … 16384")
+            }
+            return value
+        }
+        self.init(sources: [source], rect: PixelRect(x: try int("x"), y: try int("y"), width: try int("w"), height: try int("h")), z: 0)
+        if let text = values.removeValue(forKey: "z") {
+            guard let value = Int(text), abs(value) <= 1_000_000 else { throw ValidationError("--layer z= must be a whole number") }
+            z = value
+        }
+        if let text = values.removeValue(forKey: "gravity") { gravity = try Self.gravity(text) }
+        if let text = values.removeValue(forKey: "loop") { loop = try Self.loop(text) }
+        for key in ["start", "duration"] {
+            guard let text = values.removeValue(forKey: key) else { continue }
+            guard let value = Double(text) else { throw ValidationError("--layer \(key)= must be seconds") }
+            try setRange(key, value)
+        }
+        if let text = values.removeValue(forKey: "after-end") { afterEnd = try Self.afterEnd(text) }
+        if let unknown = values.keys.sorted().first { throw ValidationError("--layer: unknown key \(unknown)") }
+    }
+
+    private mutating func setRange(_ key: String, _ value: Double) throws {
+        guard value.isFinite, value >= 0, value <= 1e7, key == "start" || value > 0 else {
+            throw ValidationError("a layer's \(key) must be 0 … 10,000,000 seconds\(key == "duration" ? " (more than 0)" : "")")
+        }
+        if key == "start" { start = value } else { duration = value }
+    }
+
+    static func gravity(_ text: String) throws -> VideoGravity {
+        guard let value = PlayCommand.Gravity(rawValue: text) else { throw ValidationError("a layer's gravity must be aspect-fit, aspect-fill or stretch, not \(text)") }
+        return value.videoGravity
+    }
+
+    static func loop(_ text: String) throws -> LayerLoop {
+        switch text {
+        case "once": return .once
+        case "forever": return .forever
+        default:
+            guard let count = Int(text), (1...1_000_000).contains(count) else { throw ValidationError("a layer's loop must be once, 1 … 1000000 or forever, not \(text)") }
+            return .times(count)
+        }
+    }
+
+    static func afterEnd(_ text: String) throws -> LayerAfterEnd {
+        guard let value = ["hold": LayerAfterEnd.holdLastFrame, "clear": .clear][text] else { throw ValidationError("a layer's after-end must be hold or clear, not \(text)") }
+        return value
+    }
+
+    /// The sources in `rows`x`columns` equal cells (the last row may be short), aspect-fit.
+    static func grid(_ text: String, sources: [String], canvas: PixelSize, zBase: Int) throws -> [LayerSpec] {
+        let parts = text.lowercased().split(separator: "x")
+        guard parts.count == 2, let rows = Int(parts[0]), let columns = Int(parts[1]), (1...64).contains(rows), (1...64).contains(columns) else {
+            throw ValidationError("--grid must look like 2x2 (1 … 64 each)")
+        }
+        guard !sources.isEmpty, sources.count <= rows * columns else { throw ValidationError("--grid \(text) holds 1 … \(rows * columns) sources") }
+        let cellWidth = canvas.width / columns & ~1, cellHeight = canvas.height / rows & ~1
+        guard cellWidth >= 2, cellHeight >= 2 else { throw ValidationError("--grid \(text) is too fine for a \(canvas) canvas") }
+        return sources.enumerated().map { index, source in
+            LayerSpec(sources: [source], rect: PixelRect(x: index % columns * cellWidth, y: index / columns * cellHeight, width: cellWidth, height: cellHeight),
+                      z: zBase)
+        }
+    }
+
+    /// The layers of a JSON layout file (at most 1 MiB, 64 layers); relative sources are found
+    /// beside the file.
+    static func layoutFile(_ path: String) throws -> [LayerSpec] {
+        struct Entry: Decodable {
+            struct Range: Decodable { var start: Double?; var duration: Double? }
+            var source: String?
+            var sources: [String]?
+            var rect: [Int]
+            var z: Int?
+            var gravity: String?
+            var loop: LoopValue?
+            var timeRange: Range?
+            var afterEnd: String?
+            var audio: Bool?
+        }
+        enum LoopValue: Decodable {
+            case text(String)
+            case count(Int)
+            init(from decoder: Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if let count = try? container.decode(Int.self) { self = .count(count) } else { self = .text(try container.decode(String.self)) }
+            }
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw ValidationError("cannot read the layout \(path)") }
+        defer { try? handle.close() }
+        let data = (try? handle.read(upToCount: 1 << 20 + 1)) ?? Data()
+        guard data.count <= 1 << 20 else { throw ValidationError("the layout \(path) is over 1 MiB: not a layout") }
+        let entries: [Entry]
+        do {
+            entries = try JSONDecoder().decode([Entry].self, from: data)
+        } catch {
+            throw ValidationError("the layout \(path) is not a JSON array of layers (\(error))")
+        }
+        guard (1...64).contains(entries.count) else { throw ValidationError("the layout \(path) holds 1 … 64 layers") }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        return try entries.enumerated().map { index, entry in
+            let what = "layer \(index + 1) of \(path)"
+            let named = (entry.sources ?? []) + (entry.source.map { [$0] } ?? [])
+            guard !named.isEmpty, named.count <= 1000, entry.source == nil || entry.sources == nil else {
+                throw ValidationError("\(what) needs \"source\" or \"sources\" (one of them)")
+            }
+            guard entry.rect.count == 4, entry.rect.allSatisfy({ (0...16384).contains($0) }) else {
+                throw ValidationError("\(what): \"rect\" is [x, y, width, height] in canvas pixels")
+            }
+            if entry.audio == true { throw ValidationError("\(what): audio from a layer is not written yet") }
+            let sources = named.map { source -> String in
+                source.hasPrefix("/") || source == "-" || source.contains(":") ? source : folder + "/" + source
+            }
+            var spec = LayerSpec(sources: sources, rect: PixelRect(x: entry.rect[0], y: entry.rect[1], width: entry.rect[2], height: entry.rect[3]),
+                                 z: entry.z ?? 0)
+            do {
+                if let gravity = entry.gravity { spec.gravity = try Self.gravity(gravity) }
+                switch entry.loop {
+                case .text(let text)?: spec.loop = try Self.loop(text)
+                case .count(let count)?: spec.loop = try Self.loop(String(count))
+                case nil: break
+                }
+                if let start = entry.timeRange?.start { try spec.setRange("start", start) }
+                if let duration = entry.timeRange?.duration { try spec.setRange("duration", duration) }
+                if let afterEnd = entry.afterEnd { spec.afterEnd = try Self.afterEnd(afterEnd) }
+            } catch let error as ValidationError {
+                throw ValidationError("\(what): \(error.message)")
+            }
+            return spec
+        }
+    }
+
+    func layer(assets: [Asset]) -> CompositionLayer {
+        let range: TimeRange? = start == nil && duration == nil ? nil
+            : TimeRange(start: MediaTime(seconds: start ?? 0), duration: duration.map { MediaTime(seconds: $0) } ?? .positiveInfinity)
+        return CompositionLayer(assets: assets, rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: range, afterEnd: afterEnd)
+    }
+}
