@@ -122,6 +122,75 @@ import Testing
         #expect(report.layers.map(\.framesShown) == [150, 150, 60, 121], "\(report.layers)")
     }
 
+    /// A sink that fails part way stops the rendering with its error (aborted, never finished);
+    /// a cancelled task stops it too, between frames.
+    @Test func aFailingSinkAndACancelledTaskStopTheRender() async throws {
+        final class FailingSink: FrameSink, @unchecked Sendable {
+            // @unchecked Sendable: the compositor calls it from one thread at a time; the test
+            // reads the counters only after `render` returned.
+            let pixelFormat = OutputPixelFormat.yuv420p
+            var written = 0, aborted = false, finished = false
+            func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
+            func write(_ frame: VideoFrame) throws(PlayheadError) {
+                if written == 3 { throw PlayheadError(code: .diskFull, message: "full") }
+                written += 1
+            }
+            func finish() throws(PlayheadError) { finished = true }
+            func abort() { aborted = true }
+        }
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
+        let compositor = Compositor(canvas: canvas)
+        try compositor.add(CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(size: canvas.size), loop: .forever))
+        let sink = FailingSink()
+        let report = await compositor.render(frames: 1000, into: sink)
+        #expect(report.error?.code == .diskFull && report.framesWritten == 3)
+        #expect(sink.aborted && !sink.finished)
+
+        let endless = Task { await compositor.render(frames: 10_000_000, into: NullSink()) }
+        try await Task.sleep(for: .milliseconds(300))
+        endless.cancel()
+        let stopped = await endless.value
+        #expect(stopped.error?.code == .cancelled && stopped.framesWritten > 0 && stopped.framesWritten < 10_000_000)
+        #expect(stopped.layers.first?.framesShown ?? 0 > 0, "the layers stay for a second render")
+    }
+
+    /// Layers changed while rendering: a removed one stops showing, a moved one draws at its new
+    /// place, an added one starts — each within the frames already in flight.
+    @Test func layersChangeWhileRendering() async throws {
+        final class ChangingSink: FrameSink, @unchecked Sendable {
+            // @unchecked Sendable: called from the compositor's output thread, one call at a time.
+            let pixelFormat = OutputPixelFormat.rgb24
+            var frames: [[UInt8]] = []
+            let onFrame: (Int) -> Void
+            init(onFrame: @escaping (Int) -> Void) { self.onFrame = onFrame }
+            func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
+            func write(_ frame: VideoFrame) throws(PlayheadError) {
+                let plane = frame.plane(0)
+                frames.append(Array(UnsafeBufferPointer(start: plane.baseAddress, count: plane.bytesPerRow * plane.rows)))
+                onFrame(frame.index)
+            }
+            func finish() throws(PlayheadError) {}
+            func abort() {}
+        }
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)),
+                                       background: try #require(RGBColor(parsing: "#FF00FF")))
+        let compositor = Compositor(canvas: canvas)
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let left = try compositor.add(CompositionLayer(assets: [Asset(path: clip)], rect: PixelRect(x: 0, y: 0, width: 32, height: 36), gravity: .resize, loop: .forever))
+        let sink = ChangingSink { index in
+            if index == 5 { compositor.remove(left) }
+            if index == 10 { _ = try? compositor.add(CompositionLayer(assets: [Asset(path: clip)], rect: PixelRect(x: 32, y: 0, width: 32, height: 36), gravity: .resize)) }
+        }
+        let report = await compositor.render(frames: 30, into: sink)
+        #expect(report.error == nil && report.layers.count == 2)
+        let shownLeft = try #require(report.layers.first { $0.id == left }?.framesShown)
+        #expect((6...9).contains(shownLeft), "removed after frame 5, with up to three frames in flight: \(shownLeft)")
+        func isBackground(_ frame: [UInt8], x: Int) -> Bool { frame[(18 * 64 + x) * 3..<(18 * 64 + x) * 3 + 3].elementsEqual([255, 0, 255]) }
+        let frames = sink.frames
+        #expect(!isBackground(frames[0], x: 10) && isBackground(frames[29], x: 10), "the removed layer's place shows the background")
+        #expect(isBackground(frames[0], x: 50) && !isBackground(frames[29], x: 50), "the added layer shows")
+    }
+
     /// A layer whose source fails is reported and shows the background; the others go on.
     @Test func aFailingLayerShowsTheBackgroundAndTheRestGoesOn() async throws {
         let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 10)),

@@ -23,15 +23,11 @@ import Logging
 /// pool; cancelling the calling task stops it between frames (the sink is then aborted).
 public final class Compositor: Sendable {
     public let canvas: CompositionCanvas
-    private let changes = Locked<[Change]>([])
+    /// The layers, in the order added, and a count of changes (a render picks up a change when
+    /// the count moves).
+    private let state = Locked<(generation: Int, layers: [(id: CompositionLayer.ID, layer: CompositionLayer)])>((0, []))
     private let nextID = Locked(0)
     private let logger: Logger
-
-    private enum Change {
-        case add(CompositionLayer.ID, CompositionLayer)
-        case remove(CompositionLayer.ID)
-        case move(CompositionLayer.ID, PixelRect, Int)
-    }
 
     /// A compositor of `canvas` (its size must be even, at least 2x2 and at most 16384x16384).
     public init(canvas: CompositionCanvas, logger: Logger? = nil) {
@@ -54,19 +50,33 @@ public final class Compositor: Sendable {
             value += 1
             return value
         })
-        changes.withLock { $0.append(.add(id, layer)) }
+        state.withLock {
+            $0.layers.append((id, layer))
+            $0.generation += 1
+        }
         return id
     }
 
     /// Removes a layer from the next frame on.
     public func remove(_ id: CompositionLayer.ID) {
-        changes.withLock { $0.append(.remove(id)) }
+        state.withLock {
+            $0.layers.removeAll { $0.id == id }
+            $0.generation += 1
+        }
     }
+
+    /// The layers, in the order added.
+    public var layers: [(id: CompositionLayer.ID, layer: CompositionLayer)] { state.withLock { $0.layers } }
 
     /// Moves a layer to `rect` and `zIndex` from the next frame on.
     public func move(_ id: CompositionLayer.ID, to rect: PixelRect, zIndex: Int) throws(PlayheadError) {
         let rect = try checked(rect)
-        changes.withLock { $0.append(.move(id, rect, zIndex)) }
+        state.withLock {
+            guard let index = $0.layers.firstIndex(where: { $0.id == id }) else { return }
+            $0.layers[index].layer.rect = rect
+            $0.layers[index].layer.zIndex = zIndex
+            $0.generation += 1
+        }
     }
 
     private func checked(_ rect: PixelRect) throws(PlayheadError) -> PixelRect {
@@ -93,63 +103,78 @@ public final class Compositor: Sendable {
         }
     }
 
+    /// Pictures in circulation between the render thread and the output thread: one being
+    /// drawn, one being written, one waiting.
+    private static let pictureCount = 3
+
+    /// The render thread: draws each output frame into a free picture and hands it to the output
+    /// thread, which writes it while the next one is drawn.
     private func renderBlocking(frames: Int, canvas: CompositionCanvas, sink: any FrameSink, interrupt: InterruptFlag) -> CompositionReport {
         var report = CompositionReport(framesWritten: 0, layers: [], error: nil)
         var layers: [LayerReader] = []
         var gone: [LayerReader] = []
         let format = sink.pixelFormat == .rgb24 ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_YUV420P
         let outputFormat: OutputPixelFormat = sink.pixelFormat == .rgb24 ? .rgb24 : .yuv420p
+        var output: CompositionOutput?
+        var seenGeneration = -1
         do throws(PlayheadError) {
             guard canvas.size.width >= 2, canvas.size.height >= 2, canvas.size.width % 2 == 0, canvas.size.height % 2 == 0,
                   canvas.size.width <= 16384, canvas.size.height <= 16384 else {
                 throw PlayheadError(code: .invalidArgument, message: "the canvas must be an even size from 2x2 to 16384x16384, not \(canvas.size)")
             }
             guard frames >= 0 else { throw PlayheadError(code: .invalidArgument, message: "a negative frame count (\(frames))") }
-            let picture = try OwnedFrame(size: canvas.size, format: format)
-            let layout = FrameLayout(canvas: canvas.size, content: PixelRect(size: canvas.size), sourceCrop: PixelRect(size: canvas.size),
-                                     displayedCrop: PixelRect(size: canvas.size), orientation: .identity)
-            try sink.begin(FrameStreamInfo(source: "composition", size: canvas.size, pixelFormat: outputFormat, frameRate: canvas.frameRate.value,
-                                           layout: layout, timescale: Int32(canvas.frameRate.numerator)))
+            var pictures: [OwnedFrame] = []
+            for _ in 0..<Self.pictureCount { pictures.append(try OwnedFrame(size: canvas.size, format: format)) }
+            let started = CompositionOutput(sink: SoleOwner(handingOver: sink), pictures: pictures, canvas: canvas, pixelFormat: outputFormat)
+            output = started
             for n in 0..<frames {
                 if interrupt.isRaised { throw PlayheadError.cancelled() }
-                apply(changes.withLock { pending in
-                    defer { pending.removeAll() }
-                    return pending
-                }, to: &layers, gone: &gone, canvas: canvas, format: format, interrupt: interrupt)
+                let current = state.withLock { $0.generation == seenGeneration ? nil : $0 }
+                if let current {
+                    seenGeneration = current.generation
+                    sync(&layers, with: current.layers, gone: &gone, canvas: canvas, format: format, interrupt: interrupt)
+                }
+                // Nil: the output thread stopped (its sink failed).
+                guard let slot = started.free.receive() else { break }
+                let picture = pictures[slot]
                 let time = canvas.time(ofFrame: n)
                 Self.paint(picture, with: canvas.background, format: format)
                 for layer in layers { try layer.draw(at: time, into: picture) }
-                let frame = VideoFrame(presentationTime: time, duration: canvas.time(ofFrame: 1), index: n, source: "composition", size: canvas.size,
-                                       pixelFormat: outputFormat, pixelFormatName: outputFormat.rawValue, frame: picture.pointer)
-                try sink.write(frame)
-                report.framesWritten += 1
+                started.ready.send(slot)
             }
-            try sink.finish()
+            let outcome = started.finish(abort: false)
+            report.framesWritten = outcome.written
+            report.error = outcome.error
         } catch {
-            sink.abort()
+            let outcome = output?.finish(abort: true)
+            if output == nil { sink.abort() }
+            report.framesWritten = outcome?.written ?? 0
             report.error = error
-            logger.debug("composition stopped", metadata: ["error": "\(error)"])
         }
+        if let error = report.error { logger.debug("composition stopped", metadata: ["error": "\(error)"]) }
         report.layers = (gone + layers).map { LayerReport(id: $0.id, framesShown: $0.framesShown, loopsCompleted: $0.loopsCompleted, failure: $0.failure) }
             .sorted { $0.id.value < $1.id.value }
         return report
     }
 
-    private func apply(_ pending: [Change], to layers: inout [LayerReader], gone: inout [LayerReader], canvas: CompositionCanvas,
-                       format: AVPixelFormat, interrupt: InterruptFlag) {
-        guard !pending.isEmpty else { return }
-        for change in pending {
-            switch change {
-            case .add(let id, let layer):
-                layers.append(LayerReader(id: id, layer: layer, canvasSize: canvas.size, outputFormat: format, interrupt: interrupt))
-            case .remove(let id):
-                if let index = layers.firstIndex(where: { $0.id == id }) { gone.append(layers.remove(at: index)) }
-            case .move(let id, let rect, let z):
-                layers.first { $0.id == id }?.move(rect: rect, zIndex: z)
+    /// Brings the render's readers in line with the compositor's layers: new ones opened lazily,
+    /// removed ones kept aside for the report, moved ones redrawn at their new place.
+    private func sync(_ readers: inout [LayerReader], with layers: [(id: CompositionLayer.ID, layer: CompositionLayer)], gone: inout [LayerReader],
+                      canvas: CompositionCanvas, format: AVPixelFormat, interrupt: InterruptFlag) {
+        let wanted = Dictionary(uniqueKeysWithValues: layers.map { ($0.id, $0.layer) })
+        gone += readers.filter { wanted[$0.id] == nil }
+        readers.removeAll { wanted[$0.id] == nil }
+        for reader in readers {
+            if let layer = wanted[reader.id], layer.rect != reader.layer.rect || layer.zIndex != reader.layer.zIndex {
+                reader.move(rect: layer.rect, zIndex: layer.zIndex)
             }
         }
+        let known = Set(readers.map(\.id))
+        for (id, layer) in layers where !known.contains(id) {
+            readers.append(LayerReader(id: id, layer: layer, canvasSize: canvas.size, outputFormat: format, interrupt: interrupt))
+        }
         // Stable: equal z-indexes keep the order they were added in.
-        layers = layers.enumerated().sorted { ($0.element.layer.zIndex, $0.element.id.value) < ($1.element.layer.zIndex, $1.element.id.value) }.map(\.element)
+        readers.sort { ($0.layer.zIndex, $0.id.value) < ($1.layer.zIndex, $1.id.value) }
     }
 
     /// Fills the whole picture with `colour`.

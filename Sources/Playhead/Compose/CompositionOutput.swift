@@ -1,0 +1,66 @@
+import CFFmpeg
+import Dispatch
+
+/// The output thread of a composition: owns the sink (every call to it is made here, in order:
+/// `begin`, `write` per frame, then `finish` or `abort`) and writes each picture the render
+/// thread sends while the next one is drawn. Pictures travel by number through two
+/// ``SlotChannel``s, so whoever holds a number owns that picture.
+final class CompositionOutput: Sendable {
+    let free: SlotChannel
+    let ready: SlotChannel
+    private let done = DispatchSemaphore(value: 0)
+    private let result = Locked<(written: Int, error: PlayheadError?)>((0, nil))
+    private let abortRequested = Locked(false)
+
+    init(sink: SoleOwner<any FrameSink>, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat) {
+        free = SlotChannel(capacity: pictures.count, filledWith: 0..<pictures.count)
+        ready = SlotChannel(capacity: pictures.count)
+        // Both threads hold the array, never the same picture at once: the render thread draws
+        // picture k only between receiving k from `free` and sending it on `ready`, the output
+        // thread reads it only between receiving k from `ready` and sending it back on `free`;
+        // each hand-over goes through a channel's mutex, which orders the memory accesses.
+        let shared = SoleOwner(handingOver: pictures)
+        WorkerPool.shared.run("playhead.compose.output") { [self] in
+            write(into: sink.value, pictures: shared.value, canvas: canvas, pixelFormat: pixelFormat)
+            done.signal()
+        }
+    }
+
+    private func write(into sink: any FrameSink, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat) {
+        var written = 0
+        do throws(PlayheadError) {
+            let whole = PixelRect(size: canvas.size)
+            try sink.begin(FrameStreamInfo(source: "composition", size: canvas.size, pixelFormat: pixelFormat, frameRate: canvas.frameRate.value,
+                                           layout: FrameLayout(canvas: canvas.size, content: whole, sourceCrop: whole, displayedCrop: whole, orientation: .identity),
+                                           timescale: Int32(canvas.frameRate.numerator)))
+            while let slot = ready.receive() {
+                let frame = VideoFrame(presentationTime: canvas.time(ofFrame: written), duration: canvas.time(ofFrame: 1), index: written,
+                                       source: "composition", size: canvas.size, pixelFormat: pixelFormat, pixelFormatName: pixelFormat.rawValue,
+                                       frame: pictures[slot].pointer)
+                try sink.write(frame)
+                written += 1
+                result.withLock { $0.written = written }
+                free.send(slot)
+            }
+            if abortRequested.withLock({ $0 }) {
+                sink.abort()
+            } else {
+                try sink.finish()
+            }
+        } catch {
+            sink.abort()
+            result.withLock { $0.error = error }
+            // The render thread stops at its next picture.
+            free.cancel()
+        }
+    }
+
+    /// No more pictures: waits for the output thread to write what was sent and to finish the
+    /// sink (or abort it). Returns the frames written and the sink's error, if any.
+    func finish(abort: Bool) -> (written: Int, error: PlayheadError?) {
+        abortRequested.withLock { $0 = abort }
+        ready.close()
+        done.wait()
+        return result.withLock { $0 }
+    }
+}
