@@ -56,6 +56,9 @@ struct ComposeCommand: AsyncParsableCommand {
     @Option(help: "x264 constant rate factor for mp4 (0 … 51).")
     var crf = 23
 
+    @Flag(help: "Write frames at the canvas's rate on the machine's clock; late frames are counted, never dropped.")
+    var realtime = false
+
     @Flag(help: "Print the summary as JSON on standard output.")
     var json = false
 
@@ -113,9 +116,12 @@ struct ComposeCommand: AsyncParsableCommand {
             case .failure(let error): throw CommandFailure(description: error.description)
             }
         }
+        let clock: (any PlaybackClock)? = realtime ? SystemPlaybackClock() : nil
         let work = Task { [format, folder, preset, crf] in
-            if format == .mp4 { return await compositor.render(frames: frames, into: MP4Sink(path: folder + "/video.mp4", preset: preset, crf: crf)) }
-            return await compositor.render(frames: frames, into: PlayJob.makeSink(format: format, folder: folder, native: false))
+            if format == .mp4 {
+                return await compositor.render(frames: frames, into: MP4Sink(path: folder + "/video.mp4", preset: preset, crf: crf), realtime: clock)
+            }
+            return await compositor.render(frames: frames, into: PlayJob.makeSink(format: format, folder: folder, native: false), realtime: clock)
         }
         SignalWatcher.shared.onSignal { _ in work.cancel() }
         let report = await work.value
@@ -125,6 +131,10 @@ struct ComposeCommand: AsyncParsableCommand {
         summary.framesWritten = report.framesWritten
         summary.elapsed = (ContinuousClock.now - start).inSeconds
         summary.error = report.error.map(ErrorReport.init)
+        if realtime {
+            summary.lateFrames = report.lateFrames
+            summary.latenessP99 = report.lateness?.percentile(0.99)
+        }
         switch format {
         case .none: summary.output = nil
         case .y4m: summary.output = folder + "/frames.y4m"
@@ -158,6 +168,10 @@ struct ComposeSummary: Encodable {
     var framesExpected: Int
     var output: String?
     var layers: [ComposeLayerReport]
+    /// With --realtime: frames written more than half a frame late, and the 99th percentile of
+    /// lateness in seconds.
+    var lateFrames: Int?
+    var latenessP99: Double?
     var error: ErrorReport?
     var elapsed: Double
 }

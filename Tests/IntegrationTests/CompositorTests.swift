@@ -154,6 +154,35 @@ import Testing
         #expect(stopped.layers.first?.framesShown ?? 0 > 0, "the layers stay for a second render")
     }
 
+    /// Realtime on a manual clock: frame n is written at n / rate, none late; a consumer that
+    /// stalls makes the frames after it late, counted and still written.
+    @Test func realtimePacesOnTheClockAndCountsLateFrames() async throws {
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 30000, denominator: 1001)))
+        let compositor = Compositor(canvas: canvas)
+        try compositor.add(CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(size: canvas.size), loop: .forever))
+        let clock = ManualPlaybackClock()
+        let report = await compositor.render(frames: 90, into: NullSink(), realtime: clock)
+        #expect(report.error == nil && report.framesWritten == 90 && report.lateFrames == 0, "\(report)")
+        #expect(report.lateness?.maximum == 0)
+        let expected = 89.0 * 1001 / 30000
+        let elapsed = Double(clock.now().components.seconds) + Double(clock.now().components.attoseconds) / 1e18
+        #expect(abs(elapsed - expected) < 0.002, "paced over \(elapsed) s, not \(expected) s")
+
+        final class StallingSink: FrameSink, @unchecked Sendable {
+            // @unchecked Sendable: called from the compositor's output thread, one call at a time.
+            let pixelFormat = OutputPixelFormat.yuv420p
+            let clock: ManualPlaybackClock
+            init(clock: ManualPlaybackClock) { self.clock = clock }
+            func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
+            func write(_ frame: VideoFrame) throws(PlayheadError) { if frame.index == 10 { clock.advance(by: .milliseconds(200)) } }
+            func finish() throws(PlayheadError) {}
+            func abort() {}
+        }
+        let stalled = ManualPlaybackClock()
+        let late = await compositor.render(frames: 30, into: StallingSink(clock: stalled), realtime: stalled)
+        #expect(late.framesWritten == 30 && late.lateFrames == 5, "200 ms behind at 29.97 fps: the next 5 frames are more than half a frame late (\(late.lateFrames))")
+    }
+
     /// Layers changed while rendering: a removed one stops showing, a moved one draws at its new
     /// place, an added one starts — each within the frames already in flight.
     @Test func layersChangeWhileRendering() async throws {

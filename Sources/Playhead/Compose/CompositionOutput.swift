@@ -9,10 +9,12 @@ final class CompositionOutput: Sendable {
     let free: SlotChannel
     let ready: SlotChannel
     private let done = DispatchSemaphore(value: 0)
-    private let result = Locked<(written: Int, error: PlayheadError?)>((0, nil))
+    private let result = Locked<(written: Int, error: PlayheadError?, late: Int, lateness: LatenessHistogram)>((0, nil, 0, LatenessHistogram()))
     private let abortRequested = Locked(false)
 
-    init(sink: SoleOwner<any FrameSink>, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat) {
+    /// With `pacing`, frame *n* is written no sooner than *n / rate* after the first; one written
+    /// more than half a frame after that is late (counted, never dropped).
+    init(sink: SoleOwner<any FrameSink>, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat, pacing: (any PlaybackClock)?) {
         free = SlotChannel(capacity: pictures.count, filledWith: 0..<pictures.count)
         ready = SlotChannel(capacity: pictures.count)
         // Both threads hold the array, never the same picture at once: the render thread draws
@@ -21,13 +23,16 @@ final class CompositionOutput: Sendable {
         // each hand-over goes through a channel's mutex, which orders the memory accesses.
         let shared = SoleOwner(handingOver: pictures)
         WorkerPool.shared.run("playhead.compose.output") { [self] in
-            write(into: sink.value, pictures: shared.value, canvas: canvas, pixelFormat: pixelFormat)
+            write(into: sink.value, pictures: shared.value, canvas: canvas, pixelFormat: pixelFormat, pacing: pacing)
             done.signal()
         }
     }
 
-    private func write(into sink: any FrameSink, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat) {
+    private func write(into sink: any FrameSink, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat,
+                       pacing clock: (any PlaybackClock)?) {
         var written = 0
+        var origin: Duration?
+        let halfFrame = canvas.time(ofFrame: 1).seconds / 2
         do throws(PlayheadError) {
             let whole = PixelRect(size: canvas.size)
             try sink.begin(FrameStreamInfo(source: "composition", size: canvas.size, pixelFormat: pixelFormat, frameRate: canvas.frameRate.value,
@@ -37,6 +42,18 @@ final class CompositionOutput: Sendable {
                 let frame = VideoFrame(presentationTime: canvas.time(ofFrame: written), duration: canvas.time(ofFrame: 1), index: written,
                                        source: "composition", size: canvas.size, pixelFormat: pixelFormat, pixelFormatName: pixelFormat.rawValue,
                                        frame: pictures[slot].pointer)
+                if let clock {
+                    let start = origin ?? clock.now()
+                    origin = start
+                    let due = start + .nanoseconds(Int64((canvas.time(ofFrame: written).seconds * 1e9).rounded()))
+                    let now = clock.now()
+                    if now < due { clock.sleep(for: due - now) }
+                    let lateness = (clock.now() - due).seconds
+                    result.withLock {
+                        $0.lateness.record(max(0, lateness))
+                        if lateness > halfFrame { $0.late += 1 }
+                    }
+                }
                 try sink.write(frame)
                 written += 1
                 result.withLock { $0.written = written }
@@ -57,7 +74,7 @@ final class CompositionOutput: Sendable {
 
     /// No more pictures: waits for the output thread to write what was sent and to finish the
     /// sink (or abort it). Returns the frames written and the sink's error, if any.
-    func finish(abort: Bool) -> (written: Int, error: PlayheadError?) {
+    func finish(abort: Bool) -> (written: Int, error: PlayheadError?, late: Int, lateness: LatenessHistogram) {
         abortRequested.withLock { $0 = abort }
         ready.close()
         done.wait()

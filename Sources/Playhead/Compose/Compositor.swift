@@ -90,13 +90,17 @@ public final class Compositor: Sendable {
 
     /// Renders output frames `0 ..< frames` into `sink` (begun, written, then finished; aborted
     /// when rendering stops early), and says what each layer showed.
-    public func render(frames: Int, into sink: sending some FrameSink) async -> CompositionReport {
+    ///
+    /// With a `realtime` clock, frames are written at the canvas's rate on that clock (frame *n*
+    /// no sooner than *n / rate* after the first); one written more than half a frame late is
+    /// counted in ``CompositionReport/lateFrames``, and never dropped.
+    public func render(frames: Int, into sink: sending some FrameSink, realtime: (any PlaybackClock)? = nil) async -> CompositionReport {
         let owner = SoleOwner(sink as any FrameSink)
         let interrupt = InterruptFlag()
         let canvas = self.canvas
         return await withTaskCancellationHandler {
             await WorkerPool.shared.value("playhead.compose") { () -> CompositionReport in
-                self.renderBlocking(frames: frames, canvas: canvas, sink: owner.value, interrupt: interrupt)
+                self.renderBlocking(frames: frames, canvas: canvas, sink: owner.value, interrupt: interrupt, pacing: realtime)
             }
         } onCancel: {
             interrupt.raise()
@@ -109,7 +113,8 @@ public final class Compositor: Sendable {
 
     /// The render thread: draws each output frame into a free picture and hands it to the output
     /// thread, which writes it while the next one is drawn.
-    private func renderBlocking(frames: Int, canvas: CompositionCanvas, sink: any FrameSink, interrupt: InterruptFlag) -> CompositionReport {
+    private func renderBlocking(frames: Int, canvas: CompositionCanvas, sink: any FrameSink, interrupt: InterruptFlag,
+                                pacing: (any PlaybackClock)?) -> CompositionReport {
         var report = CompositionReport(framesWritten: 0, layers: [], error: nil)
         var layers: [LayerReader] = []
         var gone: [LayerReader] = []
@@ -125,7 +130,7 @@ public final class Compositor: Sendable {
             guard frames >= 0 else { throw PlayheadError(code: .invalidArgument, message: "a negative frame count (\(frames))") }
             var pictures: [OwnedFrame] = []
             for _ in 0..<Self.pictureCount { pictures.append(try OwnedFrame(size: canvas.size, format: format)) }
-            let started = CompositionOutput(sink: SoleOwner(handingOver: sink), pictures: pictures, canvas: canvas, pixelFormat: outputFormat)
+            let started = CompositionOutput(sink: SoleOwner(handingOver: sink), pictures: pictures, canvas: canvas, pixelFormat: outputFormat, pacing: pacing)
             output = started
             for n in 0..<frames {
                 if interrupt.isRaised { throw PlayheadError.cancelled() }
@@ -145,11 +150,13 @@ public final class Compositor: Sendable {
             let outcome = started.finish(abort: false)
             report.framesWritten = outcome.written
             report.error = outcome.error
+            if pacing != nil { (report.lateFrames, report.lateness) = (outcome.late, outcome.lateness) }
         } catch {
             let outcome = output?.finish(abort: true)
             if output == nil { sink.abort() }
             report.framesWritten = outcome?.written ?? 0
             report.error = error
+            if pacing != nil { (report.lateFrames, report.lateness) = (outcome?.late ?? 0, outcome?.lateness) }
         }
         if let error = report.error { logger.debug("composition stopped", metadata: ["error": "\(error)"]) }
         report.layers = (gone + layers).map { LayerReport(id: $0.id, framesShown: $0.framesShown, loopsCompleted: $0.loopsCompleted, failure: $0.failure) }
@@ -208,6 +215,10 @@ public struct CompositionReport: Sendable {
     public var layers: [LayerReport]
     /// Set when rendering stopped before the last frame (cancelled, or the sink failed).
     public var error: PlayheadError?
+    /// Realtime only: frames written more than half a frame after they were due.
+    public var lateFrames = 0
+    /// Realtime only: how late each frame was written, in seconds (0 when on time).
+    public var lateness: LatenessHistogram?
 }
 
 /// One layer's account of a composition.
