@@ -44,7 +44,7 @@ struct ComposeCommand: AsyncParsableCommand {
     @Option(help: "RxC: lay the sources out in a grid of R rows and C columns.")
     var grid: String?
 
-    @Option(help: "Folder for the frames and summary.json.")
+    @Option(help: "Folder for the frames and summary.json, or - for Y4M on standard output (| mpv -).")
     var out: String
 
     @Option(help: "Output: png or ppm frames, y4m (one file), mp4 (H.264, fragmented) or none.")
@@ -78,6 +78,10 @@ struct ComposeCommand: AsyncParsableCommand {
         if size.width % 2 != 0 || size.height % 2 != 0 || size.width > 16384 || size.height > 16384 {
             throw ValidationError("--size must be even and at most 16384x16384")
         }
+        if out == "-" {
+            if format != .y4m { throw ValidationError("--out - writes Y4M to standard output (--format y4m)") }
+            if json { throw ValidationError("--out - takes standard output for the frames: no --json") }
+        }
         guard FrameRate(parsing: rate) != nil else { throw ValidationError("--rate must be a number of frames per second or N/D") }
         let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
         if !presets.contains(preset) { throw ValidationError("--preset must be one of \(presets.joined(separator: ", "))") }
@@ -104,13 +108,14 @@ struct ComposeCommand: AsyncParsableCommand {
                 throw ValidationError("layer \(SourceRedaction.redacted(spec.sources[0])): \(error.message)")
             }
         }
-        let output = try await RunOutput.open(out, wait: wait, inputs: specs.flatMap(\.sources))
+        let toStandardOutput = out == "-"
+        let output = toStandardOutput ? nil : try await RunOutput.open(out, wait: wait, inputs: specs.flatMap(\.sources))
         let start = ContinuousClock.now
         var summary = ComposeSummary(state: .running, canvas: "\(size) @ \(rate) fps", framesWritten: 0, framesExpected: frames,
                                      layers: specs.map { ComposeLayerReport(source: $0.sources.map(SourceRedaction.redacted).joined(separator: " + ")) }, elapsed: 0)
-        try await output.writeSummary(summary)
+        try await output?.writeSummary(summary)
         var folder = ""
-        if format != .none {
+        if let output, format != .none {
             switch await output.folder.claimFolders(["composition"])[0] {
             case .success(let path): folder = path
             case .failure(let error): throw CommandFailure(description: error.description)
@@ -118,6 +123,9 @@ struct ComposeCommand: AsyncParsableCommand {
         }
         let clock: (any PlaybackClock)? = realtime ? SystemPlaybackClock() : nil
         let work = Task { [format, folder, preset, crf] in
+            if toStandardOutput {
+                return await compositor.render(frames: frames, into: Y4MSink(descriptor: STDOUT_FILENO, name: "standard output"), realtime: clock)
+            }
             if format == .mp4 {
                 return await compositor.render(frames: frames, into: MP4Sink(path: folder + "/video.mp4", preset: preset, crf: crf), realtime: clock)
             }
@@ -136,6 +144,7 @@ struct ComposeCommand: AsyncParsableCommand {
             summary.latenessP99 = report.lateness?.percentile(0.99)
         }
         switch format {
+        case _ where toStandardOutput: summary.output = "-"
         case .none: summary.output = nil
         case .y4m: summary.output = folder + "/frames.y4m"
         case .mp4: summary.output = folder + "/video.mp4"
@@ -147,7 +156,7 @@ struct ComposeCommand: AsyncParsableCommand {
             summary.layers[index].loopsCompleted = account.loopsCompleted
             summary.layers[index].error = account.failure.map(ErrorReport.init)
         }
-        try await output.writeSummary(summary)
+        try await output?.writeSummary(summary)
         if json {
             try JSONOutput.write(summary)
         } else {

@@ -83,6 +83,27 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: out + "/o"), "nothing written for a usage error")
     }
 
+    /// `--out -`: Y4M on standard output, as a viewer reads it; a reader that goes away ends the
+    /// run at once with exit status 1 and says so.
+    @Test func y4mOnStandardOutput() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let clip = try Fixtures.clip("4x3.mp4")
+        let run = try await HostileRun.shell(["compose", "--size", "160x90", "--duration", "2", "--grid", "1x1", "--out", "-", clip],
+                                             redirections: "> '\(out)/live.y4m'")
+        #expect(run.status == 0, "\(run.stderr)")
+        let probe = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", out + "/live.y4m"])
+        #expect(String(decoding: probe, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "60")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["live.y4m"], "no folder, no summary beside it")
+
+        let start = ContinuousClock.now
+        let gone = try await HostileRun.shell(["compose", "--size", "160x90", "--duration", "3600", "--grid", "1x1", "--out", "-", clip], brokenPipe: true)
+        #expect(gone.status == 1 && gone.stderr.contains("the reader went away"), "\(gone.stderr)")
+        #expect(ContinuousClock.now - start < .seconds(10))
+        let refused = try await CLI.run(["compose", "--size", "160x90", "--duration", "1", "--grid", "1x1", "--out", "-", "--format", "png", clip])
+        #expect(refused.status == 2)
+    }
+
     /// Every layout in `examples/` renders: all its layers shown, none failed.
     @Test(arguments: ["side-by-side", "mosaic-2x2", "picture-in-picture"])
     func examplesRender(name: String) async throws {

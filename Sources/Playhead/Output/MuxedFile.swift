@@ -6,7 +6,7 @@ import CFFmpeg
 ///
 /// Not `Sendable`: used by the one thread that feeds the sink.
 final class MuxedFile {
-    let file: SafeFile
+    let file: any MuxTarget
     let context: UnsafeMutablePointer<AVFormatContext>
     private var io: UnsafeMutablePointer<AVIOContext>?
     private(set) var packetsWritten = 0
@@ -16,7 +16,17 @@ final class MuxedFile {
     private static let bufferSize: Int32 = 1 << 16
 
     /// A muxer of `format` (`wav`, `yuv4mpegpipe`, `mp4`, …) for `path`.
-    init(path: String, format: String) throws(PlayheadError) {
+    convenience init(path: String, format: String) throws(PlayheadError) {
+        try self.init(format: format, name: path) { () throws(PlayheadError) in try SafeFile.create(for: path) }
+    }
+
+    /// A muxer of `format` streaming into `descriptor` (a format that never seeks back:
+    /// `yuv4mpegpipe`, fragmented `mp4`).
+    convenience init(descriptor: Int32, name: String, format: String) throws(PlayheadError) {
+        try self.init(format: format, name: name) { StreamTarget(descriptor: descriptor, name: name) }
+    }
+
+    private init(format: String, name path: String, target: () throws(PlayheadError) -> any MuxTarget) throws(PlayheadError) {
         var allocated: UnsafeMutablePointer<AVFormatContext>?
         let result = avformat_alloc_output_context2(&allocated, nil, format, nil)
         guard result >= 0, let allocated else {
@@ -24,7 +34,7 @@ final class MuxedFile {
         }
         context = allocated
         do throws(PlayheadError) {
-            file = try SafeFile.create(for: path)
+            file = try target()
         } catch {
             avformat_free_context(allocated)
             throw error
@@ -98,7 +108,7 @@ final class MuxedFile {
             throw error
         }
         release()
-        try file.commit()
+        try file.complete()
     }
 
     /// Gives up: what was written is kept as a valid file under the final name when there is any

@@ -16,8 +16,20 @@ public final class Y4MSink: FrameSink {
     private var nextPTS: Int64 = 0
     private var size: PixelSize?
 
+    /// Set when the frames stream into an open descriptor instead of a file.
+    private let descriptor: Int32?
+
     public init(path: String) {
         self.path = path
+        descriptor = nil
+    }
+
+    /// Streams the Y4M into `descriptor` as frames come (standard output, for a viewer reading
+    /// `| mpv -`): nothing is renamed or taken back, and a reader that goes away ends the output
+    /// with `output.writeFailed`. `name` is what errors call it. The descriptor is not closed.
+    public init(descriptor: Int32, name: String) {
+        path = name
+        self.descriptor = descriptor
     }
 
     public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
@@ -26,7 +38,12 @@ public final class Y4MSink: FrameSink {
         }
         guard muxer == nil else { return }
         size = info.size
-        let muxer = try MuxedFile(path: path, format: "yuv4mpegpipe")
+        let muxer: MuxedFile
+        if let descriptor {
+            muxer = try MuxedFile(descriptor: descriptor, name: path, format: "yuv4mpegpipe")
+        } else {
+            muxer = try MuxedFile(path: path, format: "yuv4mpegpipe")
+        }
         guard let stream = avformat_new_stream(muxer.context, nil), let parameters = stream.pointee.codecpar else {
             throw PlayheadError(code: .outputOpenFailed, message: "could not add a stream", file: path)
         }

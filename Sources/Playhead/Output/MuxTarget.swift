@@ -1,0 +1,58 @@
+import Glibc
+
+/// Where a ``MuxedFile`` writes: a ``SafeFile`` (a temporary name, renamed when complete), or a
+/// stream that is already open, such as standard output (written as it comes; nothing to rename,
+/// nothing to take back).
+protocol MuxTarget: AnyObject {
+    /// What errors call it.
+    var path: String { get }
+    func write(_ bytes: UnsafeRawBufferPointer) throws(PlayheadError)
+    /// The new offset, or a negative errno (a stream cannot seek).
+    func seek(_ offset: Int64, whence: Int32) -> Int64
+    /// The size so far, or -1 when unknown.
+    var size: Int64 { get }
+    /// The output is complete.
+    func complete() throws(PlayheadError)
+    /// The output is given up: what passes for complete is removed.
+    func discard()
+}
+
+extension SafeFile: MuxTarget {
+    func complete() throws(PlayheadError) { try commit() }
+}
+
+/// An open descriptor written as a stream (standard output, a pipe). Not owned: never closed.
+final class StreamTarget: MuxTarget {
+    let descriptor: Int32
+    let path: String
+
+    init(descriptor: Int32, name: String) {
+        self.descriptor = descriptor
+        path = name
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(PlayheadError) {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(descriptor, base + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN {
+                    // A non-blocking descriptor that is full: wait until it takes more.
+                    var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                    _ = poll(&poller, 1, 1000)
+                    continue
+                }
+                let reason = errno == EPIPE ? "the reader went away" : String(cString: strerror(errno))
+                throw PlayheadError(code: errno == ENOSPC ? .diskFull : .writeFailed, message: "could not write: \(reason)", file: path)
+            }
+            offset += n
+        }
+    }
+
+    func seek(_ offset: Int64, whence: Int32) -> Int64 { -Int64(ESPIPE) }
+    var size: Int64 { -1 }
+    func complete() throws(PlayheadError) {}
+    func discard() {}
+}
