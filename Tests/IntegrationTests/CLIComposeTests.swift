@@ -110,7 +110,8 @@ import Testing
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
         let layout = Fixtures.sampleMedia.deletingLastPathComponent().appendingPathComponent("examples/\(name).json").path
-        let run = try await CLI.run(["compose", "--layout", layout, "--size", "1280x720", "--duration", "2", "--out", out, "--json"])
+        // Rendered in full; nothing written but the summary.
+        let run = try await CLI.run(["compose", "--layout", layout, "--size", "1280x720", "--duration", "2", "--format", "none", "--out", out, "--json"])
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try HostileOperationsTests.summary(out)
         #expect(summary["framesWritten"] as? Int == 60)

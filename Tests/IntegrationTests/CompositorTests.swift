@@ -1,5 +1,6 @@
 import Foundation
 import Playhead
+import Synchronization
 import Testing
 
 /// The compositor against an oracle built from ffmpeg: every layer's frames scaled by ffmpeg's
@@ -146,8 +147,19 @@ import Testing
         #expect(report.error?.code == .diskFull && report.framesWritten == 3)
         #expect(sink.aborted && !sink.finished)
 
-        let endless = Task { await compositor.render(frames: 10_000_000, into: NullSink()) }
-        try await Task.sleep(for: .milliseconds(300))
+        final class CountingSink: FrameSink, Sendable {
+            let pixelFormat = OutputPixelFormat.yuv420p
+            let count = Atomic<Int>(0)
+            func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
+            func write(_ frame: VideoFrame) throws(PlayheadError) { count.add(1, ordering: .relaxed) }
+            func finish() throws(PlayheadError) {}
+            func abort() {}
+        }
+        let counting = CountingSink()
+        let endless = Task { await compositor.render(frames: 10_000_000, into: counting) }
+        // Cancelled once it has written a few frames (however loaded the machine is).
+        let deadline = ContinuousClock.now + .seconds(30)
+        while counting.count.load(ordering: .relaxed) < 3, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         endless.cancel()
         let stopped = await endless.value
         #expect(stopped.error?.code == .cancelled && stopped.framesWritten > 0 && stopped.framesWritten < 10_000_000)
