@@ -24,8 +24,11 @@ enum RawArguments {
     static func fileURL(of path: [UInt8]) -> String {
         var absolute = path
         if path.first != UInt8(ascii: "/") {
-            let folder = FileManager.default.currentDirectoryPath
-            absolute = Array(folder.utf8) + (folder.hasSuffix("/") ? [] : [UInt8(ascii: "/")]) + path
+            // The working folder's own bytes (its name need not be UTF-8 either).
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let folder: [UInt8] = getcwd(&buffer, buffer.count) == nil ? Array(FileManager.default.currentDirectoryPath.utf8)
+                : buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+            absolute = folder + (folder.last == UInt8(ascii: "/") ? [] : [UInt8(ascii: "/")]) + path
         }
         var text = "file://"
         for byte in absolute {

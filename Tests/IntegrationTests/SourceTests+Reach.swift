@@ -125,6 +125,39 @@ extension SourceTests {
         #expect(Double(fetched.bytes) <= 0.25 * Double(size), "ten keyframe thumbnails fetched \(fetched.bytes) of \(size) bytes")
     }
 
+    /// A server that stalls once the file is open (its index in front, so opening succeeds):
+    /// every command ends in `io.timedOut` within the timeout + 2 s — a stall is not followed by
+    /// reconnect after reconnect — while a dropped connection is still resumed to a complete result.
+    @Test func stallsAfterTheOpenEndWithinTheTimeout() async throws {
+        let root = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        _ = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", try Fixtures.clip("h264-aac.mp4"),
+                                                              "-c", "copy", "-movflags", "+faststart", root + "/front.mp4"])
+        let server = try TestHTTPServer(root: root)
+        defer { server.stop() }
+        for mode in ["stall-body", "drop"] {
+            let url = server.url(mode, "front.mp4")
+            for command in [["probe", "--json"], ["play", "--json", "--format", "none", "--out", root + "/p-\(mode)"],
+                            ["thumbnails", "--json", "--at", "0.2,1.9,0.8", "--out", root + "/t-\(mode)"]] {
+                let start = ContinuousClock.now
+                let run = try await CLI.run(command + ["--timeout", "2", url])
+                let elapsed = ContinuousClock.now - start
+                #expect(elapsed < .seconds(4), "\(command[0]) \(mode) took \(elapsed)")
+                let document = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stderr)")
+                let entry = try #require(((document["assets"] ?? document["files"]) as? [[String: Any]])?.first)
+                if mode == "drop" || command[0] == "probe" {
+                    // Probing reads the front; a dropped connection is resumed.
+                    #expect(run.status == 0, "\(command[0]) \(mode): \(run.stdout)")
+                } else {
+                    // The file's error, or (thumbnails) its images' errors.
+                    let errors = [entry["error"]] + ((entry["images"] as? [[String: Any]]) ?? []).map { $0["error"] }
+                    let codes = Set(errors.compactMap { ($0 as? [String: Any])?["code"] as? String })
+                    #expect(run.status == 1 && codes == ["io.timedOut"], "\(command[0]) \(mode): \(run.stdout)")
+                }
+            }
+        }
+    }
+
     /// From a pipe, an MP4 whose index follows its media can be probed (the index is read on the
     /// way) but not played: the media went by. Every command says so at once with a typed error;
     /// the same file with its index in front plays from the pipe.

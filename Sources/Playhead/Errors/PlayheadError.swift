@@ -17,7 +17,8 @@ public struct PlayheadError: Error, Sendable, Hashable {
 
     public init(code: Code, message: String, file: String? = nil, cause: FFmpegCause? = nil) {
         self.code = code
-        self.message = message
+        // A message may quote what FFmpeg said, URLs included (a key file a playlist names).
+        self.message = SourceRedaction.redactingURLs(in: message)
         self.file = file.map(SourceRedaction.redacted)
         self.cause = cause
     }

@@ -24,15 +24,19 @@ public enum SourceRedaction {
             result += authority
         }
         let rest = afterScheme[authorityEnd...]
-        guard let question = rest.firstIndex(of: "?") else { return result + rest }
-        let fragmentStart = rest[question...].firstIndex(of: "#") ?? rest.endIndex
-        result += rest[..<rest.index(after: question)]
-        let query = rest[rest.index(after: question)..<fragmentStart]
+        // A fragment never reaches the server, but it can carry a token (`#access_token=…`).
+        let hash = rest.firstIndex(of: "#") ?? rest.endIndex
+        let fragment = hash == rest.endIndex || rest.index(after: hash) == rest.endIndex ? String(rest[hash...]) : "#***"
+        let body = rest[..<hash]
+        guard let question = body.firstIndex(of: "?") else { return result + body + fragment }
+        result += body[...question]
+        let query = body[body.index(after: question)...]
         result += query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-            guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
+            // A bare value (`?token`) is a value too.
+            guard let equals = pair.firstIndex(of: "=") else { return pair.isEmpty || pair == "***" ? String(pair) : "***" }
             return pair[..<equals] + (pair.index(after: equals) == pair.endIndex ? "=" : "=***")
         }.joined(separator: "&")
-        return result + rest[fragmentStart...]
+        return result + fragment
     }
 
     /// `text` with every URL in it (a run of characters around `://`, up to white space or a

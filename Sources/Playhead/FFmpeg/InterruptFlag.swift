@@ -53,7 +53,58 @@ final class InterruptRelay: Sendable {
     /// The open timeout has passed.
     var openTimedOut: Bool { deadline.withLock { $0?.hasTimedOut ?? false } }
 
-    var shouldInterrupt: Bool { (current?.shouldInterrupt ?? false) || openTimedOut }
+    var shouldInterrupt: Bool { (current?.shouldInterrupt ?? false) || openTimedOut || watchdogTrips() }
+
+    /// The stall watchdog of an HTTP source once open: a read during which the bytes taken from
+    /// the connection stop moving for the stall timeout is interrupted, and the source has
+    /// stalled for good. FFmpeg's HTTP reconnect would otherwise follow every stall with another
+    /// request (and, on a server that stalls each time, another wait): a dropped connection is
+    /// resumed, a silent one ends in `io.timedOut` within the timeout.
+    private struct Watch {
+        /// The `AVIOContext` whose position shows progress, as bits (it outlives the relay's use).
+        var context: UInt
+        var stallNanos: UInt64
+        var lastPosition: Int64 = -1
+        var lastChange: UInt64 = 0
+        var stalled = false
+    }
+    private let watch = Locked<Watch?>(nil)
+
+    /// Starts watching `context`'s position (call on the thread that owns it).
+    func watchStalls(of context: UnsafeMutablePointer<AVIOContext>, stall: Duration) {
+        let nanos = UInt64(max(1, SourceOptions.microseconds(stall))) * 1000
+        watch.withLock { $0 = Watch(context: UInt(bitPattern: context), stallNanos: nanos) }
+    }
+
+    /// A read begins: the stall is measured from now.
+    func readBegins() {
+        watch.withLock { w in
+            guard w != nil, !(w?.stalled ?? false) else { return }
+            w?.lastPosition = -1
+        }
+    }
+
+    /// The watchdog interrupted a read: the source stopped sending.
+    var hasStalled: Bool { watch.withLock { $0?.stalled ?? false } }
+
+    /// Called from the interrupt callback, on the thread blocked in FFmpeg for this context.
+    private func watchdogTrips() -> Bool {
+        watch.withLock { w -> Bool in
+            guard var current = w else { return false }
+            defer { w = current }
+            if current.stalled { return true }
+            guard let context = UnsafeMutablePointer<AVIOContext>(bitPattern: current.context) else { return false }
+            let position = context.pointee.pos
+            let now = DispatchTimeNanos.now()
+            if position != current.lastPosition {
+                current.lastPosition = position
+                current.lastChange = now
+                return false
+            }
+            if now - current.lastChange >= current.stallNanos { current.stalled = true }
+            return current.stalled
+        }
+    }
 
     /// The callback record for `AVFormatContext.interrupt_callback`. The caller must keep `self`
     /// alive for as long as the context may call it.

@@ -119,6 +119,12 @@ final class Demuxer {
         defer { context.relay.liftDeadline() }
         try context.findStreamInfo()
         context.clearStaleInterrupt()
+        // An HTTP file (not a playlist, whose segments come through other connections): a stall
+        // once open ends the source rather than starting a reconnect.
+        if let stall = options.stallTimeout, input.bytes == nil, ["http", "https"].contains(SourceOptions.scheme(of: source) ?? ""),
+           !context.formatName.contains("hls") {
+            context.relay.watchStalls(of: context.io.pointer, stall: stall)
+        }
         guard context.streamCount > 0 else {
             throw PlayheadError(code: .noStreams, message: "the container holds no streams", file: source)
         }
@@ -158,6 +164,7 @@ final class Demuxer {
         }
         while true {
             if interrupt?.isRaised ?? false { return .end(.cancelled) }
+            context.relay.readBegins()
             let result = av_read_frame(context.pointer, packet)
             if result >= 0 {
                 isFresh = false
@@ -178,7 +185,7 @@ final class Demuxer {
             // Cancelled only when this reader's owner asked: an EXIT left over from an earlier
             // interrupt is an I/O failure like any other, not a stop that nobody requested.
             if interrupt?.isRaised ?? false { return .end(.cancelled) }
-            if result == FFmpegError.timedOut {
+            if result == FFmpegError.timedOut || context.relay.hasStalled {
                 // A network source sent nothing for the stall timeout: retrying would wait again.
                 return .end(.failed(FFmpegError.error(.timedOut, "no data arrived within the stall timeout", function: "av_read_frame", result: result, file: source)))
             }
@@ -298,7 +305,11 @@ final class Demuxer {
         dropPushedBack()
         // Even a failed seek may have moved the reading position (a search by reading).
         isFresh = false
+        context.relay.readBegins()
         let result = avformat_seek_file(context.pointer, stream, minimum, timestamp, maximum, 0)
+        if context.relay.hasStalled {
+            throw FFmpegError.error(.timedOut, "no data arrived within the stall timeout", function: "avformat_seek_file", result: result, file: source)
+        }
         guard result >= 0 else {
             throw FFmpegError.error(.seekFailed, "could not seek", function: "avformat_seek_file", result: result, file: source)
         }
