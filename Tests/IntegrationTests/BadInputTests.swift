@@ -25,7 +25,7 @@ import Testing
         #expect(!error.message.isEmpty)
         // A no-hang bound: the suite runs many decodes in parallel on two cores, so wall time here
         // includes waiting for a core. The one-second figure is measured alone by benchmarks/probe.sh.
-        #expect(elapsed < Bound.seconds(10), "took \(elapsed)")
+        #expect(elapsed < Bound.seconds(20), "took \(elapsed)")
         if case .failed(let kept) = await asset.status(of: .tracks) {
             #expect(kept == error)
         } else {

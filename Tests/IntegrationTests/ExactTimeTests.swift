@@ -120,7 +120,7 @@ import Testing
         let (start, duration) = try await Asset(path: path).load(.startTime, .duration)
         var random = SeededGenerator()
         var requests: [(MediaTime, MediaTime)] = [(start + MediaTime(value: 1, timescale: 1), MediaTime(value: 1, timescale: 2))]
-        for _ in 0..<40 {
+        for _ in 0..<24 {
             let t = start + MediaTime(value: Int64.random(in: 0...Int64(duration.seconds * 1000) - 100, using: &random), timescale: 1000)
             let tolerance = MediaTime(value: Int64.random(in: 1...3000, using: &random), timescale: 1000)
             requests.append((t, tolerance))
