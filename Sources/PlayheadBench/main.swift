@@ -65,19 +65,20 @@ func measureSeeks(_ arguments: Arguments) async throws -> (times: [Double], seco
     return (times, seconds)
 }
 
+/// Writes all of `data` with write(2); false when the descriptor refused (closed, full, gone).
+func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
+    data.withUnsafeBytes { DescriptorWrite.all($0, to: descriptor) } == 0
+}
+
 // A reader gone away is a failed write (exit 1), not a death by SIGPIPE.
 signal(SIGPIPE, SIG_IGN)
 do {
     let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()))
     let (times, seconds) = try await measureSeeks(arguments)
     let json = try JSONSerialization.data(withJSONObject: ["times": times, "seconds": seconds])
-    do {
-        // The throwing write: a closed or full standard output is an exit status, not a crash.
-        try FileHandle.standardOutput.write(contentsOf: json + Data("\n".utf8))
-    } catch {
-        exit(1)
-    }
+    // write(2), checked: a closed or full standard output is an exit status, not a crash.
+    if !writeAll(json + Data("\n".utf8), to: STDOUT_FILENO) { exit(1) }
 } catch {
-    try? FileHandle.standardError.write(contentsOf: Data("usage: playhead-bench seeks FILE [--count N] [--seed S] (\(error))\n".utf8))
+    _ = writeAll(Data("usage: playhead-bench seeks FILE [--count N] [--seed S] (\(error))\n".utf8), to: STDERR_FILENO)
     exit(2)
 }

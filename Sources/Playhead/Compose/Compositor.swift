@@ -190,14 +190,13 @@ public final class Compositor: Sendable {
         let width = Int(frame.width), height = Int(frame.height)
         if format == AV_PIX_FMT_RGB24 {
             guard let base = frame.data.0 else { return }
-            for row in 0..<height {
-                let line = base + row * Int(frame.linesize.0)
-                for x in 0..<width {
-                    line[3 * x] = colour.red
-                    line[3 * x + 1] = colour.green
-                    line[3 * x + 2] = colour.blue
-                }
+            // One row by pixel, the others copied from it.
+            for x in 0..<width {
+                base[3 * x] = colour.red
+                base[3 * x + 1] = colour.green
+                base[3 * x + 2] = colour.blue
             }
+            for row in 1..<max(1, height) { (base + row * Int(frame.linesize.0)).update(from: base, count: 3 * width) }
             return
         }
         let (y, u, v) = colour.limitedYUV

@@ -32,23 +32,10 @@ final class StreamTarget: MuxTarget {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(PlayheadError) {
-        guard let base = bytes.baseAddress else { return }
-        var offset = 0
-        while offset < bytes.count {
-            let n = Glibc.write(descriptor, base + offset, bytes.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN {
-                    // A non-blocking descriptor that is full: wait until it takes more.
-                    var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                    _ = poll(&poller, 1, 1000)
-                    continue
-                }
-                let reason = errno == EPIPE ? "the reader went away" : String(cString: strerror(errno))
-                throw PlayheadError(code: errno == ENOSPC ? .diskFull : .writeFailed, message: "could not write: \(reason)", file: path)
-            }
-            offset += n
-        }
+        let failure = DescriptorWrite.all(bytes, to: descriptor)
+        guard failure != 0 else { return }
+        let reason = failure == EPIPE ? "the reader went away" : String(cString: strerror(failure))
+        throw PlayheadError(code: failure == ENOSPC ? .diskFull : .writeFailed, message: "could not write: \(reason)", file: path)
     }
 
     func seek(_ offset: Int64, whence: Int32) -> Int64 { -Int64(ESPIPE) }

@@ -43,15 +43,10 @@ package final class SafeFile {
 
     /// Writes all of `bytes` at the current offset.
     package func write(_ bytes: UnsafeRawBufferPointer) throws(PlayheadError) {
-        guard let base = bytes.baseAddress else { return }
-        var offset = 0
-        while offset < bytes.count {
-            let n = Glibc.write(descriptor, base + offset, bytes.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Self.posixError("could not write", path: temporaryPath, file: path)
-            }
-            offset += n
+        let failure = DescriptorWrite.all(bytes, to: descriptor)
+        if failure != 0 {
+            errno = failure
+            throw Self.posixError("could not write", path: temporaryPath, file: path)
         }
         bytesWritten += Int64(bytes.count)
     }
