@@ -150,6 +150,13 @@ struct ComposeCommand: AsyncParsableCommand {
         case .mp4: summary.output = folder + "/video.mp4"
         case .png, .ppm: summary.output = folder
         }
+        if !toStandardOutput, format != .none {
+            // What is on the disk, not what was meant: a run stopped before its first frame has no file.
+            summary.framesWritten = OutputInventory.Folder(folder, format: format).frames
+            if summary.framesWritten == 0, let path = summary.output, format == .y4m || format == .mp4, !FileManager.default.fileExists(atPath: path) {
+                summary.output = nil
+            }
+        }
         for (index, id) in ids.enumerated() {
             guard let account = report.layers.first(where: { $0.id == id }) else { continue }
             summary.layers[index].framesShown = account.framesShown

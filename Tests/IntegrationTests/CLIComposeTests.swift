@@ -52,6 +52,16 @@ import Testing
                                                                     "-of", "default=nw=1", out + "/play/01-h264-aac.mp4/video.mp4"])
         #expect(String(decoding: exported, as: UTF8.self).contains("width=160\nheight=90\nnb_read_frames=50"), "\(String(decoding: exported, as: UTF8.self))")
 
+        // SIGTERM: a clean stop; the summary counts the frames the kept file holds.
+        let stopped = try await HostileRun.signalled(["compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
+                                                      "--layer", layer, "--format", "mp4", "--out", out + "/stopped"], signal: SIGTERM, after: .milliseconds(1500))
+        #expect(stopped.status == 143, "\(stopped.stderr)")
+        let summary = try HostileOperationsTests.summary(out + "/stopped")
+        let kept = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0",
+                                                                out + "/stopped/composition/video.mp4"])
+        #expect(summary["state"] as? String == "cancelled" && summary["framesWritten"] as? Int == Int(String(decoding: kept, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
+                "\(summary)")
+
         _ = try await HostileRun.signalled(["compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
                                             "--layer", layer, "--format", "mp4", "--out", out + "/killed"], signal: SIGKILL, after: .milliseconds(2500))
         let folder = out + "/killed/composition"
