@@ -12,7 +12,7 @@ struct ComposeCommand: AsyncParsableCommand {
         discussion: """
             A layer is comma-separated key=value pairs, `source=` last (its value is the rest):
               --layer "x=0,y=0,w=1280,h=720,gravity=aspect-fill,loop=forever,z=0,source=bg.mp4"
-            Keys: x, y, w, h (canvas pixels, even), z, gravity (aspect-fit, aspect-fill, stretch),
+            Keys: x, y, w, h (canvas pixels, rounded down to even), z, gravity (aspect-fit, aspect-fill, stretch),
             loop (once, N, forever), start and duration (seconds of each source), after-end
             (hold, clear), source. --grid RxC lays the sources given after the options out in
             R rows and C columns, each aspect-fit.
@@ -118,7 +118,12 @@ struct ComposeCommand: AsyncParsableCommand {
         if let output, format != .none {
             switch await output.folder.claimFolders(["composition"])[0] {
             case .success(let path): folder = path
-            case .failure(let error): throw CommandFailure(description: error.description)
+            case .failure(let error):
+                // Refused (a name taken by something not ours): the summary says so, not "running".
+                summary.state = RunState.atTheEnd
+                summary.error = ErrorReport(error)
+                try await output.writeSummary(summary)
+                throw CommandFailure(description: error.description)
             }
         }
         let clock: (any PlaybackClock)? = realtime ? SystemPlaybackClock() : nil
