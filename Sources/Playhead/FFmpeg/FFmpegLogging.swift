@@ -71,7 +71,18 @@ final class LogEvidence: Sendable {
         }
     }
 
+    /// Warnings that say data was lost: a playlist's segment that could not be fetched (HLS
+    /// skips it and goes on, so the media has a hole), whether while opening or later.
+    static let lostDataWarnings = ["Failed to open segment"]
+    private let lost = Locked<(count: Int, first: String?)>((0, nil))
+
     func note(_ message: String, isError: Bool) {
+        if Self.lostDataWarnings.contains(where: { message.hasPrefix($0) }) {
+            lost.withLock { lost in
+                lost.count += 1
+                if lost.first == nil { lost.first = message }
+            }
+        }
         state.withLock { s in
             if s.messages.count < Self.capacity { s.messages.append(message) }
             if isError {
@@ -85,6 +96,9 @@ final class LogEvidence: Sendable {
     func first(containing fragment: String) -> String? {
         state.withLock { $0.messages.first { $0.contains(fragment) } }
     }
+
+    /// Data lost so far (``lostDataWarnings``), and the first such message.
+    var lostData: (count: Int, first: String?) { lost.withLock { $0 } }
 
     /// Error-level messages so far.
     var errorCount: Int { state.withLock { $0.errorCount } }

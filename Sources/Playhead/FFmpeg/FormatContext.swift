@@ -50,6 +50,11 @@ final class FormatContext {
                 throw PlayheadError(code: .openFailed, message: "could not set up custom I/O", file: source)
             }
             io = custom
+        } else if let stream = try StreamDescriptor.open(input, relay: relay, stall: options.stallTimeout) {
+            guard let custom = InputIO.stream(stream) else {
+                throw PlayheadError(code: .openFailed, message: "could not set up stream I/O", file: source)
+            }
+            io = custom
         } else {
             var dictionary = SourceOptions.dictionary(for: source, options)
             defer { av_dict_free(&dictionary) }
@@ -134,7 +139,7 @@ final class FormatContext {
             if let failure = io.sourceError {
                 return FFmpegError.error(.readFailed, "the byte source failed: \(failure)", function: function, result: result, file: source)
             }
-            if io.error == FFmpegError.timedOut {
+            if io.error == FFmpegError.timedOut || io.hasStalled {
                 return FFmpegError.error(.timedOut, "no data arrived within the stall timeout", function: function, result: io.error, file: source)
             }
             if io.error == FFmpegError.exit || relay.shouldInterrupt {

@@ -11,14 +11,17 @@ final class InputIO {
     let pointer: UnsafeMutablePointer<AVIOContext>
     /// Set for a custom source: freed differently, and holds the caller's last error.
     private let reader: ByteSourceReader?
+    /// Set for a stream read through our own descriptor (a FIFO, standard input).
+    let stream: StreamDescriptor?
 
-    private init(pointer: UnsafeMutablePointer<AVIOContext>, reader: ByteSourceReader?) {
+    private init(pointer: UnsafeMutablePointer<AVIOContext>, reader: ByteSourceReader?, stream: StreamDescriptor? = nil) {
         self.pointer = pointer
         self.reader = reader
+        self.stream = stream
     }
 
     deinit {
-        if reader != nil {
+        if reader != nil || stream != nil {
             var buffer: UnsafeMutablePointer<UInt8>? = pointer.pointee.buffer
             av_freep(&buffer)
             var p: UnsafeMutablePointer<AVIOContext>? = pointer
@@ -35,6 +38,9 @@ final class InputIO {
     /// What the caller's byte source threw, if it did.
     var sourceError: String? { reader?.failure }
 
+    /// A stream (FIFO, standard input) that sent nothing for the stall timeout.
+    var hasStalled: Bool { stream?.stalled ?? false }
+
     /// Opens a path or URL for reading with FFmpeg's protocols. Blocking.
     /// Returns the context, or nil and FFmpeg's error code.
     static func open(_ location: UnsafePointer<CChar>, interrupt: inout AVIOInterruptCB, options: inout OpaquePointer?) -> (InputIO?, Int32) {
@@ -42,6 +48,22 @@ final class InputIO {
         let result = avio_open2(&pb, location, AVIO_FLAG_READ, &interrupt, &options)
         guard result >= 0, let pb else { return (nil, result < 0 ? result : playhead_averror(EIO)) }
         return (InputIO(pointer: pb, reader: nil), 0)
+    }
+
+    /// Custom I/O over a stream's descriptor: not seekable, each read polled (see ``StreamDescriptor``).
+    static func stream(_ stream: StreamDescriptor) -> InputIO? {
+        let size: Int32 = 64 * 1024
+        guard let buffer = av_malloc(Int(size)) else { return nil }
+        let opaque = Unmanaged.passUnretained(stream).toOpaque()
+        let context = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), size, 0, opaque, { opaque, data, count in
+            guard let opaque, let data else { return playhead_averror(EINVAL) }
+            return Unmanaged<StreamDescriptor>.fromOpaque(opaque).takeUnretainedValue().read(into: data, count: count)
+        }, nil, nil)
+        guard let context else {
+            av_free(buffer)
+            return nil
+        }
+        return InputIO(pointer: context, reader: nil, stream: stream)
     }
 
     /// Custom I/O over `source`; `relay` stops a read between calls to the source.

@@ -70,10 +70,12 @@ final class InterruptRelay: Sendable {
     }
     private let watch = Locked<Watch?>(nil)
 
-    /// Starts watching `context`'s position (call on the thread that owns it).
-    func watchStalls(of context: UnsafeMutablePointer<AVIOContext>, stall: Duration) {
+    /// Starts watching `context`'s position (call on the thread that owns it); nil: a playlist
+    /// (HLS), whose segments come through connections of their own, is watched by its reads: one
+    /// read that brings no packet for the stall timeout has stalled.
+    func watchStalls(of context: UnsafeMutablePointer<AVIOContext>?, stall: Duration) {
         let nanos = UInt64(max(1, SourceOptions.microseconds(stall))) * 1000
-        watch.withLock { $0 = Watch(context: UInt(bitPattern: context), stallNanos: nanos) }
+        watch.withLock { $0 = Watch(context: context.map { UInt(bitPattern: $0) } ?? 0, stallNanos: nanos) }
     }
 
     /// A read begins: the stall is measured from now.
@@ -81,6 +83,7 @@ final class InterruptRelay: Sendable {
         watch.withLock { w in
             guard w != nil, !(w?.stalled ?? false) else { return }
             w?.lastPosition = -1
+            w?.lastChange = DispatchTimeNanos.now()
         }
     }
 
@@ -93,9 +96,13 @@ final class InterruptRelay: Sendable {
             guard var current = w else { return false }
             defer { w = current }
             if current.stalled { return true }
-            guard let context = UnsafeMutablePointer<AVIOContext>(bitPattern: current.context) else { return false }
-            let position = context.pointee.pos
             let now = DispatchTimeNanos.now()
+            // Watched by reads: the time since the read began.
+            guard let context = UnsafeMutablePointer<AVIOContext>(bitPattern: current.context) else {
+                if current.lastChange > 0, now - current.lastChange >= current.stallNanos { current.stalled = true }
+                return current.stalled
+            }
+            let position = context.pointee.pos
             if position != current.lastPosition {
                 current.lastPosition = position
                 current.lastChange = now

@@ -119,11 +119,14 @@ final class Demuxer {
         defer { context.relay.liftDeadline() }
         try context.findStreamInfo()
         context.clearStaleInterrupt()
-        // An HTTP file (not a playlist, whose segments come through other connections): a stall
-        // once open ends the source rather than starting a reconnect.
-        if let stall = options.stallTimeout, input.bytes == nil, ["http", "https"].contains(SourceOptions.scheme(of: source) ?? ""),
-           !context.formatName.contains("hls") {
-            context.relay.watchStalls(of: context.io.pointer, stall: stall)
+        // An HTTP file: a stall once open ends the source rather than starting a reconnect. A
+        // playlist (its segments come through other connections): a read that brings nothing
+        // for the stall timeout ends it, rather than a wait per segment.
+        if let stall = options.stallTimeout, input.bytes == nil {
+            let isPlaylist = context.formatName.contains("hls")
+            if isPlaylist || ["http", "https"].contains(SourceOptions.scheme(of: source) ?? "") {
+                context.relay.watchStalls(of: isPlaylist ? nil : context.io.pointer, stall: stall)
+            }
         }
         guard context.streamCount > 0 else {
             throw PlayheadError(code: .noStreams, message: "the container holds no streams", file: source)
@@ -180,15 +183,16 @@ final class Demuxer {
                 }
                 return .packet
             }
+            // A source that sent nothing for the stall timeout (retrying would wait again); a
+            // stream's demuxer may even call that the end, which it is not.
+            if result == FFmpegError.timedOut || context.relay.hasStalled || context.io.hasStalled, !(interrupt?.isRaised ?? false) {
+                return .end(.failed(FFmpegError.error(.timedOut, "no data arrived within the stall timeout", function: "av_read_frame", result: result, file: source)))
+            }
             if result == FFmpegError.eof { return .end(endOfData(readError: nil)) }
             if isFresh, let error = mediaBehindIndex(result) { return .end(.failed(error)) }
             // Cancelled only when this reader's owner asked: an EXIT left over from an earlier
             // interrupt is an I/O failure like any other, not a stop that nobody requested.
             if interrupt?.isRaised ?? false { return .end(.cancelled) }
-            if result == FFmpegError.timedOut || context.relay.hasStalled {
-                // A network source sent nothing for the stall timeout: retrying would wait again.
-                return .end(.failed(FFmpegError.error(.timedOut, "no data arrived within the stall timeout", function: "av_read_frame", result: result, file: source)))
-            }
             let error = FFmpegError.error(.readFailed, context.io.sourceError.map { "the byte source failed: \($0)" } ?? "part of the data could not be read",
                                           function: "av_read_frame", result: result, file: source)
             // The caller's byte source failed: its error, not a guess about the file.
@@ -220,6 +224,11 @@ final class Demuxer {
         if logged > 0 {
             let said = context.evidence.error(at: errorsAtOpen) ?? "an error"
             tally.add(DamageTally(count: logged, first: PlayheadError(code: .decodeFailed, message: "the container reports damage: \(said)", file: source)))
+        }
+        // Lost while opening too: whoever reads this demuxer reads past the hole.
+        let lost = context.evidence.lostData
+        if lost.count > 0 {
+            tally.add(DamageTally(count: lost.count, first: PlayheadError(code: .decodeFailed, message: "data is missing: \(lost.first ?? "a part could not be fetched")", file: source)))
         }
         return tally
     }
