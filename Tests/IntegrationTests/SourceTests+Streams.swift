@@ -96,6 +96,32 @@ extension SourceTests {
     }
 }
 
+extension SourceTests {
+    /// A fragmented MP4 (an empty `moov`, then fragments) from standard input: only its first
+    /// fragments are read while probing, so its duration is unknown there — never that of the
+    /// fragments read (which made later times "outside the clip"); images at any time equal the
+    /// file's; playing gives every frame; the same file by path knows its duration.
+    @Test func fragmentedMP4FromAPipe() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let clip = folder + "/fragmented.mp4"
+        _ = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=30:duration=12",
+                                                              "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-movflags", "frag_keyframe+empty_moov", clip])
+        let byPath = try await CLI.run(["probe", "--json", clip])
+        let piped = try await HostileRun.shell(["probe", "--json", "-"], redirections: "< '\(clip)'")
+        let fileAsset = try #require(try CLI.assets(byPath.stdout).first), pipeAsset = try #require(try CLI.assets(piped.stdout).first, "\(piped.stderr)")
+        #expect(abs((fileAsset["duration"] as? Double ?? 0) - 12) < 0.05, "\(fileAsset)")
+        #expect(pipeAsset["duration"] is NSNull, "from a pipe only the first fragments were read: \(pipeAsset["duration"] ?? "none")")
+        let thumbnails = ["thumbnails", "--at", "9.5,2.2,5"]
+        let local = try await Self.outputs(thumbnails, out: folder + "/tl", input: clip)
+        let fromPipe = try await Self.outputs(thumbnails, out: folder + "/tp", input: "-", stdin: clip)
+        #expect(local.count == 3 && fromPipe == local)
+        let play = try await HostileRun.shell(["play", "--json", "--format", "none", "--out", folder + "/p", "-"], redirections: "< '\(clip)'")
+        let (entry, _) = try Self.firstEntry((play.status, play.stdout, play.stderr))
+        #expect(play.status == 0 && entry["framesDecoded"] as? Int == 360, "\(play.stdout)")
+    }
+}
+
 /// Opens a FIFO for writing once a reader has it open (retrying without blocking, for 10 s at
 /// most) and sends nothing until stopped.
 final class SilentFIFOWriter: Sendable {

@@ -6,7 +6,7 @@ extension Demuxer {
     func describe() -> AssetDescription {
         let ctx = context.pointer.pointee
         let streams = context.streams
-        let duration = DeclaredDuration.asset(container: ctx.duration, streams: streams.map(\.pointee))
+        let duration = DeclaredDuration.asset(container: ctx.duration, streams: streams.map(\.pointee), in: context.pointer)
         let containerStart = ctx.start_time != FFmpegConstants.noPTS ? MediaTime(value: ctx.start_time, timescale: 1_000_000) : MediaTime.zero
         let tracks = streams.map { makeTrack($0, containerStart: containerStart, containerDuration: duration) }
         return AssetDescription(
@@ -28,7 +28,7 @@ extension Demuxer {
         let start = MediaTime(ffmpegTimestamp: st.start_time, timeBase: st.time_base)
         let trackStart = start.isNumeric ? start : containerStart
         // Streams without a duration of their own (Matroska's) span the container.
-        let duration = DeclaredDuration.stream(st) ?? containerDuration.map { $0 - (trackStart - containerStart) } ?? .indefinite
+        let duration = DeclaredDuration.stream(st, in: context.pointer) ?? containerDuration.map { $0 - (trackStart - containerStart) } ?? .indefinite
         var track = AssetTrack(
             index: Int(st.index),
             trackID: st.id != 0 ? Int(st.id) : Int(st.index) + 1,

@@ -99,7 +99,7 @@ final class Demuxer {
         }
         hasSizelessVideo = videoStream != nil && video == nil
         let audioIndex = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, video.map { $0.index } ?? -1, nil, 0)
-        audio = context.stream(at: Int(audioIndex)).map(AudioStreamFacts.init)
+        audio = context.stream(at: Int(audioIndex)).map { AudioStreamFacts(stream: $0, format: format) }
         let flags = format.pointee.iformat?.pointee.flags ?? 0
         timestampsMayJump = flags & AVFMT_TS_DISCONT != 0
         errorsAtOpen = context.evidence.errorCount

@@ -48,7 +48,7 @@ struct VideoStreamFacts: Sendable, Hashable {
         timeBase = Rational(st.time_base)
         let rate = st.avg_frame_rate.num > 0 && st.avg_frame_rate.den > 0 ? st.avg_frame_rate : st.r_frame_rate
         frameRate = rate.num > 0 && rate.den > 0 ? Rational(rate) : nil
-        duration = DeclaredDuration.stream(st)
+        duration = DeclaredDuration.stream(st, in: format)
         startTime = st.start_time == FFmpegConstants.noPTS ? nil : MediaTime(ffmpegTimestamp: st.start_time, timeBase: st.time_base)
     }
 
@@ -79,13 +79,13 @@ struct AudioStreamFacts: Sendable, Hashable {
     var duration: MediaTime?
     var startTime: MediaTime?
 
-    init(stream: UnsafeMutablePointer<AVStream>) {
+    init(stream: UnsafeMutablePointer<AVStream>, format: UnsafeMutablePointer<AVFormatContext>) {
         let st = stream.pointee
         index = st.index
         sampleRate = Int(st.codecpar.pointee.sample_rate)
         channelCount = Int(st.codecpar.pointee.ch_layout.nb_channels)
         timeBase = Rational(st.time_base)
-        duration = DeclaredDuration.stream(st)
+        duration = DeclaredDuration.stream(st, in: format)
         startTime = st.start_time == FFmpegConstants.noPTS ? nil : MediaTime(ffmpegTimestamp: st.start_time, timeBase: st.time_base)
     }
 }
@@ -105,11 +105,23 @@ struct Rational: Sendable, Hashable {
 /// evidence of how much media there is: it may be missing, or the "unknown" sentinel of
 /// ISO/IEC 14496-12 (all ones in a 32-bit field, which fragmented MP4s write), or absurd.
 enum DeclaredDuration {
-    /// A stream's duration, nil when missing, not positive, or a sentinel.
-    static func stream(_ st: AVStream) -> MediaTime? {
-        guard isBelievable(st.duration) else { return nil }
+    /// A stream's duration, nil when missing, not positive, a sentinel, or only what was read so
+    /// far (``coversOnlyWhatWasRead(in:)``).
+    static func stream(_ st: AVStream, in format: UnsafeMutablePointer<AVFormatContext>) -> MediaTime? {
+        guard isBelievable(st.duration), !coversOnlyWhatWasRead(in: format, stream: st) else { return nil }
         let duration = MediaTime(ffmpegTimestamp: st.duration, timeBase: st.time_base)
         return duration.isNumeric ? duration : nil
+    }
+
+    /// A fragmented MP4 read from a source that cannot seek: its `moov` indexes no samples, so
+    /// the durations FFmpeg reports are those of the fragments read while probing (2 s of a 20 s
+    /// stream), not the stream's. A seekable one is read to its end when opened, and a faststart
+    /// MP4's index counts every sample.
+    static func coversOnlyWhatWasRead(in format: UnsafeMutablePointer<AVFormatContext>, stream st: AVStream) -> Bool {
+        guard let pb = format.pointee.pb, pb.pointee.seekable == 0,
+              let name = format.pointee.iformat?.pointee.name, String(cString: name).contains("mp4") else { return false }
+        let type = st.codecpar.pointee.codec_type
+        return (type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO) && st.nb_frames == 0
     }
 
     static func isBelievable(_ ticks: Int64) -> Bool {
@@ -120,9 +132,10 @@ enum DeclaredDuration {
     /// declared the "unknown" sentinel and none declared a real duration, the container's figure
     /// (derived from the same header) is not believed either; when the container claims far more
     /// than its longest stream, the stream's is taken.
-    static func asset(container: Int64, streams: [AVStream]) -> MediaTime? {
+    static func asset(container: Int64, streams: [AVStream], in format: UnsafeMutablePointer<AVFormatContext>) -> MediaTime? {
+        if streams.contains(where: { coversOnlyWhatWasRead(in: format, stream: $0) }) { return nil }
         let known = streams.compactMap { st -> MediaTime? in
-            guard let d = stream(st) else { return nil }
+            guard let d = stream(st, in: format) else { return nil }
             let start = st.start_time == FFmpegConstants.noPTS ? MediaTime.zero : MediaTime(ffmpegTimestamp: st.start_time, timeBase: st.time_base)
             return d + (start.isNumeric ? start : .zero)
         }
