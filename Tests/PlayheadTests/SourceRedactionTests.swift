@@ -16,6 +16,11 @@ import Testing
         ("https://u:p@host", "https://***@host"),
         ("hls+https://u:p@h/p.m3u8", "hls+https://***@h/p.m3u8"),
         ("https://host/path/with@sign.mp4", "https://host/path/with@sign.mp4"),
+        ("https://host/x.mp4;SECRET", "https://host/x.mp4;***"),
+        ("https://host/a;jsessionid=S/b.m3u8;k=v?q=1", "https://host/a;***/b.m3u8;***?q=***"),
+        ("https://host/x.mp4;", "https://host/x.mp4;"),
+        ("file:///media/a;b.mp4", "file:///media/a;b.mp4"),
+        ("/media/a;b.mp4", "/media/a;b.mp4"),
         ("/media/clip?.mp4", "/media/clip?.mp4"),
         ("user:pass@host.mp4", "user:pass@host.mp4"),
         ("pipe:0", "pipe:0"),
@@ -67,5 +72,20 @@ import Testing
         #expect(asset?.source == "file:///tmp/caf%E9.mp4", "a name that is not UTF-8 is shown as its URL")
         #expect(Asset(path: "/tmp/a b%E9.mp4").input.location == Array("/tmp/a b%E9.mp4".utf8), "a path's own % is not an escape")
         #expect(Asset(source: "file:///tmp/x%20y.mp4").source == "/tmp/x y.mp4")
+    }
+
+    /// `file://host/path` names a file on another machine: refused with a typed error, never
+    /// this machine's `/path`; `file://localhost/path` is local.
+    @Test func aFileURLOfAnotherHostIsRefused() async throws {
+        let remote = Asset(url: try #require(URL(string: "file://otherhost/tmp/clip.mp4")))
+        #expect(remote.source == "file://otherhost/tmp/clip.mp4")
+        await #expect(throws: PlayheadError.self) { _ = try await remote.load(.duration) }
+        do {
+            _ = try await remote.load(.duration)
+        } catch {
+            #expect(error.code == .openFailed && error.message.contains("otherhost"), "\(error)")
+        }
+        #expect(Asset(url: try #require(URL(string: "file://localhost/tmp/clip.mp4"))).input.refusal == nil)
+        #expect(Asset(url: try #require(URL(string: "file:///tmp/clip.mp4"))).input.refusal == nil)
     }
 }

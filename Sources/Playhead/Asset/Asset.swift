@@ -46,8 +46,15 @@ public actor Asset {
             var path = MediaInput.pathBytes(ofFileURLPath: url.path(percentEncoded: true))
             // As `URL.path` gives it: a folder's URL ends in `/`, its path does not.
             while path.count > 1, path.last == UInt8(ascii: "/") { path.removeLast() }
-            self.source = String(validating: path, as: UTF8.self) ?? url.absoluteString
-            self.input = MediaInput(path: path, name: source)
+            // `file://host/path` names a file on that host, not this machine's `/path`.
+            let otherHost = url.host(percentEncoded: false).flatMap { $0.isEmpty || $0.lowercased() == "localhost" ? nil : $0 }
+            let source = otherHost == nil ? String(validating: path, as: UTF8.self) ?? url.absoluteString : url.absoluteString
+            var input = MediaInput(path: path, name: source)
+            if let otherHost {
+                input.refusal = "a file: URL naming another host (\(otherHost)): only this machine's files open (file:///path or file://localhost/path)"
+            }
+            self.source = source
+            self.input = input
         } else {
             self.source = url.absoluteString
             self.input = MediaInput(source)

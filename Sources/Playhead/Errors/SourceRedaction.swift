@@ -5,7 +5,8 @@
 /// Every ``PlayheadError`` names its file through this; a path (anything without `://`) is left
 /// as it is. The query's parameter names are kept, so a reader can still tell which URL it was.
 public enum SourceRedaction {
-    /// `location` with any user information and every query value replaced by `***`.
+    /// `location` with any user information, every query value, path parameter (`;…`) and
+    /// fragment replaced by `***`.
     ///
     /// ```swift
     /// SourceRedaction.redacted("https://me:secret@example.com/a.mp4?sig=abc&v=2")
@@ -27,7 +28,18 @@ public enum SourceRedaction {
         // A fragment never reaches the server, but it can carry a token (`#access_token=…`).
         let hash = rest.firstIndex(of: "#") ?? rest.endIndex
         let fragment = hash == rest.endIndex || rest.index(after: hash) == rest.endIndex ? String(rest[hash...]) : "#***"
-        let body = rest[..<hash]
+        var body = rest[..<hash]
+        let question = body.firstIndex(of: "?")
+        // Path parameters (`/a.mp4;token`) of a remote URL carry signatures too; in a local
+        // file's name a `;` is only a character.
+        let path = body[..<(question ?? body.endIndex)]
+        if path.contains(";"), !location.lowercased().hasPrefix("file:") {
+            let redactedPath = path.split(separator: "/", omittingEmptySubsequences: false).map { segment -> String in
+                guard let semicolon = segment.firstIndex(of: ";") else { return String(segment) }
+                return segment[...semicolon] + (segment.index(after: semicolon) == segment.endIndex ? "" : "***")
+            }.joined(separator: "/")
+            body = Substring(redactedPath + body[(question ?? body.endIndex)...])
+        }
         guard let question = body.firstIndex(of: "?") else { return result + body + fragment }
         result += body[...question]
         let query = body[body.index(after: question)...]

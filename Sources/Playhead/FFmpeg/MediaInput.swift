@@ -6,6 +6,8 @@ struct MediaInput: Sendable {
     /// The exact bytes handed to FFmpeg: a path's bytes, which need not be UTF-8, or a URL.
     let location: [UInt8]
     let bytes: (any ByteSource)?
+    /// Why it must not be opened at all (a `file:` URL naming another host), if it must not.
+    var refusal: String?
 
     /// A path or an FFmpeg URL.
     init(_ location: String) {

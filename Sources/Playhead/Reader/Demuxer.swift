@@ -113,6 +113,7 @@ final class Demuxer {
     /// Opens `input` and reads its stream parameters. Blocking; `interrupt` can stop it.
     static func open(_ input: MediaInput, interrupt: InterruptFlag, options: AssetOptions = AssetOptions()) throws(PlayheadError) -> Demuxer {
         let source = input.name
+        if let refusal = input.refusal { throw PlayheadError(code: .openFailed, message: refusal, file: source) }
         if input.isPath { try checkLocalFile(input) }
         let context = try FormatContext.open(input, interrupt: interrupt, options: options)
         // The open timeout covers reading the stream parameters too; then it is lifted.
