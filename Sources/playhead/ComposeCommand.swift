@@ -14,12 +14,12 @@ struct ComposeCommand: AsyncParsableCommand {
               --layer "x=0,y=0,w=1280,h=720,gravity=aspect-fill,loop=forever,z=0,source=bg.mp4"
             Keys: x, y, w, h (canvas pixels, rounded down to even), z, gravity (aspect-fit, aspect-fill, stretch),
             loop (once, N, forever), start and duration (seconds of each source), after-end
-            (hold, clear), source. --grid RxC lays the sources given after the options out in
+            (hold, clear), audio (yes: the MP4's sound comes from this layer, one layer at most), source. --grid RxC lays the sources given after the options out in
             R rows and C columns, each aspect-fit.
             A layout file is a JSON array, one object per layer (bottom first unless z says):
               {"source": "bg.mp4" | "sources": ["a.mp4", "b.mp4"], "rect": [x, y, w, h],
                "z": 0, "gravity": "aspect-fit", "loop": "once" | N | "forever",
-               "timeRange": {"start": 0, "duration": 2}, "afterEnd": "hold" | "clear"}
+               "timeRange": {"start": 0, "duration": 2}, "afterEnd": "hold" | "clear", "audio": true}
             Relative sources are found beside the layout file. Examples: examples/*.json.
             """)
 
@@ -96,6 +96,9 @@ struct ComposeCommand: AsyncParsableCommand {
         specs += try layer.map { try LayerSpec(parsing: $0) }
         if let grid { specs += try LayerSpec.grid(grid, sources: paths, canvas: size, zBase: (specs.map(\.z).max() ?? -1) + 1) }
         let frames = Int((duration * rate.value).rounded(.down))
+        if specs.contains(where: \.audio), format != .mp4 {
+            throw ValidationError("a layer's sound (audio) is written only into an MP4: --format mp4")
+        }
 
         // Every layer is checked before the output folder is touched.
         let compositor = Compositor(canvas: canvas)
@@ -162,6 +165,9 @@ struct ComposeCommand: AsyncParsableCommand {
                 summary.output = nil
             }
         }
+        if let index = specs.firstIndex(where: \.audio) {
+            summary.audio = ComposeAudioReport(source: SourceRedaction.redacted(specs[index].sources[0]), error: report.audioFailure.map(ErrorReport.init))
+        }
         for (index, id) in ids.enumerated() {
             guard let account = report.layers.first(where: { $0.id == id }) else { continue }
             summary.layers[index].framesShown = account.framesShown
@@ -189,6 +195,8 @@ struct ComposeSummary: Encodable {
     var framesExpected: Int
     var output: String?
     var layers: [ComposeLayerReport]
+    /// Where the MP4's sound came from, and why it went silent if it did.
+    var audio: ComposeAudioReport?
     /// With --realtime: frames written more than half a frame late, and the 99th percentile of
     /// lateness in seconds.
     var lateFrames: Int?
@@ -201,5 +209,10 @@ struct ComposeLayerReport: Encodable {
     var source: String
     var framesShown = 0
     var loopsCompleted = 0
+    var error: ErrorReport?
+}
+
+struct ComposeAudioReport: Encodable {
+    var source: String
     var error: ErrorReport?
 }

@@ -12,6 +12,8 @@ struct LayerSpec {
     var start: Double?
     var duration: Double?
     var afterEnd = LayerAfterEnd.holdLastFrame
+    /// The composition's sound comes from this layer.
+    var audio = false
 
     init(sources: [String], rect: PixelRect, z: Int) {
         self.sources = sources
@@ -28,7 +30,9 @@ struct LayerSpec {
         for pair in text[..<sourceRange.lowerBound].split(separator: ",") {
             let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2 else { throw ValidationError("--layer: '\(pair)' is not key=value") }
-            values[parts[0].lowercased()] = parts[1]
+            guard values.updateValue(parts[1], forKey: parts[0].lowercased()) == nil else {
+                throw ValidationError("--layer gives \(parts[0]) twice: \(text)")
+            }
         }
         func int(_ key: String) throws -> Int {
             guard let text = values.removeValue(forKey: key), let value = Int(text), (0...16384).contains(value) else {
@@ -49,6 +53,12 @@ struct LayerSpec {
             try setRange(key, value)
         }
         if let text = values.removeValue(forKey: "after-end") { afterEnd = try Self.afterEnd(text) }
+        if let text = values.removeValue(forKey: "audio") {
+            guard let value = ["yes": true, "true": true, "1": true, "no": false, "false": false, "0": false][text.lowercased()] else {
+                throw ValidationError("--layer audio= must be yes or no, not \(text)")
+            }
+            audio = value
+        }
         if let unknown = values.keys.sorted().first { throw ValidationError("--layer: unknown key \(unknown)") }
     }
 
@@ -138,7 +148,6 @@ struct LayerSpec {
             guard entry.rect.count == 4, entry.rect.allSatisfy({ (0...16384).contains($0) }) else {
                 throw ValidationError("\(what): \"rect\" is [x, y, width, height] in canvas pixels")
             }
-            if entry.audio == true { throw ValidationError("\(what): audio from a layer is not written yet") }
             let sources = named.map { source -> String in
                 source.hasPrefix("/") || source == "-" || source.contains(":") ? source : folder + "/" + source
             }
@@ -154,6 +163,7 @@ struct LayerSpec {
                 if let start = entry.timeRange?.start { try spec.setRange("start", start) }
                 if let duration = entry.timeRange?.duration { try spec.setRange("duration", duration) }
                 if let afterEnd = entry.afterEnd { spec.afterEnd = try Self.afterEnd(afterEnd) }
+                spec.audio = entry.audio ?? false
             } catch let error as ValidationError {
                 throw ValidationError("\(what): \(error.message)")
             }
@@ -164,6 +174,6 @@ struct LayerSpec {
     func layer(assets: [Asset]) -> CompositionLayer {
         let range: TimeRange? = start == nil && duration == nil ? nil
             : TimeRange(start: MediaTime(seconds: start ?? 0), duration: duration.map { MediaTime(seconds: $0) } ?? .positiveInfinity)
-        return CompositionLayer(assets: assets, rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: range, afterEnd: afterEnd)
+        return CompositionLayer(assets: assets, rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: range, afterEnd: afterEnd, providesAudio: audio)
     }
 }

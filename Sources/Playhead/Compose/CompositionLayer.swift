@@ -24,9 +24,15 @@ public struct CompositionLayer: Sendable {
     public var timeRange: TimeRange?
     /// What the layer shows once its content has ended.
     public var afterEnd: LayerAfterEnd
+    /// The composition's sound comes from this layer (at most one layer of a compositor): its
+    /// items' audio, pass for pass as its picture plays (loops, playlist, time range), silent
+    /// where it shows nothing of its own. Written by sinks that carry sound
+    /// (``AudioCarryingFrameSink``: ``MP4Sink``).
+    public var providesAudio: Bool
 
     public init(assets: [Asset], rect: PixelRect, zIndex: Int = 0, gravity: VideoGravity = .resizeAspect, loop: LayerLoop = .once,
-                timeRange: TimeRange? = nil, afterEnd: LayerAfterEnd = .holdLastFrame) {
+                timeRange: TimeRange? = nil, afterEnd: LayerAfterEnd = .holdLastFrame, providesAudio: Bool = false) {
+        self.providesAudio = providesAudio
         self.assets = assets
         self.rect = rect
         self.zIndex = zIndex

@@ -14,7 +14,14 @@ final class CompositionOutput: Sendable {
 
     /// With `pacing`, frame *n* is written no sooner than *n / rate* after the first; one written
     /// more than half a frame after that is late (counted, never dropped).
-    init(sink: SoleOwner<any FrameSink>, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat, pacing: (any PlaybackClock)?) {
+    /// The sound that goes with each picture (the samples up to its time; none without sound),
+    /// travelling with the picture's number.
+    let sounds: [SlotSound]
+
+    init(sink: SoleOwner<any FrameSink>, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat, pacing: (any PlaybackClock)?,
+         audio: AudioStreamInfo?) {
+        let sounds = pictures.map { _ in SlotSound() }
+        self.sounds = sounds
         free = SlotChannel(capacity: pictures.count, filledWith: 0..<pictures.count)
         ready = SlotChannel(capacity: pictures.count)
         // Both threads hold the array, never the same picture at once: the render thread draws
@@ -23,22 +30,33 @@ final class CompositionOutput: Sendable {
         // each hand-over goes through a channel's mutex, which orders the memory accesses.
         let shared = SoleOwner(handingOver: pictures)
         WorkerPool.shared.run("playhead.compose.output") { [self] in
-            write(into: sink.value, pictures: shared.value, canvas: canvas, pixelFormat: pixelFormat, pacing: pacing)
+            write(into: sink.value, pictures: shared.value, canvas: canvas, pixelFormat: pixelFormat, pacing: pacing, audio: audio)
             done.signal()
         }
     }
 
     private func write(into sink: any FrameSink, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat,
-                       pacing clock: (any PlaybackClock)?) {
+                       pacing clock: (any PlaybackClock)?, audio: AudioStreamInfo?) {
         var written = 0
+        var samplesWritten: Int64 = 0
         var origin: Duration?
         let halfFrame = canvas.time(ofFrame: 1).seconds / 2
+        let soundSink = audio == nil ? nil : sink as? any AudioCarryingFrameSink
         do throws(PlayheadError) {
+            if let audio, let soundSink { try soundSink.prepareAudio(audio) }
             let whole = PixelRect(size: canvas.size)
             try sink.begin(FrameStreamInfo(source: "composition", size: canvas.size, pixelFormat: pixelFormat, frameRate: canvas.frameRate.value,
                                            layout: FrameLayout(canvas: canvas.size, content: whole, sourceCrop: whole, displayedCrop: whole, orientation: .identity),
                                            timescale: Int32(canvas.frameRate.numerator)))
             while let slot = ready.receive() {
+                let sound = sounds[slot]
+                guard sound.hasPicture else {
+                    // The sound after the last picture.
+                    if let audio, let soundSink { try Self.write(sound, of: audio, at: &samplesWritten, into: soundSink) }
+                    sound.samples.removeAll(keepingCapacity: true)
+                    free.send(slot)
+                    continue
+                }
                 let frame = VideoFrame(presentationTime: canvas.time(ofFrame: written), duration: canvas.time(ofFrame: 1), index: written,
                                        source: "composition", size: canvas.size, pixelFormat: pixelFormat, pixelFormatName: pixelFormat.rawValue,
                                        frame: pictures[slot].pointer)
@@ -55,6 +73,9 @@ final class CompositionOutput: Sendable {
                     }
                 }
                 try sink.write(frame)
+                if let audio, let soundSink { try Self.write(sound, of: audio, at: &samplesWritten, into: soundSink) }
+                // Emptied before the number goes back: then the render thread fills it again.
+                sound.samples.removeAll(keepingCapacity: true)
                 written += 1
                 result.withLock { $0.written = written }
                 free.send(slot)
@@ -72,6 +93,16 @@ final class CompositionOutput: Sendable {
         }
     }
 
+    private static func write(_ sound: SlotSound, of audio: AudioStreamInfo, at position: inout Int64, into sink: any AudioCarryingFrameSink) throws(PlayheadError) {
+        let frames = sound.samples.count / max(1, audio.channelCount)
+        guard frames > 0 else { return }
+        try sound.samples.withUnsafeBufferPointer { (samples) throws(PlayheadError) in
+            try sink.writeAudio(AudioBuffer(samples: samples, frameCount: frames, channelCount: audio.channelCount, sampleRate: audio.sampleRate,
+                                            presentationTime: MediaTime(value: position, timescale: Int32(audio.sampleRate))))
+        }
+        position += Int64(frames)
+    }
+
     /// No more pictures: waits for the output thread to write what was sent and to finish the
     /// sink (or abort it). Returns the frames written and the sink's error, if any.
     func finish(abort: Bool) -> (written: Int, error: PlayheadError?, late: Int, lateness: LatenessHistogram) {
@@ -80,4 +111,14 @@ final class CompositionOutput: Sendable {
         done.wait()
         return result.withLock { $0 }
     }
+}
+
+/// The samples that travel with one picture number: filled by the render thread while it holds
+/// the number, read by the output thread while it does (the channels' mutex orders the two).
+final class SlotSound: @unchecked Sendable {
+    // @unchecked Sendable: like the pictures, touched only by the holder of its slot number,
+    // which passes between the two threads through a SlotChannel (a mutex hand-over).
+    var samples: [Int16] = []
+    /// False for the last slot sent, which carries only the sound after the last picture.
+    var hasPicture = true
 }

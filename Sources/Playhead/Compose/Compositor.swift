@@ -50,10 +50,13 @@ public final class Compositor: Sendable {
             value += 1
             return value
         })
-        state.withLock {
-            $0.layers.append((id, layer))
-            $0.generation += 1
+        let added = state.withLock { state -> Bool in
+            if layer.providesAudio, state.layers.contains(where: { $0.layer.providesAudio }) { return false }
+            state.layers.append((id, layer))
+            state.generation += 1
+            return true
         }
+        guard added else { throw PlayheadError(code: .invalidArgument, message: "the sound comes from one layer: another layer provides it already") }
         return id
     }
 
@@ -130,8 +133,26 @@ public final class Compositor: Sendable {
             guard frames >= 0 else { throw PlayheadError(code: .invalidArgument, message: "a negative frame count (\(frames))") }
             var pictures: [OwnedFrame] = []
             for _ in 0..<Self.pictureCount { pictures.append(try OwnedFrame(size: canvas.size, format: format)) }
-            let started = CompositionOutput(sink: SoleOwner(handingOver: sink), pictures: pictures, canvas: canvas, pixelFormat: outputFormat, pacing: pacing)
+            // The sound, when the sink writes one and a layer provides it (there from the start).
+            let sound = sink is any AudioCarryingFrameSink ? state.withLock { $0.layers.first { $0.layer.providesAudio } } : nil
+            let audio = sound.map { LayerAudio(assets: $0.layer.assets, format: Self.soundFormat(of: $0.layer, interrupt: interrupt), interrupt: interrupt) }
+            let started = CompositionOutput(sink: SoleOwner(handingOver: sink), pictures: pictures, canvas: canvas, pixelFormat: outputFormat, pacing: pacing,
+                                            audio: audio?.format)
             output = started
+            var soundPasses: [LayerPass] = []
+            /// The sound up to `time` into `slot`: the sound layer's passes so far (closed where it
+            /// was removed or failed), read by `audio`.
+            func addSound(upTo time: MediaTime, slot: Int) throws(PlayheadError) {
+                guard let audio, let sound else { return }
+                if let reader = layers.first(where: { $0.id == sound.id }) {
+                    soundPasses = reader.passes
+                } else if let last = soundPasses.indices.last, soundPasses[last].length == nil {
+                    soundPasses[last].length = max(.zero, time - soundPasses[last].layerStart)
+                }
+                try audio.samples(upTo: audio.sample(at: time), passes: soundPasses, into: &started.sounds[slot].samples)
+                report.audioFailure = audio.failure
+            }
+            var stopped = false
             for n in 0..<frames {
                 if interrupt.isRaised { throw PlayheadError.cancelled() }
                 let current = state.withLock { $0.generation == seenGeneration ? nil : $0 }
@@ -140,11 +161,25 @@ public final class Compositor: Sendable {
                     sync(&layers, with: current.layers, gone: &gone, canvas: canvas, format: format, interrupt: interrupt)
                 }
                 // Nil: the output thread stopped (its sink failed).
-                guard let slot = started.free.receive() else { break }
+                guard let slot = started.free.receive() else {
+                    stopped = true
+                    break
+                }
                 let picture = pictures[slot]
                 let time = canvas.time(ofFrame: n)
                 Self.paint(picture, with: canvas.background, format: format)
                 for layer in layers { try layer.draw(at: time, into: picture) }
+                // The sound up to this picture's time (the layer's passes are known up to it).
+                started.sounds[slot].hasPicture = true
+                try addSound(upTo: time, slot: slot)
+                started.ready.send(slot)
+            }
+            if !stopped, let sound, frames > 0, let slot = started.free.receive() {
+                // The sound of the last picture's span, once the layer's timeline has reached its end.
+                let end = canvas.time(ofFrame: frames)
+                try layers.first { $0.id == sound.id }?.reach(end)
+                started.sounds[slot].hasPicture = false
+                try addSound(upTo: end, slot: slot)
                 started.ready.send(slot)
             }
             let outcome = started.finish(abort: false)
@@ -162,6 +197,19 @@ public final class Compositor: Sendable {
         report.layers = (gone + layers).map { LayerReport(id: $0.id, framesShown: $0.framesShown, loopsCompleted: $0.loopsCompleted, failure: $0.failure) }
             .sorted { $0.id.value < $1.id.value }
         return report
+    }
+
+    /// The sound's format: that of the sound layer's first item (48 kHz stereo when it has no
+    /// audio, or cannot be opened now — its failure then shows when it plays).
+    private static func soundFormat(of layer: CompositionLayer, interrupt: InterruptFlag) -> AudioStreamInfo {
+        var info = AudioStreamInfo(source: "composition", sampleRate: 48_000, channelCount: 2)
+        guard let asset = layer.assets.first, let demuxer = try? asset.openDemuxer(interrupt: interrupt) else { return info }
+        defer { asset.giveBack(demuxer) }
+        if let audio = demuxer.audio, audio.sampleRate > 0, audio.channelCount > 0 {
+            info.sampleRate = audio.sampleRate
+            info.channelCount = audio.channelCount
+        }
+        return info
     }
 
     /// Brings the render's readers in line with the compositor's layers: new ones opened lazily,
@@ -218,6 +266,8 @@ public struct CompositionReport: Sendable {
     public var lateFrames = 0
     /// Realtime only: how late each frame was written, in seconds (0 when on time).
     public var lateness: LatenessHistogram?
+    /// Why the sound layer's audio stopped (silence from then on), if it did.
+    public var audioFailure: PlayheadError?
 }
 
 /// One layer's account of a composition.

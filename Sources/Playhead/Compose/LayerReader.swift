@@ -23,6 +23,9 @@ final class LayerReader {
     private var lastFrame: OwnedFrame?
     private var lastConverter: FrameConverter?
 
+    /// The passes its timeline has played so far (the last one may still be playing): what the
+    /// composition's sound follows when it comes from this layer.
+    private(set) var passes: [LayerPass]
     private(set) var framesShown = 0
     private(set) var failure: PlayheadError?
     var loopsCompleted: Int { timeline.loopsCompleted }
@@ -35,6 +38,7 @@ final class LayerReader {
         self.outputFormat = outputFormat
         self.interrupt = interrupt
         timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop)
+        passes = timeline.hasEnded ? [] : [LayerPass(item: 0, layerStart: .zero)]
     }
 
     deinit { closeItem() }
@@ -50,32 +54,52 @@ final class LayerReader {
     /// Draws the layer's frame at layer time `time` into `canvas`. A source that fails ends the
     /// layer (``failure``), which then shows the background; cancellation is thrown.
     func draw(at time: MediaTime, into canvas: OwnedFrame) throws(PlayheadError) {
-        guard failure == nil else { return }
-        do throws(PlayheadError) {
-            if let frame = try frame(at: time) {
+        try follow(to: time) { frame throws(PlayheadError) in
+            if let frame {
                 try converterForCurrent().convert(frame, into: canvas)
                 framesShown += 1
             } else if timeline.hasEnded, layer.afterEnd == .holdLastFrame, let lastFrame, let lastConverter {
                 try lastConverter.convert(lastFrame, into: canvas)
                 framesShown += 1
             }
+        }
+    }
+
+    /// Moves the layer's timeline to `time` without drawing (so that ``passes`` account for it).
+    func reach(_ time: MediaTime) throws(PlayheadError) {
+        try follow(to: time) { _ throws(PlayheadError) in }
+    }
+
+    /// The source's failure ends the layer (its last pass ends at `time`); cancellation is thrown.
+    private func follow(to time: MediaTime, _ body: (OwnedFrame?) throws(PlayheadError) -> Void) throws(PlayheadError) {
+        guard failure == nil else { return }
+        do throws(PlayheadError) {
+            try body(try frame(at: time))
         } catch {
             if error.code == .cancelled || interrupt.isRaised { throw .cancelled(file: error.file) }
             failure = error
+            endPass(at: time)
             timeline.end()
             closeItem()
         }
     }
 
+    /// The layer stops here (removed, or failed): its last pass, if still playing, ends at `time`.
+    func endPass(at time: MediaTime) {
+        guard let last = passes.indices.last, passes[last].length == nil else { return }
+        passes[last].length = max(.zero, time - passes[last].layerStart)
+    }
+
     /// The frame displayed at `time`, or nil once the content has ended.
     private func frame(at time: MediaTime) throws(PlayheadError) -> OwnedFrame? {
-        var passes = 0
+        var tries = 0
         while !timeline.hasEnded {
-            passes += 1
-            if passes > 10_000 {
+            tries += 1
+            if tries > 10_000 {
                 throw PlayheadError(code: .decodeFailed, message: "the layer's items hold no time to play", file: layer.assets.first?.source)
             }
             let reader = try openItem()
+            if let last = self.passes.indices.last, self.passes[last].sourceStart == nil { self.passes[last].sourceStart = itemStart }
             let offset = timeline.offset(at: time)
             if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
                 advance(length: range.duration)
@@ -107,6 +131,8 @@ final class LayerReader {
     private func advance(length: MediaTime) {
         let item = timeline.item
         let next = timeline.passEnded(length: length)
+        if let last = passes.indices.last { passes[last].length = length }
+        if next { passes.append(LayerPass(item: timeline.item, layerStart: timeline.passStart)) }
         if !next || timeline.item != item { closeItem() }
     }
 

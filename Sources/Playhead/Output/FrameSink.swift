@@ -14,6 +14,15 @@ public protocol FrameSink: AnyObject {
     func abort()
 }
 
+/// A frame sink that also writes a sound track (``MP4Sink``). Told the sound's format before
+/// `begin`; then, on the same thread, each stretch of samples after the frame it goes with.
+public protocol AudioCarryingFrameSink: FrameSink {
+    /// The sound that will come (interleaved signed 16-bit at this rate and channel count).
+    func prepareAudio(_ info: AudioStreamInfo) throws(PlayheadError)
+    /// Takes samples that follow the previous ones without a gap; valid only during the call.
+    func writeAudio(_ buffer: AudioBuffer) throws(PlayheadError)
+}
+
 /// Decodes and converts, and keeps nothing: for measuring and for checking that a file decodes.
 public final class NullSink: FrameSink {
     public let pixelFormat: OutputPixelFormat

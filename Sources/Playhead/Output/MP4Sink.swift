@@ -1,12 +1,13 @@
 import CFFmpeg
 
 /// Writes all frames into one H.264 MP4 — libavcodec's libx264, libavformat's mp4 muxer —
-/// safely (see ``SafeFile``): under a temporary name until `finish` puts it in place.
+/// safely (see ``SafeFile``): under a temporary name until `finish` puts it in place. Given a
+/// sound (``prepareAudio(_:)`` before `begin`), it is encoded as AAC beside the picture.
 ///
 /// The MP4 is fragmented (an empty `moov`, then a fragment at every keyframe, one a second), so a
 /// file whose run was killed still plays up to its last complete fragment. Given up (`abort`),
 /// what was written is kept as a valid, shorter file and ``isPartial`` says so.
-public final class MP4Sink: FrameSink {
+public final class MP4Sink: AudioCarryingFrameSink {
     public let pixelFormat: OutputPixelFormat = .yuv420p
     public let path: String
     /// x264's preset (`ultrafast` … `veryslow`).
@@ -22,6 +23,11 @@ public final class MP4Sink: FrameSink {
     /// The encoder may keep a reference to what it is given: frames go through a copy it owns.
     private var staging: OwnedFrame?
     private var nextPTS: Int64 = 0
+    private var audioInfo: AudioStreamInfo?
+    private var audioStream: UnsafeMutablePointer<AVStream>?
+    private var audioEncoder: AudioEncoder?
+    /// Samples per channel of sound written.
+    public private(set) var audioFramesWritten = 0
 
     /// An MP4 at `path`, encoded with x264's `preset` and `crf`.
     public init(path: String, preset: String = "veryfast", crf: Int = 23) {
@@ -53,6 +59,19 @@ public final class MP4Sink: FrameSink {
             throw FFmpegError.error(.outputOpenFailed, "could not describe the stream", function: "avcodec_parameters_from_context", result: copied, file: path)
         }
         stream.pointee.time_base = tick
+        if let audioInfo {
+            let sound = try AudioEncoder(sampleRate: audioInfo.sampleRate, channelCount: audioInfo.channelCount, target: path)
+            guard let added = avformat_new_stream(muxer.context, nil), let parameters = added.pointee.codecpar else {
+                throw PlayheadError(code: .outputOpenFailed, message: "could not add the sound stream", file: path)
+            }
+            let described = avcodec_parameters_from_context(parameters, sound.context)
+            guard described >= 0 else {
+                throw FFmpegError.error(.outputOpenFailed, "could not describe the sound stream", function: "avcodec_parameters_from_context", result: described, file: path)
+            }
+            added.pointee.time_base = sound.context.pointee.time_base
+            audioStream = added
+            audioEncoder = sound
+        }
         try muxer.writeHeader(options: ["movflags": "frag_keyframe+empty_moov+default_base_moof"])
         staging = try OwnedFrame(size: info.size, format: AV_PIX_FMT_YUV420P)
         self.muxer = muxer
@@ -75,27 +94,63 @@ public final class MP4Sink: FrameSink {
         guard let encoder, let muxer, let stream else { return }
         packet.pointee.stream_index = stream.pointee.index
         av_packet_rescale_ts(packet, encoder.context.pointee.time_base, stream.pointee.time_base)
-        try muxer.write(packet)
+        // With sound, the muxer interleaves the two streams by time.
+        if audioStream != nil { try muxer.writeInterleaved(packet) } else { try muxer.write(packet) }
+    }
+
+    private func writeSound(_ packet: UnsafeMutablePointer<AVPacket>) throws(PlayheadError) {
+        guard let audioEncoder, let muxer, let audioStream else { return }
+        packet.pointee.stream_index = audioStream.pointee.index
+        av_packet_rescale_ts(packet, audioEncoder.context.pointee.time_base, audioStream.pointee.time_base)
+        try muxer.writeInterleaved(packet)
+    }
+
+    /// Tells the sink a sound follows (call before `begin`): AAC at its rate and channel count.
+    public func prepareAudio(_ info: AudioStreamInfo) throws(PlayheadError) {
+        guard muxer == nil else { throw PlayheadError(code: .invalidState, message: "the sound must be described before the first frame", file: path) }
+        guard (8000...192_000).contains(info.sampleRate), (1...8).contains(info.channelCount) else {
+            throw PlayheadError(code: .invalidArgument, message: "AAC takes 8 … 192 kHz and 1 … 8 channels, not \(info.sampleRate) Hz × \(info.channelCount)", file: path)
+        }
+        audioInfo = info
+    }
+
+    /// Takes the next samples of the sound (interleaved signed 16-bit, in the prepared format).
+    public func writeAudio(_ buffer: AudioBuffer) throws(PlayheadError) {
+        guard let audioEncoder, let audioInfo else { throw PlayheadError(code: .invalidState, message: "sound without prepareAudio and begin", file: path) }
+        guard buffer.channelCount == audioInfo.channelCount, buffer.sampleRate == audioInfo.sampleRate else {
+            throw PlayheadError(code: .invalidArgument, message: "the sound changed format mid-stream", file: path)
+        }
+        try audioEncoder.encode(buffer.samples, frames: buffer.frameCount, writeSound)
+        audioFramesWritten += buffer.frameCount
+    }
+
+    /// Drains both encoders (what they still hold goes into the file).
+    private func drain() throws(PlayheadError) {
+        if let encoder { try encoder.encode(nil, write) }
+        if let audioEncoder { try audioEncoder.finish(writeSound) }
+    }
+
+    private func release() {
+        muxer = nil
+        encoder = nil
+        stream = nil
+        staging = nil
+        audioEncoder = nil
+        audioStream = nil
     }
 
     public func finish() throws(PlayheadError) {
-        guard let muxer, let encoder else { return }
-        try encoder.encode(nil, write)
-        self.muxer = nil
-        self.encoder = nil
-        stream = nil
-        staging = nil
+        guard let muxer, encoder != nil else { return }
+        try drain()
+        release()
         try muxer.finish()
     }
 
     /// Keeps what was written as a valid, shorter file (``isPartial``), or nothing when nothing was.
     public func abort() {
         guard let muxer else { return }
-        if let encoder { try? encoder.encode(nil, write) }
-        self.muxer = nil
-        encoder = nil
-        stream = nil
-        staging = nil
+        try? drain()
+        release()
         isPartial = muxer.keepWhatWasWritten()
     }
 }

@@ -93,6 +93,14 @@ final class MuxedFile {
         packetsWritten += 1
     }
 
+    /// Writes a packet of one of several streams: the muxer holds packets back as needed to
+    /// interleave the streams by time (it takes the packet's data; the packet is left blank).
+    func writeInterleaved(_ packet: UnsafeMutablePointer<AVPacket>) throws(PlayheadError) {
+        let result = av_interleaved_write_frame(context, packet)
+        guard result >= 0 else { throw failure("could not write", function: "av_interleaved_write_frame", result: result) }
+        packetsWritten += 1
+    }
+
     /// Writes the trailer and gives the file its final name.
     func finish() throws(PlayheadError) {
         guard headerWritten else {

@@ -1,0 +1,212 @@
+import CFFmpeg
+
+/// One pass of a layer through one of its items, as its timeline played it: where on the layer's
+/// timeline it began, from what time of the item, and how long it lasted (nil while it plays).
+struct LayerPass: Sendable, Hashable {
+    var item: Int
+    var layerStart: MediaTime
+    /// The item's time at the pass's start (its time range's start, or its first frame).
+    var sourceStart: MediaTime?
+    var length: MediaTime?
+}
+
+/// The audio of the one layer a composition takes its sound from, following that layer's own
+/// timeline: each pass of the layer's video (loops, playlist items, time ranges) brings the
+/// same span of its item's audio, cut where the pass ended, so a loop's seam is as exact in the
+/// sound as in the picture; before its first sample, after its content ends, or where an item
+/// has no audio, silence. Samples are asked for in order, by output sample numbers.
+///
+/// Not `Sendable`: owned by the compositor's render thread.
+final class LayerAudio {
+    let format: AudioStreamInfo
+    private let assets: [Asset]
+    private let interrupt: InterruptFlag
+    /// Where the composition's samples stand: the next sample asked for.
+    private(set) var position: Int64 = 0
+    private var reader: AudioPullReader?
+    /// The pass whose audio `reader` reads.
+    private var readerPass: Int?
+    /// The first failure (the audio then stays silent); reported with the layer.
+    private(set) var failure: PlayheadError?
+
+    init(assets: [Asset], format: AudioStreamInfo, interrupt: InterruptFlag) {
+        self.assets = assets
+        self.format = format
+        self.interrupt = interrupt
+    }
+
+    /// The output sample at layer time `time` (rounded to the nearest).
+    func sample(at time: MediaTime) -> Int64 { Int64((time.seconds * Double(format.sampleRate)).rounded()) }
+
+    /// Appends the samples from ``position`` up to `end` (interleaved) to `out`, reading each
+    /// pass of `passes` (the layer's timeline so far; the last may still be playing) over its span.
+    func samples(upTo end: Int64, passes: [LayerPass], into out: inout [Int16]) throws(PlayheadError) {
+        let channels = format.channelCount
+        while position < end {
+            // The pass playing at `position`: the last one begun at or before it.
+            let index = passes.lastIndex { sample(at: $0.layerStart) <= position }
+            guard let index else {
+                try silence(until: min(end, passes.first.map { sample(at: $0.layerStart) } ?? end), into: &out, channels: channels)
+                continue
+            }
+            let pass = passes[index]
+            let passEnd = pass.length.map { sample(at: pass.layerStart + $0) }
+            let until = min(end, passEnd ?? end, index + 1 < passes.count ? sample(at: passes[index + 1].layerStart) : end)
+            guard until > position else {
+                // A pass of no length, or ended before `position`: after it, silence up to the next.
+                let next = index + 1 < passes.count ? sample(at: passes[index + 1].layerStart) : end
+                try silence(until: max(position + 1, min(end, next)), into: &out, channels: channels)
+                continue
+            }
+            if failure == nil, readerPass != index {
+                reader = nil
+                readerPass = index
+                do throws(PlayheadError) {
+                    guard let sourceStart = pass.sourceStart else { throw PlayheadError(code: .invalidState, message: "a pass without a start", file: nil) }
+                    // Into the pass already (a layer added while rendering, or the first sample
+                    // after a pass that began between two samples).
+                    let into = MediaTime(value: max(0, position - sample(at: pass.layerStart)), timescale: Int32(format.sampleRate))
+                    reader = try AudioPullReader(asset: assets[pass.item], start: sourceStart + into, format: format, interrupt: interrupt)
+                } catch {
+                    if error.code == .cancelled { throw error }
+                    // An item without audio is silent; any other failure ends the layer's sound.
+                    if error.code != .noStreams { failure = error }
+                    reader = nil
+                }
+            }
+            let count = Int(until - position)
+            if let reader {
+                do throws(PlayheadError) {
+                    try reader.read(count, into: &out)
+                } catch {
+                    if error.code == .cancelled { throw error }
+                    failure = error
+                    self.reader = nil
+                    out.append(contentsOf: repeatElement(0, count: count * channels))
+                }
+            } else {
+                out.append(contentsOf: repeatElement(0, count: count * channels))
+            }
+            position = until
+        }
+    }
+
+    private func silence(until end: Int64, into out: inout [Int16], channels: Int) throws(PlayheadError) {
+        guard end > position else { return }
+        out.append(contentsOf: repeatElement(0, count: Int(end - position) * channels))
+        position = end
+    }
+}
+
+/// Reads one item's audio from a time on, in the composition's format, as many samples as asked
+/// each time: decoded by the one ``AudioStage`` (resampled, trimmed to the sample, damage decoded
+/// past), with silence where the audio starts late, jumps ahead, or has ended.
+final class AudioPullReader {
+    private let asset: Asset
+    private let demuxer: Demuxer
+    private let stage: AudioStage
+    private let collector = SampleCollector()
+    private let packet = OwnedPacket()
+    private let channels: Int
+    /// The next sample to hand out, in output samples on the item's timeline.
+    private var next: Int64
+    private var ended = false
+
+    init(asset: Asset, start: MediaTime, format: AudioStreamInfo, interrupt: InterruptFlag) throws(PlayheadError) {
+        let demuxer = try asset.openDemuxer(interrupt: interrupt)
+        do throws(PlayheadError) {
+            guard let audio = demuxer.audio, let stream = demuxer.context.stream(at: Int(audio.index)) else {
+                throw PlayheadError(code: .noStreams, message: "no audio track", file: demuxer.source)
+            }
+            demuxer.select([audio.index])
+            let timeBase = audio.timeBase.ffmpeg
+            let first = audio.startTime ?? .zero
+            if !demuxer.isFresh || start > first {
+                // At or before `start`: the stage trims to the sample.
+                try demuxer.seek(stream: audio.index, minimum: .min, timestamp: start.ffmpegTimestamp(in: timeBase, rounding: .down), maximum: start.ffmpegTimestamp(in: timeBase, rounding: .down))
+            }
+            stage = try AudioStage(stream: stream, format: AudioFormat(sampleRate: format.sampleRate, channelCount: format.channelCount),
+                                   start: start, end: nil, timelineStart: .zero, sink: collector, source: demuxer.source)
+            try stage.begin()
+        } catch {
+            asset.giveBack(demuxer)
+            throw error
+        }
+        self.asset = asset
+        self.demuxer = demuxer
+        channels = format.channelCount
+        next = Int64((start.seconds * Double(format.sampleRate)).rounded())
+    }
+
+    deinit { asset.giveBack(demuxer) }
+
+    /// Appends `count` samples per channel (interleaved) to `out`.
+    func read(_ count: Int, into out: inout [Int16]) throws(PlayheadError) {
+        let end = next + Int64(count)
+        while next < end {
+            if let (start, samples) = collector.first {
+                let length = Int64(samples.count / channels)
+                if start + length <= next {
+                    // Before what is wanted (an overlap after a jump back).
+                    collector.removeFirst()
+                    continue
+                }
+                if start > next {
+                    // A gap in the audio: silence until it resumes.
+                    let gap = min(start, end) - next
+                    out.append(contentsOf: repeatElement(0, count: Int(gap) * channels))
+                    next += gap
+                    continue
+                }
+                let from = Int(next - start), to = Int(min(start + length, end) - start)
+                out.append(contentsOf: samples[(from * channels)..<(to * channels)])
+                next += Int64(to - from)
+                if to == Int(length) { collector.removeFirst() } else { collector.dropFront(to, channels: channels) }
+                continue
+            }
+            if ended {
+                out.append(contentsOf: repeatElement(0, count: Int(end - next) * channels))
+                next = end
+                continue
+            }
+            switch demuxer.read(into: packet.pointer) {
+            case .packet:
+                defer { av_packet_unref(packet.pointer) }
+                try stage.feed(packet.pointer)
+            case .end(let reason):
+                if case .cancelled = reason { throw .cancelled(file: demuxer.source) }
+                if case .failed(let error) = reason { throw error }
+                try stage.finish()
+                ended = true
+            }
+        }
+    }
+}
+
+/// What an ``AudioStage`` delivers, kept in order for ``AudioPullReader`` (same thread).
+final class SampleCollector: AudioSink, Sendable {
+    // Locked only to be Sendable (AudioSink's requirement): one thread feeds and drains it.
+    private let buffers = Locked<[(start: Int64, samples: [Int16])]>([])
+
+    func begin(_ info: AudioStreamInfo) throws(PlayheadError) {}
+
+    func write(_ buffer: AudioBuffer) throws(PlayheadError) {
+        let start = buffer.presentationTime.value * Int64(buffer.sampleRate) / Int64(buffer.presentationTime.timescale)
+        buffers.withLock { $0.append((start, Array(buffer.samples))) }
+    }
+
+    func finish() throws(PlayheadError) {}
+    func abort() {}
+
+    var first: (start: Int64, samples: [Int16])? { buffers.withLock { $0.first } }
+    func removeFirst() { buffers.withLock { _ = $0.removeFirst() } }
+
+    /// Drops the first `frames` samples per channel of the first buffer.
+    func dropFront(_ frames: Int, channels: Int) {
+        buffers.withLock { list in
+            guard !list.isEmpty else { return }
+            list[0].samples.removeFirst(min(list[0].samples.count, frames * channels))
+            list[0].start += Int64(frames)
+        }
+    }
+}
