@@ -75,14 +75,20 @@ struct ComposeCommand: AsyncParsableCommand {
         if layer.isEmpty && grid == nil && layout == nil { throw ValidationError("give --layout, at least one --layer, or --grid with sources") }
         if grid == nil && !paths.isEmpty { throw ValidationError("sources after the options are for --grid") }
         if !(duration > 0 && duration <= 86_400) { throw ValidationError("--duration must be 0 … 86400 seconds") }
-        if size.width % 2 != 0 || size.height % 2 != 0 || size.width > 16384 || size.height > 16384 {
-            throw ValidationError("--size must be even and at most 16384x16384")
+        if let anyRate = FrameRate(numerator: 1) {
+            do throws(PlayheadError) {
+                try CompositionCanvas(size: size, frameRate: anyRate).check()
+            } catch {
+                throw ValidationError("--size: \(error.message)")
+            }
         }
         if out == "-" {
             if format != .y4m { throw ValidationError("--out - writes Y4M to standard output (--format y4m)") }
             if json { throw ValidationError("--out - takes standard output for the frames: no --json") }
         }
-        guard FrameRate(parsing: rate) != nil else { throw ValidationError("--rate must be a number of frames per second or N/D") }
+        guard let parsed = FrameRate(parsing: rate), parsed.value >= 0.001, parsed.value <= 1000 else {
+            throw ValidationError("--rate must be 0.001 … 1000 frames per second: a number (30, 29.97) or N/D (30000/1001), not \(rate)")
+        }
         let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
         if !presets.contains(preset) { throw ValidationError("--preset must be one of \(presets.joined(separator: ", "))") }
         if !(0...51).contains(crf) { throw ValidationError("--crf must be 0 … 51") }

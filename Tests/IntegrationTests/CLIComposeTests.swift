@@ -84,6 +84,9 @@ import Testing
         ["--grid", "1x1", "a.mp4", "b.mp4"],
         ["--rate", "0", "--grid", "1x1", "a.mp4"],
         ["--background", "teal-ish", "--grid", "1x1", "a.mp4"],
+        ["--rate", "0.0001", "--grid", "1x1", "a.mp4"],
+        ["--layer", "x=0,x=2,y=0,w=64,h=36,source=a.mp4"],
+        ["--layer", "x=0,y=0,w=64,h=36,audio=maybe,source=a.mp4"],
     ])
     func badDescriptionsAreUsageErrors(arguments: [String]) async throws {
         let out = try HostileOperationsTests.temporaryFolder()
@@ -91,6 +94,19 @@ import Testing
         let run = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--out", out + "/o"] + arguments)
         #expect(run.status == 2, "\(arguments): \(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out + "/o"), "nothing written for a usage error")
+    }
+
+    /// A canvas FFmpeg cannot allocate is refused up front (16384x16384 passes the side limit but
+    /// not FFmpeg's area limit), nothing written; the largest it can is accepted.
+    @Test func anUnallocatableCanvasIsAUsageError() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let layer = ["--layer", "x=0,y=0,w=64,h=36,source=\(try Fixtures.clip("h264-aac.mp4"))"]
+        let huge = try await CLI.run(["compose", "--size", "16384x16384", "--duration", "1", "--out", out + "/o"] + layer)
+        #expect(huge.status == 2 && huge.stderr.contains("16384x16384"), "\(huge.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out + "/o"))
+        let large = try await CLI.run(["compose", "--size", "16384x16000", "--duration", "0.04", "--format", "none", "--out", out + "/l"] + layer)
+        #expect(large.status == 0, "\(large.stderr)")
     }
 
     /// `--out -`: Y4M on standard output, as a viewer reads it; a reader that goes away ends the

@@ -1,3 +1,5 @@
+import CFFmpeg
+
 /// The picture a ``Compositor`` draws: its size, its frame rate and the colour behind every layer.
 public struct CompositionCanvas: Sendable, Hashable {
     /// The output size (even width and height: the canvas is 4:2:0 for Y4M and MP4).
@@ -11,6 +13,18 @@ public struct CompositionCanvas: Sendable, Hashable {
         self.size = size
         self.frameRate = frameRate
         self.background = background
+    }
+
+    /// Throws `state.invalidArgument` unless pictures of this size can be made: even sides of at
+    /// least 2, at most 16384, within FFmpeg's own limit on a picture's area (16384x16000 is, 16384x16384
+    /// is not).
+    public func check() throws(PlayheadError) {
+        let (w, h) = (size.width, size.height)
+        // FFmpeg's check logs why it refuses: through Playhead's callback, never to stderr.
+        FFmpegLogging.installCallback()
+        guard w >= 2, h >= 2, w % 2 == 0, h % 2 == 0, w <= 16384, h <= 16384, av_image_check_size(UInt32(w), UInt32(h), 0, nil) >= 0 else {
+            throw PlayheadError(code: .invalidArgument, message: "the canvas must be an even size from 2x2 to 16384x16384 that FFmpeg can allocate, not \(size)")
+        }
     }
 
     /// The time of output frame `n`: `n / rate`, exactly.

@@ -126,10 +126,7 @@ public final class Compositor: Sendable {
         var output: CompositionOutput?
         var seenGeneration = -1
         do throws(PlayheadError) {
-            guard canvas.size.width >= 2, canvas.size.height >= 2, canvas.size.width % 2 == 0, canvas.size.height % 2 == 0,
-                  canvas.size.width <= 16384, canvas.size.height <= 16384 else {
-                throw PlayheadError(code: .invalidArgument, message: "the canvas must be an even size from 2x2 to 16384x16384, not \(canvas.size)")
-            }
+            try canvas.check()
             guard frames >= 0 else { throw PlayheadError(code: .invalidArgument, message: "a negative frame count (\(frames))") }
             var pictures: [OwnedFrame] = []
             for _ in 0..<Self.pictureCount { pictures.append(try OwnedFrame(size: canvas.size, format: format)) }
