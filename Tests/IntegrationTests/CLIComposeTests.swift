@@ -62,6 +62,19 @@ import Testing
         #expect(summary["state"] as? String == "cancelled" && summary["framesWritten"] as? Int == Int(String(decoding: kept, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
                 "\(summary)")
 
+        // The kept, partial MP4 is ours: a rerun into the same folder replaces it with a whole
+        // one, leaves the user's file alone, and leaves no temporary file.
+        try "mine".write(toFile: out + "/stopped/mine.txt", atomically: true, encoding: .utf8)
+        let rerun = try await CLI.run(["compose", "--size", "320x180", "--rate", "25", "--duration", "1", "--preset", "ultrafast",
+                                       "--layer", layer, "--format", "mp4", "--out", out + "/stopped"])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let replaced = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0",
+                                                                    out + "/stopped/composition/video.mp4"])
+        #expect(String(decoding: replaced, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "25")
+        #expect(try String(contentsOfFile: out + "/stopped/mine.txt", encoding: .utf8) == "mine")
+        let rerunSummary = try HostileOperationsTests.summary(out + "/stopped")
+        #expect(leftoverTemporaryFiles(in: out + "/stopped").isEmpty && rerunSummary["state"] as? String == "finished", "\(rerunSummary)")
+
         _ = try await HostileRun.signalled(["compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
                                             "--layer", layer, "--format", "mp4", "--out", out + "/killed"], signal: SIGKILL, after: .milliseconds(2500))
         let folder = out + "/killed/composition"
