@@ -44,11 +44,22 @@ struct ComposeCommand: AsyncParsableCommand {
     @Option(help: "RxC: lay the sources out in a grid of R rows and C columns.")
     var grid: String?
 
-    @Option(help: "Folder for the frames and summary.json, or - for Y4M on standard output (| mpv -).")
+    @Option(help: "Folder for the frames and summary.json; a new file NAME.mp4 or NAME.y4m (the summary on standard output with --json); or - for Y4M on standard output (| mpv -).")
     var out: String
 
-    @Option(help: "Output: png or ppm frames, y4m (one file), mp4 (H.264, fragmented) or none.")
-    var format: PlayCommand.DumpFormat = .y4m
+    @Option(help: "Output: png or ppm frames, y4m (one file), mp4 (H.264, fragmented) or none (default: from --out's NAME.mp4 or NAME.y4m, else y4m).")
+    var format: PlayCommand.DumpFormat?
+
+    /// `--out NAME.mp4` or `NAME.y4m` that is not an existing folder: that one file is written.
+    var fileTarget: PlayCommand.DumpFormat? {
+        var info = stat()
+        if stat(out, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return nil }
+        let name = out.lowercased()
+        return name.hasSuffix(".mp4") ? .mp4 : name.hasSuffix(".y4m") ? .y4m : nil
+    }
+
+    /// What is written.
+    var outputFormat: PlayCommand.DumpFormat { format ?? fileTarget ?? .y4m }
 
     @Option(help: "x264 preset for mp4 (ultrafast … veryslow).")
     var preset = "veryfast"
@@ -82,8 +93,14 @@ struct ComposeCommand: AsyncParsableCommand {
                 throw ValidationError("--size: \(error.message)")
             }
         }
+        if let fileTarget {
+            if let format, format != fileTarget { throw ValidationError("--out \(out) is one \(fileTarget.rawValue) file: --format \(fileTarget.rawValue) or no --format") }
+            var info = stat()
+            if lstat(out, &info) == 0 { throw ValidationError("--out \(out) exists: it is left alone (remove it, or give a new name or a folder)") }
+            if wait { throw ValidationError("--wait is for an output folder") }
+        }
         if out == "-" {
-            if format != .y4m { throw ValidationError("--out - writes Y4M to standard output (--format y4m)") }
+            if outputFormat != .y4m { throw ValidationError("--out - writes Y4M to standard output (--format y4m)") }
             if json { throw ValidationError("--out - takes standard output for the frames: no --json") }
         }
         guard let parsed = FrameRate(parsing: rate), parsed.value >= 0.001, parsed.value <= 1000 else {
@@ -102,6 +119,8 @@ struct ComposeCommand: AsyncParsableCommand {
         specs += try layer.map { try LayerSpec(parsing: $0) }
         if let grid { specs += try LayerSpec.grid(grid, sources: paths, canvas: size, zBase: (specs.map(\.z).max() ?? -1) + 1) }
         let frames = Int((duration * rate.value).rounded(.down))
+        let format = outputFormat
+        let file = fileTarget == nil ? nil : out
         if specs.contains(where: \.audio), format != .mp4 {
             throw ValidationError("a layer's sound (audio) is written only into an MP4: --format mp4")
         }
@@ -118,7 +137,8 @@ struct ComposeCommand: AsyncParsableCommand {
             }
         }
         let toStandardOutput = out == "-"
-        let output = toStandardOutput ? nil : try await RunOutput.open(out, wait: wait, inputs: specs.flatMap(\.sources))
+        // A folder of our own (summary.json, frames); not for standard output or one named file.
+        let output = toStandardOutput || file != nil ? nil : try await RunOutput.open(out, wait: wait, inputs: specs.flatMap(\.sources))
         let start = ContinuousClock.now
         var summary = ComposeSummary(state: .running, canvas: "\(size) @ \(rate) fps", framesWritten: 0, framesExpected: frames,
                                      layers: specs.map { ComposeLayerReport(source: $0.sources.map(SourceRedaction.redacted).joined(separator: " + ")) }, elapsed: 0)
@@ -140,6 +160,11 @@ struct ComposeCommand: AsyncParsableCommand {
             if toStandardOutput {
                 return await compositor.render(frames: frames, into: Y4MSink(descriptor: STDOUT_FILENO, name: "standard output"), realtime: clock)
             }
+            if let file {
+                // The user's name: never replacing a file that appears there meanwhile.
+                if format == .mp4 { return await compositor.render(frames: frames, into: MP4Sink(path: file, preset: preset, crf: crf, replacing: false), realtime: clock) }
+                return await compositor.render(frames: frames, into: Y4MSink(path: file, replacing: false), realtime: clock)
+            }
             if format == .mp4 {
                 return await compositor.render(frames: frames, into: MP4Sink(path: folder + "/video.mp4", preset: preset, crf: crf), realtime: clock)
             }
@@ -159,12 +184,18 @@ struct ComposeCommand: AsyncParsableCommand {
         }
         switch format {
         case _ where toStandardOutput: summary.output = "-"
+        case _ where file != nil: summary.output = file
         case .none: summary.output = nil
         case .y4m: summary.output = folder + "/frames.y4m"
         case .mp4: summary.output = folder + "/video.mp4"
         case .png, .ppm: summary.output = folder
         }
-        if !toStandardOutput, format != .none {
+        if let file {
+            // What is on the disk — unless the name was taken meanwhile by a file not ours.
+            let ours = report.error?.code != .outputExists
+            summary.framesWritten = !ours ? 0 : (format == .mp4 ? WrittenMedia.videoFrames(file) : OutputInventory.y4mFrames(file)) ?? 0
+            if !ours || !FileManager.default.fileExists(atPath: file) { summary.output = nil }
+        } else if !toStandardOutput, format != .none {
             // What is on the disk, not what was meant: a run stopped before its first frame has no file.
             summary.framesWritten = OutputInventory.Folder(folder, format: format).frames
             if summary.framesWritten == 0, let path = summary.output, format == .y4m || format == .mp4, !FileManager.default.fileExists(atPath: path) {

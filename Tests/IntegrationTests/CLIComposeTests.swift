@@ -109,6 +109,47 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: out + "/o"), "nothing written for a usage error")
     }
 
+    /// `--out NAME.mp4`: that one file, H.264 with exactly duration × rate frames and the sound
+    /// layer's AAC; an existing file of that name is refused and left alone; a run killed
+    /// half way leaves a temporary beside it that ffprobe reads (picture and sound), and one
+    /// stopped by SIGTERM keeps what it wrote under the name.
+    @Test func aNamedMP4File() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let layer = "x=0,y=0,w=320,h=180,loop=forever,audio=yes,source=\(try Fixtures.clip("h264-aac.mp4"))"
+        func streams(_ path: String) async throws -> String {
+            String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames",
+                                                                          "-of", "csv=p=0", path]), as: UTF8.self)
+        }
+        let run = try await CLI.run(["compose", "--json", "--size", "320x180", "--rate", "25", "--duration", "2.5", "--preset", "ultrafast",
+                                     "--layer", layer, "--out", out + "/screen.mp4"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let whole = try await streams(out + "/screen.mp4")
+        #expect(whole.contains("h264,62") && whole.contains("aac,"), "\(whole)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(summary["framesWritten"] as? Int == 62 && summary["output"] as? String == out + "/screen.mp4", "\(summary)")
+
+        try "mine".write(toFile: out + "/mine.mp4", atomically: true, encoding: .utf8)
+        let taken = try await CLI.run(["compose", "--size", "320x180", "--duration", "1", "--layer", layer, "--out", out + "/mine.mp4"])
+        let mine = try String(contentsOfFile: out + "/mine.mp4", encoding: .utf8)
+        #expect(taken.status == 2 && mine == "mine", "\(taken.stderr)")
+
+        _ = try await HostileRun.signalled(["compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
+                                            "--layer", layer, "--out", out + "/killed.mp4"], signal: SIGKILL, after: .milliseconds(2500))
+        let partial = try #require(try FileManager.default.contentsOfDirectory(atPath: out).first { $0.hasPrefix(".killed.mp4.") })
+        #expect(!FileManager.default.fileExists(atPath: out + "/killed.mp4"))
+        let left = try await streams(out + "/" + partial)
+        #expect(left.contains("h264,") && left.contains("aac,") && Int(left.split(separator: "\n").first?.split(separator: ",").last ?? "0") ?? 0 >= 25, "\(left)")
+
+        let stopped = try await HostileRun.signalled(["compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
+                                                      "--layer", layer, "--out", out + "/stopped.mp4"], signal: SIGTERM, after: .milliseconds(1500))
+        #expect(stopped.status == 143, "\(stopped.stderr)")
+        let kept = try await streams(out + "/stopped.mp4")
+        #expect(kept.contains("h264,") && kept.contains("aac,"), "\(kept)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: out)
+        #expect(!names.contains { $0.hasPrefix(".stopped.mp4.") }, "no temporary after SIGTERM: \(names)")
+    }
+
     /// A canvas FFmpeg cannot allocate is refused up front (16384x16384 passes the side limit but
     /// not FFmpeg's area limit), nothing written; the largest it can is accepted.
     @Test func anUnallocatableCanvasIsAUsageError() async throws {

@@ -29,9 +29,15 @@ public final class MP4Sink: AudioCarryingFrameSink {
     /// Samples per channel of sound written.
     public private(set) var audioFramesWritten = 0
 
-    /// An MP4 at `path`, encoded with x264's `preset` and `crf`.
-    public init(path: String, preset: String = "veryfast", crf: Int = 23) {
+    /// Whether a file already at ``path`` may be replaced when this one is complete.
+    public let replacing: Bool
+
+    /// An MP4 at `path`, encoded with x264's `preset` and `crf`. With `replacing` false, a file
+    /// already at `path` is never replaced: the finished file takes the name atomically, or the
+    /// sink fails with `output.exists` and the file is left alone.
+    public init(path: String, preset: String = "veryfast", crf: Int = 23, replacing: Bool = true) {
         self.path = path
+        self.replacing = replacing
         self.preset = preset
         self.crf = crf
     }
@@ -48,7 +54,7 @@ public final class MP4Sink: AudioCarryingFrameSink {
         }
         let tick = info.frameRate.map { Y4MSink.rational(forRate: $0) } ?? AVRational(num: 1, den: 25)
         let perSecond = max(1, Int32((Double(tick.den) / Double(tick.num)).rounded()))
-        let muxer = try MuxedFile(path: path, format: "mp4")
+        let muxer = try MuxedFile(path: path, format: "mp4", replacing: replacing)
         let encoder = try FrameEncoder(named: "libx264", size: info.size, format: AV_PIX_FMT_YUV420P, timeBase: tick, target: path,
                                        options: ["preset": preset, "crf": String(crf)], threads: 0, globalHeader: true, groupOfPictures: perSecond)
         guard let stream = avformat_new_stream(muxer.context, nil), let parameters = stream.pointee.codecpar else {

@@ -18,7 +18,7 @@ protocol MuxTarget: AnyObject {
 }
 
 extension SafeFile: MuxTarget {
-    func complete() throws(PlayheadError) { try commit() }
+    func complete() throws(PlayheadError) { try commit(replacing: replacesExisting) }
 }
 
 /// An open descriptor written as a stream (standard output, a pipe). Not owned: never closed.

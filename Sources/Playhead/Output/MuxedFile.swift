@@ -16,8 +16,14 @@ final class MuxedFile {
     private static let bufferSize: Int32 = 1 << 16
 
     /// A muxer of `format` (`wav`, `yuv4mpegpipe`, `mp4`, …) for `path`.
-    convenience init(path: String, format: String) throws(PlayheadError) {
-        try self.init(format: format, name: path) { () throws(PlayheadError) in try SafeFile.create(for: path) }
+    /// With `replacing` false, a file already at `path` when it completes is left alone (and the
+    /// completion fails with `output.exists`).
+    convenience init(path: String, format: String, replacing: Bool = true) throws(PlayheadError) {
+        try self.init(format: format, name: path) { () throws(PlayheadError) in
+            let file = try SafeFile.create(for: path)
+            file.replacesExisting = replacing
+            return file
+        }
     }
 
     /// A muxer of `format` streaming into `descriptor` (a format that never seeks back:

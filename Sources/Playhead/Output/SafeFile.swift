@@ -14,6 +14,9 @@ package final class SafeFile {
     let temporaryPath: String
     private(set) var descriptor: Int32
     private(set) var bytesWritten: Int64 = 0
+    /// Whether completing it (as a ``MuxTarget``) may replace a file already at ``path``; when
+    /// not, the name is taken atomically or the completion fails with `output.exists`.
+    var replacesExisting = true
     /// The file itself (it keeps its device and inode when renamed into place).
     let identity: FileIdentity
 

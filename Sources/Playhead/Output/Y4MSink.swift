@@ -19,8 +19,14 @@ public final class Y4MSink: FrameSink {
     /// Set when the frames stream into an open descriptor instead of a file.
     private let descriptor: Int32?
 
-    public init(path: String) {
+    /// Whether a file already at ``path`` may be replaced when this one is complete.
+    private let replacing: Bool
+
+    /// A Y4M file at `path`. With `replacing` false, a file already there is never replaced: the
+    /// finished file takes the name atomically, or the sink fails with `output.exists`.
+    public init(path: String, replacing: Bool = true) {
         self.path = path
+        self.replacing = replacing
         descriptor = nil
     }
 
@@ -30,6 +36,7 @@ public final class Y4MSink: FrameSink {
     public init(descriptor: Int32, name: String) {
         path = name
         self.descriptor = descriptor
+        replacing = false
     }
 
     public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
@@ -42,7 +49,7 @@ public final class Y4MSink: FrameSink {
         if let descriptor {
             muxer = try MuxedFile(descriptor: descriptor, name: path, format: "yuv4mpegpipe")
         } else {
-            muxer = try MuxedFile(path: path, format: "yuv4mpegpipe")
+            muxer = try MuxedFile(path: path, format: "yuv4mpegpipe", replacing: replacing)
         }
         guard let stream = avformat_new_stream(muxer.context, nil), let parameters = stream.pointee.codecpar else {
             throw PlayheadError(code: .outputOpenFailed, message: "could not add a stream", file: path)
