@@ -51,6 +51,34 @@ import Testing
         #expect(Reference.psnr(fromPNG, expected) >= 30)
     }
 
+    /// A picture whose width is no multiple of libswscale's blocks (580) between bars: the bars stay
+    /// exactly black (no column of the picture's rows runs into them) and the picture matches
+    /// ffmpeg's `scale` + `pad`.
+    @Test func barsBesideAPictureOfAnyWidthStayBlack() async throws {
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let clip = try Fixtures.clip("anamorphic.mp4")
+        let run = try await CLI.run(["play", "--out", out.path, "--format", "y4m", "--size", "640x326", "--frames", "5", clip])
+        #expect(run.status == 0, "\(run.stderr)")
+        let played = try Y4MFile(out.appendingPathComponent("01-anamorphic.mp4/frames.y4m").path)
+        try #require(played.size == PixelSize(width: 640, height: 326) && played.frameCount == 5)
+        // 240x180 with 4:3 pixels shows as 320x180: fitted, 580x326 at x = 30.
+        let expected = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", clip, "-vf", "scale=580:326,pad=640:326:30:0:black",
+                                                                         "-frames:v", "5", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+        let frameBytes = 640 * 326 * 3 / 2
+        try #require(expected.count == 5 * frameBytes)
+        for n in 0..<5 {
+            let frame = try played.frame(n)
+            let reference = Array(expected[(n * frameBytes)..<((n + 1) * frameBytes)])
+            #expect(Reference.psnr(frame, reference) >= 40, "frame \(n)")
+            let barColumns = Array(0..<30) + Array(610..<640)
+            let lumaBars = (0..<326).allSatisfy { y in barColumns.allSatisfy { frame[y * 640 + $0] == 16 } }
+            let chromaBars = (0..<163).allSatisfy { y in barColumns.filter { $0 % 2 == 0 }.allSatisfy {
+                frame[640 * 326 + y * 320 + $0 / 2] == 128 && frame[640 * 326 * 5 / 4 + y * 320 + $0 / 2] == 128 } }
+            #expect(lumaBars && chromaBars, "frame \(n): the bars are not black")
+        }
+    }
+
     @Test func y4mAndPPMDumpsAreReadableByFFmpeg() async throws {
         let out = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: out) }

@@ -15,7 +15,8 @@ import Logging
 ///
 /// Output frame *n* is at *n / rate*. Each layer shows the frame of its own timeline displayed
 /// at that time (loops included), so layers of any frame rate compose correctly; layers are drawn
-/// in z-order, each scaled straight into its rectangle of the canvas. Layers can be added,
+/// in z-order, each scaled into its rectangle of the canvas (never through a
+/// full-size copy). Layers can be added,
 /// removed and moved while rendering: a change applies from the next frame. A layer whose source
 /// fails is reported and shows the background; the rest of the composition goes on.
 ///

@@ -3,7 +3,7 @@ import CFFmpeg
 /// Draws one layer into the canvas at each output time, on the compositor's thread: the frame of
 /// its playlist displayed at that time on the layer's own timeline (the last frame whose
 /// presentation time is at or before it — the one ``MediaReader`` rule), scaled by its gravity
-/// straight into its rectangle of the canvas.
+/// into its rectangle of the canvas.
 ///
 /// Not `Sendable`: owned by the compositor's render thread.
 final class LayerReader {

@@ -3,8 +3,8 @@ import CFFmpeg
 /// Scales and converts decoded frames into a canvas by a fixed ``FrameLayout``, the way ffmpeg's
 /// scale filter does: libswscale with bicubic filtering, told each frame's own colour matrix and
 /// range (an untagged frame is BT.601, limited range). A frame with an orientation is first turned
-/// in its own pixel format — as ffmpeg's autorotate does — and then scaled straight into the
-/// canvas's content rectangle. The swscale context and the turned frame are made once and reused.
+/// in its own pixel format — as ffmpeg's autorotate does — and then scaled into the canvas's
+/// content rectangle. The swscale context and the frames it uses are made once and reused.
 final class FrameConverter {
     let layout: FrameLayout
     let outputFormat: AVPixelFormat
@@ -28,6 +28,8 @@ final class FrameConverter {
     private var turnable: (format: AVPixelFormat, planes: [PlaneTurner.PlaneLayout]?)?
     /// A reused header over the canvas's content rectangle (the fallback turn's target).
     private let contentView = OwnedFrame()
+    /// The picture scaled at its content size, when the content is not the whole output.
+    private var staging: OwnedFrame?
     private let source: String
 
     init(layout: FrameLayout, outputFormat: AVPixelFormat, source: String) {
@@ -75,8 +77,55 @@ final class FrameConverter {
     }
 
     /// Scales `crop` of `input` into the `rect` of `output`, honouring the input's colour tags.
+    ///
+    /// libswscale writes its rows in whole SIMD blocks, so a row may run a few pixels past the
+    /// width asked for: harmless at the end of a frame's own row (its line padding), but inside a
+    /// canvas it would paint over the pixels right of the rectangle (a bar, another layer). So only
+    /// a rectangle that is the whole output is scaled in place; any other is scaled into a frame of
+    /// its own size (reused) and its rows copied into the output.
     private func scale(_ input: UnsafeMutablePointer<AVFrame>, crop requested: PixelRect, into output: UnsafeMutablePointer<AVFrame>,
                        at rect: PixelRect) throws(PlayheadError) {
+        if rect == PixelRect(x: 0, y: 0, width: Int(output.pointee.width), height: Int(output.pointee.height)) {
+            try scaleInPlace(input, crop: requested, into: output, at: rect)
+            return
+        }
+        if staging?.size != rect.size || staging?.format != outputFormat {
+            staging = try OwnedFrame(size: rect.size, format: outputFormat)
+        }
+        guard let staging else { return }
+        try scaleInPlace(input, crop: requested, into: staging.pointer, at: PixelRect(size: rect.size))
+        Self.copy(staging.pointer, into: output, at: rect, format: outputFormat)
+    }
+
+    /// Copies all of `frame` into `rect` of `output` (both in `format`), plane by plane.
+    private static func copy(_ frame: UnsafeMutablePointer<AVFrame>, into output: UnsafeMutablePointer<AVFrame>, at rect: PixelRect, format: AVPixelFormat) {
+        var targets = Self.planes(of: output, offsetBy: rect, format: format)
+        var targetStrides = Self.strides(of: output)
+        var sources: (UnsafePointer<UInt8>?, UnsafePointer<UInt8>?, UnsafePointer<UInt8>?, UnsafePointer<UInt8>?) =
+            (UnsafePointer(frame.pointee.data.0), UnsafePointer(frame.pointee.data.1), UnsafePointer(frame.pointee.data.2), UnsafePointer(frame.pointee.data.3))
+        var sourceStrides = Self.strides(of: frame)
+        withUnsafeMutablePointer(to: &targets) { t in
+            withUnsafeMutablePointer(to: &targetStrides) { ts in
+                withUnsafeMutablePointer(to: &sources) { s in
+                    withUnsafeMutablePointer(to: &sourceStrides) { ss in
+                        t.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 4) { tp in
+                            ts.withMemoryRebound(to: Int32.self, capacity: 4) { tsp in
+                                s.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 4) { sp in
+                                    ss.withMemoryRebound(to: Int32.self, capacity: 4) { ssp in
+                                        av_image_copy(tp, tsp, sp, ssp, format, Int32(rect.width), Int32(rect.height))
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Scales `crop` of `input` straight into the `rect` of `output`.
+    private func scaleInPlace(_ input: UnsafeMutablePointer<AVFrame>, crop requested: PixelRect, into output: UnsafeMutablePointer<AVFrame>,
+                              at rect: PixelRect) throws(PlayheadError) {
         let inputFormat = AVPixelFormat(rawValue: input.pointee.format)
         let size = PixelSize(width: Int(input.pointee.width), height: Int(input.pointee.height))
         let crop = Self.alignedCrop(requested, format: inputFormat, frameSize: size)
