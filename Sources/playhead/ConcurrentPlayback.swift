@@ -98,6 +98,12 @@ struct ConcurrentPlayback {
                                                                     strict: command.strict),
                                       assetOptions: command.sourceOptions.assetOptions)
         let key = job.folderName, folder = folder ?? "", native = command.size == nil
+        if format == .mp4 {
+            // One file: the sound goes into the MP4 beside the picture.
+            let mp4 = MP4Sink(path: folder + "/video.mp4")
+            let sound = command.noAudio ? nil : mp4.soundInput()
+            return await coordinator.submit(request, output: { RecordingSink(mp4, log: log, key: { _ in key }) }, audioOutput: { sound })
+        }
         let audio = command.noAudio ? nil : PlayJob.makeAudioSink(format: format, folder: folder)
         return await coordinator.submit(request, output: {
             RecordingSink(PlayJob.makeSink(format: format, folder: folder, native: native), log: log, key: { _ in key })
@@ -231,6 +237,7 @@ struct PlayJob: Sendable {
 
     /// The audio sink for a dump format: `folder/audio.wav`, or nothing kept for `none` (the audio
     /// is still decoded, as a decode-only run should). A file without audio leaves no WAV behind.
+    /// (For `mp4` the sound goes into the MP4: see ``MP4Sink/soundInput()``.)
     static func makeAudioSink(format: PlayCommand.DumpFormat, folder: String) -> any AudioSink {
         format == .none ? NullAudioSink() : WAVSink(path: folder + "/audio.wav")
     }

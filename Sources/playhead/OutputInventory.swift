@@ -82,7 +82,7 @@ extension OutputInventory {
     struct Folder {
         /// Frames on disk: frame files, or whole frames in `frames.y4m`.
         var frames = 0
-        /// Samples per channel in `audio.wav`; nil when there is no such file.
+        /// Samples per channel in `audio.wav` (or in the MP4's sound); nil when there is none.
         var audioFrames: Int?
         var audioPath: String
 
@@ -93,8 +93,14 @@ extension OutputInventory {
             case .mp4: frames = WrittenMedia.videoFrames(folder + "/video.mp4") ?? 0
             case .none: frames = 0
             }
-            audioPath = folder + "/audio.wav"
-            audioFrames = OutputInventory.wavFrames(audioPath)
+            if format == .mp4 {
+                // The sound is in the MP4.
+                audioPath = folder + "/video.mp4"
+                audioFrames = OutputInventory.exists(audioPath) ? WrittenMedia.audioFrames(audioPath) : nil
+            } else {
+                audioPath = folder + "/audio.wav"
+                audioFrames = OutputInventory.wavFrames(audioPath)
+            }
         }
     }
 }

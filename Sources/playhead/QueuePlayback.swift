@@ -49,7 +49,7 @@ struct QueuePlayback {
         case .forever: copies = Self.foreverAhead
         }
         let items = (0..<copies).flatMap { _ in assets.indices.map { plays.makeItem(for: $0) } }
-        let audioSink = audio ? PlayJob.makeAudioSink(format: format, folder: place) : nil
+        let audioSink = audio ? ((sink as? MP4Sink)?.soundInput() ?? PlayJob.makeAudioSink(format: format, folder: place)) : nil
         let player = QueuePlayer(items: items, output: sink, audioOutput: audioSink,
                                  configuration: PlayerConfiguration(realtime: realtime, decoding: decoding))
         let events = player.events

@@ -51,6 +51,70 @@ import Testing
         #expect(Reference.psnr(fromPNG, expected) >= 30)
     }
 
+    /// `play --format mp4` exports each file into one MP4: H.264 and its sound as AAC (the sound
+    /// against the source's, decoded by ffmpeg: same length up to the encoder's priming, and
+    /// correlated > 0.99 at the best offset); a file without sound gives a picture-only MP4, one
+    /// without picture a sound-only one; `--no-audio` leaves the sound out; no WAV beside them.
+    @Test func mp4ExportsCarryTheSound() async throws {
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let withSound = try Fixtures.clip("h264-aac.mp4"), soundOnly = try Fixtures.clip("audio-only.m4a"), silent = try Fixtures.clip("rotated-90.mp4")
+        let run = try await CLI.run(["play", "--json", "--format", "mp4", "--out", out.path + "/a", withSound, soundOnly, silent])
+        #expect(run.status == 0, "\(run.stderr)")
+        func streams(_ path: String) async throws -> String {
+            String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", path]), as: UTF8.self)
+                .split(separator: "\n").joined(separator: ",")
+        }
+        let folder = out.path + "/a"
+        #expect(try await streams(folder + "/01-h264-aac.mp4/video.mp4") == "h264,aac")
+        #expect(try await streams(folder + "/02-audio-only.m4a/video.mp4") == "aac")
+        #expect(try await streams(folder + "/03-rotated-90.mp4/video.mp4") == "h264")
+        let leftovers = try FileManager.default.subpathsOfDirectory(atPath: folder).filter { $0.hasSuffix(".wav") || $0.contains(".tmp") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let files = try #require(document["files"] as? [[String: Any]])
+        #expect(files.map { $0["audioFrames"] as? Int != nil } == [true, true, false], "\(files)")
+
+        for clip in [withSound, soundOnly] {
+            let name = URL(fileURLWithPath: clip).lastPathComponent
+            let position = clip == withSound ? "01" : "02"
+            let source = try await Self.monoSamples(clip)
+            let exported = try await Self.monoSamples(folder + "/\(position)-\(name)/video.mp4")
+            // AAC adds its priming (1024 samples) and pads its last frame.
+            #expect(exported.count >= source.count && exported.count <= source.count + 3 * 1024, "\(name): \(exported.count) samples for \(source.count)")
+            let offset = (0...2048).max { Self.correlation(source, exported, offset: $0, count: 8192) < Self.correlation(source, exported, offset: $1, count: 8192) } ?? 0
+            let whole = Self.correlation(source, exported, offset: offset, count: source.count - 1)
+            #expect(whole > 0.99, "\(name): correlation \(whole) at offset \(offset)")
+        }
+
+        let quiet = try await CLI.run(["play", "--format", "mp4", "--no-audio", "--out", out.path + "/b", withSound])
+        #expect(quiet.status == 0, "\(quiet.stderr)")
+        #expect(try await streams(out.path + "/b/01-h264-aac.mp4/video.mp4") == "h264")
+    }
+
+    static func monoSamples(_ path: String) async throws -> [Int16] {
+        let bytes = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", path, "-map", "0:a", "-ac", "1", "-f", "s16le", "-"])
+        return stride(from: 0, to: bytes.count - 1, by: 2).map { Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8) }
+    }
+
+    /// Normalised correlation of `a[0..<count]` with `b[offset..<offset + count]` (0 when out of range).
+    static func correlation(_ a: [Int16], _ b: [Int16], offset: Int, count: Int) -> Double {
+        let n = min(count, a.count, b.count - offset)
+        guard n > 0 else { return 0 }
+        var ab = 0.0, aa = 0.0, bb = 0.0
+        a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                for i in 0..<n {
+                    let x = Double(a[i]), y = Double(b[offset + i])
+                    ab += x * y
+                    aa += x * x
+                    bb += y * y
+                }
+            }
+        }
+        return aa > 0 && bb > 0 ? ab / (aa * bb).squareRoot() : 0
+    }
+
     /// A picture whose width is no multiple of libswscale's blocks (580) between bars: the bars stay
     /// exactly black (no column of the picture's rows runs into them) and the picture matches
     /// ffmpeg's `scale` + `pad`.

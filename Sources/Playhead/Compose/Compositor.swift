@@ -99,7 +99,8 @@ public final class Compositor: Sendable {
     /// no sooner than *n / rate* after the first); one written more than half a frame late is
     /// counted in ``CompositionReport/lateFrames``, and never dropped.
     public func render(frames: Int, into sink: sending some FrameSink, realtime: (any PlaybackClock)? = nil) async -> CompositionReport {
-        let owner = SoleOwner(sink as any FrameSink)
+        // `sink` is `sending`: the caller gave it up; only the render thread touches it from here.
+        let owner = SoleOwner(handingOver: sink as any FrameSink)
         let interrupt = InterruptFlag()
         let canvas = self.canvas
         return await withTaskCancellationHandler {

@@ -16,4 +16,20 @@ package enum WrittenMedia {
         }
         return count
     }
+
+    /// The sound's samples per channel in the file at `path`, from its packets' durations; nil when it cannot be opened or has no sound.
+    package static func audioFrames(_ path: String) -> Int? {
+        guard let demuxer = try? Demuxer.open(path, interrupt: InterruptFlag()), let audio = demuxer.audio,
+              let stream = demuxer.context.stream(at: Int(audio.index)), let parameters = stream.pointee.codecpar,
+              parameters.pointee.sample_rate > 0 else { return nil }
+        demuxer.select([audio.index])
+        let packet = OwnedPacket()
+        let rate = AVRational(num: 1, den: parameters.pointee.sample_rate)
+        var total: Int64 = 0
+        while case .packet = demuxer.read(into: packet.pointer) {
+            total += av_rescale_q(packet.pointer.pointee.duration, stream.pointee.time_base, rate)
+            av_packet_unref(packet.pointer)
+        }
+        return Int(total)
+    }
 }

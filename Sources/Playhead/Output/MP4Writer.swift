@@ -1,0 +1,276 @@
+import CFFmpeg
+
+/// The encoders and the muxer of one ``MP4Sink``, used under its lock from whichever thread
+/// feeds it (the picture's, and the sound's when it has its own). ``MP4ExportPlan`` says when the
+/// header can be written; until then encoded packets are held back, in their encoder's time base.
+final class MP4Writer {
+    let path: String
+    let preset: String
+    let crf: Int
+    let replacing: Bool
+    private(set) var plan: MP4ExportPlan
+    private(set) var framesWritten = 0
+    private(set) var audioFramesWritten = 0
+    private(set) var isPartial = false
+
+    private var muxer: MuxedFile?
+    private var encoder: FrameEncoder?
+    private var videoStream: UnsafeMutablePointer<AVStream>?
+    /// The encoder may keep a reference to what it is given: frames go through a copy it owns.
+    private var staging: OwnedFrame?
+    private var nextPTS: Int64 = 0
+    private var videoSize: PixelSize?
+    private var audioInfo: AudioStreamInfo?
+    private var audioEncoder: AudioEncoder?
+    private var audioStream: UnsafeMutablePointer<AVStream>?
+    /// Packets encoded before the header: (is sound, packet in its encoder's time base).
+    private var held: [(sound: Bool, packet: OwnedPacket)] = []
+    private var heldBytes = 0
+    /// What may be held back before a side that has not begun is left out (a sound that starts
+    /// this far into the picture, or a picture into the sound).
+    static let holdLimit = (packets: 3000, bytes: 256 << 20)
+
+    init(path: String, preset: String, crf: Int, replacing: Bool, separateSound: Bool) {
+        self.path = path
+        self.preset = preset
+        self.crf = crf
+        self.replacing = replacing
+        plan = MP4ExportPlan(separateSound: separateSound)
+    }
+
+    // MARK: The picture
+
+    func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
+        guard (0...51).contains(crf), ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"].contains(preset) else {
+            throw PlayheadError(code: .invalidArgument, message: "x264 takes a preset from ultrafast to placebo and a crf of 0 … 51", file: path)
+        }
+        guard info.size.width % 2 == 0, info.size.height % 2 == 0 else {
+            throw PlayheadError(code: .invalidArgument, message: "H.264 in 4:2:0 needs an even frame size, not \(info.size)", file: path)
+        }
+        if let videoSize {
+            throw PlayheadError(code: .invalidArgument, message: "an MP4 file holds one frame size (\(videoSize)); this stream is \(info.size): give an output size", file: path)
+        }
+        let action = try refusing { () throws(MP4ExportPlan.Refusal) in try plan.videoBegan() }
+        videoSize = info.size
+        let tick = info.frameRate.map { Y4MSink.rational(forRate: $0) } ?? AVRational(num: 1, den: 25)
+        let perSecond = max(1, Int32((Double(tick.den) / Double(tick.num)).rounded()))
+        let muxer = try openedMuxer()
+        let encoder = try FrameEncoder(named: "libx264", size: info.size, format: AV_PIX_FMT_YUV420P, timeBase: tick, target: path,
+                                       options: ["preset": preset, "crf": String(crf)], threads: 0, globalHeader: true, groupOfPictures: perSecond)
+        videoStream = try Self.addStream(to: muxer, from: encoder.context, path: path)
+        staging = try OwnedFrame(size: info.size, format: AV_PIX_FMT_YUV420P)
+        self.encoder = encoder
+        try perform(action)
+    }
+
+    func write(_ frame: VideoFrame) throws(PlayheadError) {
+        guard let encoder, let staging else { throw PlayheadError(code: .invalidState, message: "write before begin", file: path) }
+        let writable = av_frame_make_writable(staging.pointer)
+        let copied = writable >= 0 ? av_frame_copy(staging.pointer, frame.frame) : writable
+        guard copied >= 0 else { throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: path) }
+        staging.pointer.pointee.pts = nextPTS
+        nextPTS += 1
+        try encoder.encode(staging.pointer) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) }
+        framesWritten += 1
+    }
+
+    func finishVideo() throws(PlayheadError) {
+        if plan.ended { return }
+        if let encoder { try encoder.encode(nil) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) } }
+        try perform(plan.videoEnded())
+    }
+
+    // MARK: The sound
+
+    /// The sound's format, told with the picture's (before it begins).
+    func prepareAudio(_ info: AudioStreamInfo) throws(PlayheadError) {
+        try Self.checkSound(info, path: path)
+        try refusing { () throws(MP4ExportPlan.Refusal) in try plan.soundPrepared() }
+        audioInfo = info
+    }
+
+    func beginSound(_ info: AudioStreamInfo) throws(PlayheadError) {
+        if let audioInfo {
+            guard audioInfo.sampleRate == info.sampleRate, audioInfo.channelCount == info.channelCount else {
+                throw PlayheadError(code: .invalidArgument, message: "the sound changed format mid-stream", file: path)
+            }
+        } else {
+            try Self.checkSound(info, path: path)
+        }
+        let action = try refusing { () throws(MP4ExportPlan.Refusal) in try plan.soundBegan() }
+        audioInfo = info
+        try perform(action)
+    }
+
+    func writeAudio(_ buffer: AudioBuffer) throws(PlayheadError) {
+        guard !plan.ended else { return }
+        guard let audioInfo, plan.sound == .began else { throw PlayheadError(code: .invalidState, message: "sound before its format", file: path) }
+        guard buffer.channelCount == audioInfo.channelCount, buffer.sampleRate == audioInfo.sampleRate else {
+            throw PlayheadError(code: .invalidArgument, message: "the sound changed format mid-stream", file: path)
+        }
+        let encoder = try soundEncoder(audioInfo)
+        try encoder.encode(buffer.samples, frames: buffer.frameCount) { (packet) throws(PlayheadError) in try self.take(packet, sound: true) }
+        audioFramesWritten += buffer.frameCount
+    }
+
+    func finishSound() throws(PlayheadError) {
+        if plan.ended { return }
+        if let audioEncoder { try audioEncoder.finish { (packet) throws(PlayheadError) in try self.take(packet, sound: true) } }
+        try perform(plan.soundEnded())
+    }
+
+    // MARK: Giving up
+
+    /// Keeps what was written as a valid, shorter file (``isPartial``), or nothing when nothing was.
+    func abort() {
+        guard plan.abort(), let muxer else { return }
+        if plan.headerWritten {
+            if let encoder { try? encoder.encode(nil) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) } }
+            if let audioEncoder { try? audioEncoder.finish { (packet) throws(PlayheadError) in try self.take(packet, sound: true) } }
+        }
+        release()
+        isPartial = muxer.keepWhatWasWritten()
+    }
+
+    // MARK: Steps
+
+    private func perform(_ action: MP4ExportPlan.Action) throws(PlayheadError) {
+        do throws(PlayheadError) {
+            switch action {
+            case .none: return
+            case .writeHeader: try writeHeader()
+            case .complete: try complete()
+            case .writeHeaderAndComplete:
+                try writeHeader()
+                try complete()
+            }
+        } catch {
+            // A file that failed is given up (kept as far as it is valid).
+            _ = plan.abort()
+            if let muxer {
+                release()
+                isPartial = muxer.keepWhatWasWritten()
+            }
+            throw error
+        }
+    }
+
+    private func writeHeader() throws(PlayheadError) {
+        let muxer = try openedMuxer()
+        if plan.sound == .began, let audioInfo {
+            audioStream = try Self.addStream(to: muxer, from: soundEncoder(audioInfo).context, path: path)
+        }
+        try muxer.writeHeader(options: ["movflags": "frag_keyframe+empty_moov+default_base_moof"])
+        // What was held back, in time order across the two streams.
+        let waiting = held.enumerated().sorted { a, b in
+            let (ta, tb) = (heldTime(a.element), heldTime(b.element))
+            return ta != tb ? ta < tb : a.offset < b.offset
+        }
+        held = []
+        heldBytes = 0
+        for (_, item) in waiting { try write(item.packet.pointer, sound: item.sound) }
+    }
+
+    private func complete() throws(PlayheadError) {
+        guard let muxer else { return }
+        release()
+        try muxer.finish()
+    }
+
+    private func release() {
+        muxer = nil
+        encoder = nil
+        videoStream = nil
+        staging = nil
+        audioEncoder = nil
+        audioStream = nil
+        held = []
+        heldBytes = 0
+    }
+
+    /// A packet from an encoder: written when the header is, else held back (copied).
+    private func take(_ packet: UnsafeMutablePointer<AVPacket>, sound: Bool) throws(PlayheadError) {
+        if plan.headerWritten {
+            try write(packet, sound: sound)
+            return
+        }
+        let copy = OwnedPacket()
+        let result = av_packet_ref(copy.pointer, packet)
+        guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "could not hold a packet", function: "av_packet_ref", result: result, file: path) }
+        held.append((sound, copy))
+        heldBytes += Int(packet.pointee.size)
+        if held.count > Self.holdLimit.packets || heldBytes > Self.holdLimit.bytes {
+            try perform(plan.holdingTooMuch())
+        }
+    }
+
+    private func write(_ packet: UnsafeMutablePointer<AVPacket>, sound: Bool) throws(PlayheadError) {
+        guard let muxer else { return }
+        if sound {
+            // A sound the plan left out (it began too late) has no stream: its packets are dropped.
+            guard let audioEncoder, let audioStream else { return }
+            packet.pointee.stream_index = audioStream.pointee.index
+            av_packet_rescale_ts(packet, audioEncoder.context.pointee.time_base, audioStream.pointee.time_base)
+        } else {
+            guard let encoder, let videoStream else { return }
+            packet.pointee.stream_index = videoStream.pointee.index
+            av_packet_rescale_ts(packet, encoder.context.pointee.time_base, videoStream.pointee.time_base)
+        }
+        // With two streams, the muxer interleaves them by time.
+        if audioStream != nil && videoStream != nil { try muxer.writeInterleaved(packet) } else { try muxer.write(packet) }
+    }
+
+    private func heldTime(_ item: (sound: Bool, packet: OwnedPacket)) -> Double {
+        let base = item.sound ? audioEncoder?.context.pointee.time_base : encoder?.context.pointee.time_base
+        let dts = item.packet.pointer.pointee.dts != FFmpegConstants.noPTS ? item.packet.pointer.pointee.dts : item.packet.pointer.pointee.pts
+        guard let base, base.den != 0 else { return 0 }
+        return Double(dts) * Double(base.num) / Double(base.den)
+    }
+
+    private func openedMuxer() throws(PlayheadError) -> MuxedFile {
+        if let muxer { return muxer }
+        let made = try MuxedFile(path: path, format: "mp4", replacing: replacing)
+        muxer = made
+        return made
+    }
+
+    private func soundEncoder(_ info: AudioStreamInfo) throws(PlayheadError) -> AudioEncoder {
+        if let audioEncoder { return audioEncoder }
+        let made = try AudioEncoder(sampleRate: info.sampleRate, channelCount: info.channelCount, target: path)
+        audioEncoder = made
+        return made
+    }
+
+    private func refusing<T>(_ step: () throws(MP4ExportPlan.Refusal) -> T) throws(PlayheadError) -> T {
+        do throws(MP4ExportPlan.Refusal) {
+            return try step()
+        } catch {
+            switch error {
+            case .tooLate:
+                throw PlayheadError(code: .invalidState, message: "the MP4's streams were settled before this one began (it would start too far into the file)", file: path)
+            case .alreadyBegun:
+                throw PlayheadError(code: .invalidState, message: "an MP4 sink takes one stream", file: path)
+            case .ended:
+                throw PlayheadError(code: .invalidState, message: "the MP4 was already completed or given up", file: path)
+            }
+        }
+    }
+
+    private static func checkSound(_ info: AudioStreamInfo, path: String) throws(PlayheadError) {
+        guard (8000...192_000).contains(info.sampleRate), (1...8).contains(info.channelCount) else {
+            throw PlayheadError(code: .invalidArgument, message: "AAC takes 8 … 192 kHz and 1 … 8 channels, not \(info.sampleRate) Hz × \(info.channelCount)", file: path)
+        }
+    }
+
+    private static func addStream(to muxer: MuxedFile, from context: UnsafeMutablePointer<AVCodecContext>, path: String) throws(PlayheadError) -> UnsafeMutablePointer<AVStream> {
+        guard let stream = avformat_new_stream(muxer.context, nil), let parameters = stream.pointee.codecpar else {
+            throw PlayheadError(code: .outputOpenFailed, message: "could not add a stream", file: path)
+        }
+        let copied = avcodec_parameters_from_context(parameters, context)
+        guard copied >= 0 else {
+            throw FFmpegError.error(.outputOpenFailed, "could not describe the stream", function: "avcodec_parameters_from_context", result: copied, file: path)
+        }
+        stream.pointee.time_base = context.pointee.time_base
+        return stream
+    }
+}
