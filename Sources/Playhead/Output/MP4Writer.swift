@@ -28,7 +28,7 @@ final class MP4Writer {
     private var heldBytes = 0
     /// What may be held back before a side that has not begun is left out (a sound that starts
     /// this far into the picture, or a picture into the sound).
-    static let holdLimit = (packets: 3000, bytes: 256 << 20)
+    static let holdLimit = (packets: 3000, bytes: 64 << 20)
 
     init(path: String, preset: String, crf: Int, replacing: Bool, separateSound: Bool) {
         self.path = path
