@@ -90,23 +90,23 @@ final class AudioEncoder {
 
     private func planes(for count: Int32) throws(PlayheadError) -> OwnedFrame {
         let staging = OwnedFrame()
-        staging.pointer.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
-        staging.pointer.pointee.nb_samples = count
-        staging.pointer.pointee.sample_rate = context.pointee.sample_rate
-        var result = av_channel_layout_copy(&staging.pointer.pointee.ch_layout, &context.pointee.ch_layout)
-        if result >= 0 { result = av_frame_get_buffer(staging.pointer, 0) }
-        guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "could not allocate sound frames", function: "av_frame_get_buffer", result: result, file: target) }
+        try allocate(staging.pointer, samples: count)
         return staging
+    }
+
+    /// Gives `frame` buffers for `count` samples in the encoder's format.
+    private func allocate(_ frame: UnsafeMutablePointer<AVFrame>, samples count: Int32) throws(PlayheadError) {
+        frame.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
+        frame.pointee.nb_samples = count
+        frame.pointee.sample_rate = context.pointee.sample_rate
+        var result = av_channel_layout_copy(&frame.pointee.ch_layout, &context.pointee.ch_layout)
+        if result >= 0 { result = av_frame_get_buffer(frame, 0) }
+        guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "could not allocate sound frames", function: "av_frame_get_buffer", result: result, file: target) }
     }
 
     private func encodeQueued(_ count: Int32, _ body: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void) throws(PlayheadError) {
         av_frame_unref(frame.pointer)
-        frame.pointer.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
-        frame.pointer.pointee.nb_samples = count
-        frame.pointer.pointee.sample_rate = context.pointee.sample_rate
-        var result = av_channel_layout_copy(&frame.pointer.pointee.ch_layout, &context.pointee.ch_layout)
-        if result >= 0 { result = av_frame_get_buffer(frame.pointer, 0) }
-        guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "could not allocate a sound frame", function: "av_frame_get_buffer", result: result, file: target) }
+        try allocate(frame.pointer, samples: count)
         let read = frame.pointer.pointee.extended_data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: channels) { data in
             av_audio_fifo_read(fifo, data, count)
         }

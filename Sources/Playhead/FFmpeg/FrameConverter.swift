@@ -99,21 +99,26 @@ final class FrameConverter {
 
     /// Copies all of `frame` into `rect` of `output` (both in `format`), plane by plane.
     private static func copy(_ frame: UnsafeMutablePointer<AVFrame>, into output: UnsafeMutablePointer<AVFrame>, at rect: PixelRect, format: AVPixelFormat) {
-        var targets = Self.planes(of: output, offsetBy: rect, format: format)
-        var targetStrides = Self.strides(of: output)
-        var sources: (UnsafePointer<UInt8>?, UnsafePointer<UInt8>?, UnsafePointer<UInt8>?, UnsafePointer<UInt8>?) =
-            (UnsafePointer(frame.pointee.data.0), UnsafePointer(frame.pointee.data.1), UnsafePointer(frame.pointee.data.2), UnsafePointer(frame.pointee.data.3))
-        var sourceStrides = Self.strides(of: frame)
-        withUnsafeMutablePointer(to: &targets) { t in
-            withUnsafeMutablePointer(to: &targetStrides) { ts in
-                withUnsafeMutablePointer(to: &sources) { s in
-                    withUnsafeMutablePointer(to: &sourceStrides) { ss in
-                        t.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 4) { tp in
-                            ts.withMemoryRebound(to: Int32.self, capacity: 4) { tsp in
-                                s.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 4) { sp in
-                                    ss.withMemoryRebound(to: Int32.self, capacity: 4) { ssp in
-                                        av_image_copy(tp, tsp, sp, ssp, format, Int32(rect.width), Int32(rect.height))
-                                    }
+        Self.withPlaneArrays(source: Self.planes(of: frame, offsetBy: PixelRect(x: 0, y: 0, width: 0, height: 0), format: format), Self.strides(of: frame),
+                             target: Self.planes(of: output, offsetBy: rect, format: format), Self.strides(of: output)) { s, ss, t, ts in
+            av_image_copy(t, ts, s, ss, format, Int32(rect.width), Int32(rect.height))
+        }
+    }
+
+    /// The plane pointers and strides of a source and a target as the C arrays of four that
+    /// libswscale and libavutil take (valid only during `body`).
+    private static func withPlaneArrays<R>(source: Planes, _ sourceStrides: (Int32, Int32, Int32, Int32), target: Planes, _ targetStrides: (Int32, Int32, Int32, Int32),
+                                           _ body: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, UnsafeMutablePointer<Int32>,
+                                                    UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, UnsafeMutablePointer<Int32>) -> R) -> R {
+        var (sources, sourceStrides, targets, targetStrides) = (source, sourceStrides, target, targetStrides)
+        return withUnsafeMutablePointer(to: &sources) { s in
+            withUnsafeMutablePointer(to: &sourceStrides) { ss in
+                withUnsafeMutablePointer(to: &targets) { t in
+                    withUnsafeMutablePointer(to: &targetStrides) { ts in
+                        s.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 4) { sp in
+                            ss.withMemoryRebound(to: Int32.self, capacity: 4) { ssp in
+                                t.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 4) { tp in
+                                    ts.withMemoryRebound(to: Int32.self, capacity: 4) { tsp in body(sp, ssp, tp, tsp) }
                                 }
                             }
                         }
@@ -145,26 +150,9 @@ final class FrameConverter {
             scalerKey = nil
             throw PlayheadError(code: .conversionFailed, message: "no conversion from \(Self.name(inputFormat)) \(crop.size) to \(Self.name(outputFormat)) \(rect.size)", file: source)
         }
-        var sourcePlanes = Self.planes(of: input, offsetBy: crop, format: inputFormat)
-        var sourceStrides = Self.strides(of: input)
-        var destinationPlanes = Self.planes(of: output, offsetBy: rect, format: outputFormat)
-        var destinationStrides = Self.strides(of: output)
-        let rows = withUnsafePointer(to: &sourcePlanes) { src in
-            withUnsafePointer(to: &sourceStrides) { srcStride in
-                withUnsafePointer(to: &destinationPlanes) { dst in
-                    withUnsafePointer(to: &destinationStrides) { dstStride in
-                        src.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 4) { s in
-                            srcStride.withMemoryRebound(to: Int32.self, capacity: 4) { ss in
-                                dst.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 4) { d in
-                                    dstStride.withMemoryRebound(to: Int32.self, capacity: 4) { ds in
-                                        sws_scale(scaler, s, ss, 0, Int32(crop.height), d, ds)
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+        let rows = Self.withPlaneArrays(source: Self.planes(of: input, offsetBy: crop, format: inputFormat), Self.strides(of: input),
+                                        target: Self.planes(of: output, offsetBy: rect, format: outputFormat), Self.strides(of: output)) { s, ss, d, ds in
+            sws_scale(scaler, s, ss, 0, Int32(crop.height), d, ds)
         }
         guard rows > 0 else {
             throw FFmpegError.error(.conversionFailed, "scaling failed", function: "sws_scale", result: rows, file: source)
