@@ -92,6 +92,41 @@ import Testing
         #expect(try await streams(out.path + "/b/01-h264-aac.mp4/video.mp4") == "h264")
     }
 
+    /// A sound that starts 1 s after the picture is led in by silence; a picture that starts 1 s
+    /// after the sound by its first frame (25 frames at 25 fps): either way both streams of the
+    /// MP4 start at 0 and keep the source's offset.
+    @Test func mp4ExportsKeepALateStreamInSync() async throws {
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let lateSound = out.path + "/late-sound.mp4", latePicture = out.path + "/late-picture.mp4"
+        for (path, late) in [(lateSound, "1:a"), (latePicture, "1:v")] {
+            let early = late == "1:a" ? "0:v" : "0:a"
+            _ = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", clip, "-itsoffset", "1", "-i", clip,
+                                                                 "-map", early, "-map", late, "-c", "copy", path])
+        }
+        let run = try await CLI.run(["play", "--format", "mp4", "--out", out.path + "/p", lateSound, latePicture])
+        #expect(run.status == 0, "\(run.stderr)")
+        func durations(_ path: String) async throws -> [String: Double] {
+            let text = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,duration", "-of", "csv=p=0", path]),
+                              as: UTF8.self)
+            var result: [String: Double] = [:]
+            for line in text.split(separator: "\n") {
+                let fields = line.split(separator: ",")
+                if fields.count == 2 { result[String(fields[0])] = Double(fields[1]) }
+            }
+            return result
+        }
+        // AAC adds up to about 0.1 s (its priming and last frame).
+        let soundLate = try await durations(out.path + "/p/01-late-sound.mp4/video.mp4")
+        #expect(abs((soundLate["video"] ?? 0) - 2) < 0.05 && (soundLate["audio"] ?? 0) > 2.95 && (soundLate["audio"] ?? 0) < 3.12, "\(soundLate)")
+        let samples = try await Self.monoSamples(out.path + "/p/01-late-sound.mp4/video.mp4")
+        #expect(samples.count > 48_000 && samples[0..<45_000].allSatisfy { abs(Int($0)) < 64 }, "the first second is silence")
+        #expect(samples[48_000..<96_000].contains { abs(Int($0)) > 1000 }, "then the sound")
+        let pictureLate = try await durations(out.path + "/p/02-late-picture.mp4/video.mp4")
+        #expect(abs((pictureLate["video"] ?? 0) - 3) < 0.05 && (pictureLate["audio"] ?? 0) > 1.95 && (pictureLate["audio"] ?? 0) < 2.12, "\(pictureLate)")
+    }
+
     static func monoSamples(_ path: String) async throws -> [Int16] {
         let bytes = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", path, "-map", "0:a", "-ac", "1", "-f", "s16le", "-"])
         return stride(from: 0, to: bytes.count - 1, by: 2).map { Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8) }

@@ -20,6 +20,15 @@ final class MP4Writer {
     private var staging: OwnedFrame?
     private var nextPTS: Int64 = 0
     private var videoSize: PixelSize?
+    /// Where the picture's timeline begins, and its tick (seconds a frame): the first frame is
+    /// shown from there, so a picture that starts after its sound stays in sync.
+    private var videoStart: (time: MediaTime, tick: Double)?
+    /// The sound is fed by a player (``MP4Sink/soundInput()``): its first samples are placed at
+    /// their time on the timeline, after silence when the sound starts later than the picture.
+    private let placesSound: Bool
+    private var soundPlaced = false
+    /// The longest silence put before a late sound.
+    static let longestLeadingSilence = 600.0
     private var audioInfo: AudioStreamInfo?
     private var audioEncoder: AudioEncoder?
     private var audioStream: UnsafeMutablePointer<AVStream>?
@@ -36,6 +45,7 @@ final class MP4Writer {
         self.crf = crf
         self.replacing = replacing
         plan = MP4ExportPlan(separateSound: separateSound)
+        placesSound = separateSound
     }
 
     // MARK: The picture
@@ -53,6 +63,7 @@ final class MP4Writer {
         let action = try refusing { () throws(MP4ExportPlan.Refusal) in try plan.videoBegan() }
         videoSize = info.size
         let tick = info.frameRate.map { Y4MSink.rational(forRate: $0) } ?? AVRational(num: 1, den: 25)
+        videoStart = (info.timelineStart, Double(tick.num) / Double(tick.den))
         let perSecond = max(1, Int32((Double(tick.den) / Double(tick.num)).rounded()))
         let muxer = try openedMuxer()
         let encoder = try FrameEncoder(named: "libx264", size: info.size, format: AV_PIX_FMT_YUV420P, timeBase: tick, target: path,
@@ -68,10 +79,24 @@ final class MP4Writer {
         let writable = av_frame_make_writable(staging.pointer)
         let copied = writable >= 0 ? av_frame_copy(staging.pointer, frame.frame) : writable
         guard copied >= 0 else { throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: path) }
-        staging.pointer.pointee.pts = nextPTS
-        nextPTS += 1
-        try encoder.encode(staging.pointer) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) }
-        framesWritten += 1
+        // A picture that starts after the timeline does is led in by its first frame, repeated (as
+        // ffmpeg's constant-rate output does): a fragmented MP4 has no edit list to start it late.
+        var copies = 1
+        if framesWritten == 0, let videoStart, videoStart.time.isNumeric, frame.presentationTime.isNumeric {
+            let offset = (frame.presentationTime - videoStart.time).seconds / videoStart.tick
+            if offset.isFinite, offset >= 1 { copies += Int(min(offset, Self.longestLeadingSilence / videoStart.tick).rounded(.down)) }
+        }
+        for _ in 0..<copies {
+            if copies > 1 {
+                let writable = av_frame_make_writable(staging.pointer)
+                let copied = writable >= 0 ? av_frame_copy(staging.pointer, frame.frame) : writable
+                guard copied >= 0 else { throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: path) }
+            }
+            staging.pointer.pointee.pts = nextPTS
+            nextPTS += 1
+            try encoder.encode(staging.pointer) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) }
+            framesWritten += 1
+        }
     }
 
     func finishVideo() throws(PlayheadError) {
@@ -109,8 +134,31 @@ final class MP4Writer {
             throw PlayheadError(code: .invalidArgument, message: "the sound changed format mid-stream", file: path)
         }
         let encoder = try soundEncoder(audioInfo)
+        if placesSound, !soundPlaced {
+            soundPlaced = true
+            try leadingSilence(before: buffer, info: audioInfo, encoder: encoder)
+        }
         try encoder.encode(buffer.samples, frames: buffer.frameCount) { (packet) throws(PlayheadError) in try self.take(packet, sound: true) }
         audioFramesWritten += buffer.frameCount
+    }
+
+    /// Silence from the timeline's start to the first samples (none when they are at the start).
+    private func leadingSilence(before buffer: AudioBuffer, info: AudioStreamInfo, encoder: AudioEncoder) throws(PlayheadError) {
+        guard buffer.presentationTime.isNumeric, info.timelineStart.isNumeric else { return }
+        let seconds = min((buffer.presentationTime - info.timelineStart).seconds, Self.longestLeadingSilence)
+        var missing = Int((seconds * Double(info.sampleRate)).rounded())
+        guard missing > 0 else { return }
+        let chunk = [Int16](repeating: 0, count: 4096 * info.channelCount)
+        while missing > 0 {
+            let frames = min(missing, 4096)
+            try chunk.withUnsafeBufferPointer { (zeros) throws(PlayheadError) in
+                try encoder.encode(UnsafeBufferPointer(rebasing: zeros[0..<(frames * info.channelCount)]), frames: frames) { (packet) throws(PlayheadError) in
+                    try self.take(packet, sound: true)
+                }
+            }
+            missing -= frames
+            audioFramesWritten += frames
+        }
     }
 
     func finishSound() throws(PlayheadError) {
