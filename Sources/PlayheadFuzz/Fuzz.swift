@@ -5,7 +5,8 @@ import Playhead
 /// except a crash or a hang, and an error must name the file.
 func exercise(_ bytes: UnsafeRawBufferPointer) {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-fuzz-\(getpid()).bin").path
-    FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    // Without the file every input would only exercise "not found": stop loudly instead.
+    precondition(FileManager.default.createFile(atPath: path, contents: Data(bytes)), "could not write \(path)")
     let done = DispatchSemaphore(value: 0)
     Task {
         do throws(PlayheadError) {

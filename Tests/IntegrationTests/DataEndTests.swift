@@ -129,7 +129,7 @@ import Testing
                             configuration: PlayerConfiguration(realtime: true, decoding: DecodeConfiguration(outputSize: PixelSize(width: 16, height: 10))),
                             clock: clock)
         player.play()
-        let finished = await withDeadline(Bound.seconds(20), "realtime playback across the jump") { await player.waitUntilIdle() }
+        let finished: Void? = await withDeadline(Bound.seconds(20), "realtime playback across the jump") { await player.waitUntilIdle() }
         #expect(finished != nil)
         let entries = log.entries
         #expect(entries.count == 100)
