@@ -151,6 +151,14 @@ public final class Compositor: Sendable {
                 try audio.samples(upTo: audio.sample(at: time), passes: soundPasses, into: &started.sounds[slot].samples)
                 report.audioFailure = audio.failure
             }
+            /// Passes no longer needed: a second behind the sound, or anything before `time` for
+            /// layers that give no sound.
+            func forgetPasses(before time: MediaTime) {
+                for layer in layers {
+                    let soundTime = MediaTime(value: audio?.position ?? 0, timescale: Int32(audio?.format.sampleRate ?? 1)) - MediaTime(value: 1, timescale: 1)
+                    layer.forgetPasses(endedBy: layer.id == sound?.id ? soundTime : time)
+                }
+            }
             var stopped = false
             for n in 0..<frames {
                 if interrupt.isRaised { throw PlayheadError.cancelled() }
@@ -171,6 +179,7 @@ public final class Compositor: Sendable {
                 // The sound up to this picture's time (the layer's passes are known up to it).
                 started.sounds[slot].hasPicture = true
                 try addSound(upTo: time, slot: slot)
+                if n % 64 == 63 { forgetPasses(before: time) }
                 started.ready.send(slot)
             }
             if !stopped, let sound, frames > 0, let slot = started.free.receive() {

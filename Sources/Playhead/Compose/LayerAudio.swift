@@ -3,6 +3,8 @@ import CFFmpeg
 /// One pass of a layer through one of its items, as its timeline played it: where on the layer's
 /// timeline it began, from what time of the item, and how long it lasted (nil while it plays).
 struct LayerPass: Sendable, Hashable {
+    /// The pass's number on its layer (0 for the first): passes already played may be forgotten.
+    var number: Int
     var item: Int
     var layerStart: MediaTime
     /// The item's time at the pass's start (its time range's start, or its first frame).
@@ -24,7 +26,7 @@ final class LayerAudio {
     /// Where the composition's samples stand: the next sample asked for.
     private(set) var position: Int64 = 0
     private var reader: AudioPullReader?
-    /// The pass whose audio `reader` reads.
+    /// The number of the pass whose audio `reader` reads.
     private var readerPass: Int?
     /// The first failure (the audio then stays silent); reported with the layer.
     private(set) var failure: PlayheadError?
@@ -58,9 +60,9 @@ final class LayerAudio {
                 try silence(until: max(position + 1, min(end, next)), into: &out, channels: channels)
                 continue
             }
-            if failure == nil, readerPass != index {
+            if failure == nil, readerPass != pass.number {
                 reader = nil
-                readerPass = index
+                readerPass = pass.number
                 do throws(PlayheadError) {
                     guard let sourceStart = pass.sourceStart else { throw PlayheadError(code: .invalidState, message: "a pass without a start", file: nil) }
                     // Into the pass already (a layer added while rendering, or the first sample

@@ -38,10 +38,18 @@ final class LayerReader {
         self.outputFormat = outputFormat
         self.interrupt = interrupt
         timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop)
-        passes = timeline.hasEnded ? [] : [LayerPass(item: 0, layerStart: .zero)]
+        passes = timeline.hasEnded ? [] : [LayerPass(number: 0, item: 0, layerStart: .zero)]
     }
 
     deinit { closeItem() }
+
+    /// Forgets the passes that ended at or before `time` (keeping the last one), so that a layer
+    /// looping for days keeps only what its sound may still read.
+    func forgetPasses(endedBy time: MediaTime) {
+        let ended = passes.prefix { pass in pass.length.map { !(time < pass.layerStart + $0) } ?? false }.count
+        let drop = min(ended, passes.count - 1)
+        if drop > 0 { passes.removeFirst(drop) }
+    }
 
     /// Moves the layer: the next frame is drawn at the new place.
     func move(rect: PixelRect, zIndex: Int) {
@@ -132,7 +140,7 @@ final class LayerReader {
         let item = timeline.item
         let next = timeline.passEnded(length: length)
         if let last = passes.indices.last { passes[last].length = length }
-        if next { passes.append(LayerPass(item: timeline.item, layerStart: timeline.passStart)) }
+        if next { passes.append(LayerPass(number: (passes.last?.number ?? -1) + 1, item: timeline.item, layerStart: timeline.passStart)) }
         if !next || timeline.item != item { closeItem() }
     }
 
