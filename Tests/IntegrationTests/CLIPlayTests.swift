@@ -127,6 +127,22 @@ import Testing
         #expect(abs((pictureLate["video"] ?? 0) - 3) < 0.05 && (pictureLate["audio"] ?? 0) > 1.95 && (pictureLate["audio"] ?? 0) < 2.12, "\(pictureLate)")
     }
 
+    /// A file that fails part way keeps what was decoded as a partial MP4 (as Y4M does), even
+    /// before the MP4 knew whether a sound would come: the summary counts what ffprobe finds.
+    @Test func aFailedExportKeepsItsFramesAsAPartialMP4() async throws {
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let run = try await CLI.run(["play", "--json", "--format", "mp4", "--out", out.path, try Fixtures.clip("damaged-cut.mp4")])
+        #expect(run.status == 1)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stderr)")
+        let file = try #require((document["files"] as? [[String: Any]])?.first)
+        let written = try #require(file["framesWritten"] as? Int)
+        #expect(written > 0 && file["partial"] as? Bool == true && file["status"] as? String == "failed", "\(file)")
+        let probe = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0",
+                                                                 out.path + "/01-damaged-cut.mp4/video.mp4"])
+        #expect(Int(String(decoding: probe, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) == written)
+    }
+
     static func monoSamples(_ path: String) async throws -> [Int16] {
         let bytes = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", path, "-map", "0:a", "-ac", "1", "-f", "s16le", "-"])
         return stride(from: 0, to: bytes.count - 1, by: 2).map { Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8) }

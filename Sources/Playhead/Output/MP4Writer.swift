@@ -171,7 +171,13 @@ final class MP4Writer {
 
     /// Keeps what was written as a valid, shorter file (``isPartial``), or nothing when nothing was.
     func abort() {
-        guard plan.abort(), let muxer else { return }
+        guard !plan.ended, let muxer else {
+            _ = plan.abort()
+            return
+        }
+        // What was held back is kept too: the header then names the streams that began.
+        if !held.isEmpty, plan.holdingTooMuch() == .writeHeader { try? writeHeader() }
+        _ = plan.abort()
         if plan.headerWritten {
             if let encoder { try? encoder.encode(nil) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) } }
             if let audioEncoder { try? audioEncoder.finish { (packet) throws(PlayheadError) in try self.take(packet, sound: true) } }
