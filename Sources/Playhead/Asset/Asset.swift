@@ -77,12 +77,24 @@ public actor Asset {
 
     /// An asset whose bytes come from `byteSource` (held in memory, fetched by the caller's own
     /// client); `name` is what errors and logs call it, and ``url`` is `bytes:` + `name`.
-    /// The open timeout applies; the stall timeout does not (the source's reads are its own to bound).
+    /// The open timeout applies between reads; a read itself is not interrupted (see ``ByteSource``).
     public init(byteSource: any ByteSource, name: String, options: AssetOptions = AssetOptions(), logger: Logger? = nil) {
+        self.init(bytes: .blocking(byteSource), name: name, options: options, logger: logger)
+    }
+
+    /// An asset whose bytes the caller fetches asynchronously (an object store through the
+    /// caller's HTTP client, a database); `name` is what errors and logs call it, and ``url`` is
+    /// `bytes:` + `name`. Each read is bounded by the stall timeout, the opening by the open
+    /// timeout, and a cancellation stops a read within 100 ms (see ``AsyncByteSource``).
+    public init(byteSource: any AsyncByteSource, name: String, options: AssetOptions = AssetOptions(), logger: Logger? = nil) {
+        self.init(bytes: .async(byteSource), name: name, options: options, logger: logger)
+    }
+
+    private init(bytes: CustomBytes, name: String, options: AssetOptions, logger: Logger?) {
         let encoded = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? "source"
         self.url = URL(string: "bytes:" + encoded) ?? URL(fileURLWithPath: "/")
         self.source = name
-        self.input = MediaInput(bytes: byteSource, name: name)
+        self.input = MediaInput(bytes: bytes, name: name)
         self.options = options
         self.logger = logger ?? Logger(label: "playhead.asset", factory: { _ in SwiftLogNoOpLogHandler() })
     }

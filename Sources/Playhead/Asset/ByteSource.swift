@@ -20,8 +20,12 @@ public protocol ByteSource: Sendable {
     /// Whether a read may start at any offset. Defaults to true.
     var isSeekable: Bool { get }
     /// Copies up to `buffer.count` bytes starting at `offset` into `buffer` and returns how many
-    /// it copied; 0 means the end of the data. Called on a Playhead I/O thread and may block; a
-    /// thrown error ends the read as `io.readFailed`, with the error's description.
+    /// it copied; 0 means the end of the data. Called on a Playhead I/O thread; a thrown error
+    /// ends the read as `io.readFailed`, with the error's description.
+    ///
+    /// A read should return promptly: while it runs, neither a cancellation nor the stall timeout
+    /// can stop it. A source that waits on a network belongs in an ``AsyncByteSource``, whose
+    /// reads are bounded by both.
     func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int
 }
 
@@ -45,4 +49,39 @@ public struct MemoryByteSource: ByteSource {
         bytes.copyBytes(to: buffer, from: start..<(start + count))
         return count
     }
+}
+
+/// Bytes of a media file that the caller fetches asynchronously: objects in a store read through
+/// the caller's own HTTP client, chunks from a database, a service behind an SDK.
+///
+/// Each read is a task of its own. A read that brings nothing for the asset's stall timeout ends
+/// the read as `io.timedOut`; a cancellation (of a player, a session, an image request, a key
+/// load) ends it within 100 ms. Either way the read's task is cancelled, and what it returns
+/// afterwards is dropped, so a client that honours cancellation stops its request, and one that
+/// does not cannot hold Playhead up. Reads are positional, as for ``ByteSource``.
+///
+/// ```swift
+/// struct StoreObject: AsyncByteSource {
+///     let client: StoreClient, key: String, size: Int64?
+///     func read(at offset: Int64, maxLength: Int) async throws -> Data {
+///         try await client.get(key, bytes: offset..<min(offset + Int64(maxLength), size ?? .max))
+///     }
+/// }
+/// let asset = Asset(byteSource: StoreObject(client: client, key: "clips/a.mp4", size: 48_213_004),
+///                   name: "store://clips/a.mp4")
+/// ```
+public protocol AsyncByteSource: Sendable {
+    /// The total size in bytes, when known. Containers that keep their index at the end (MP4)
+    /// need it, or a seekable source that reads to the end.
+    var size: Int64? { get }
+    /// Whether a read may start at any offset. Defaults to true.
+    var isSeekable: Bool { get }
+    /// Up to `maxLength` bytes starting at `offset` (fewer is fine: the rest is asked for next);
+    /// empty means the end of the data. A thrown error ends the read as `io.readFailed`, with
+    /// the error's description.
+    func read(at offset: Int64, maxLength: Int) async throws -> Data
+}
+
+extension AsyncByteSource {
+    public var isSeekable: Bool { true }
 }

@@ -46,7 +46,7 @@ final class FormatContext {
         var callback = relay.callback
         let io: InputIO
         if let bytes = input.bytes {
-            guard let custom = InputIO.custom(bytes, relay: relay) else {
+            guard let custom = InputIO.custom(bytes, relay: relay, stall: options.stallTimeout) else {
                 throw PlayheadError(code: .openFailed, message: "could not set up custom I/O", file: source)
             }
             io = custom

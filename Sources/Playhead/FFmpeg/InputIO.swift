@@ -38,8 +38,8 @@ final class InputIO {
     /// What the caller's byte source threw, if it did.
     var sourceError: String? { reader?.failure }
 
-    /// A stream (FIFO, standard input) that sent nothing for the stall timeout.
-    var hasStalled: Bool { stream?.stalled ?? false }
+    /// A stream (FIFO, standard input) or an async byte source that sent nothing for the stall timeout.
+    var hasStalled: Bool { (stream?.stalled ?? false) || (reader?.stalled ?? false) }
 
     /// Opens a path or URL for reading with FFmpeg's protocols. Blocking.
     /// Returns the context, or nil and FFmpeg's error code.
@@ -66,13 +66,15 @@ final class InputIO {
         return InputIO(pointer: context, reader: nil, stream: stream)
     }
 
-    /// Custom I/O over `source`; `relay` stops a read between calls to the source.
-    static func custom(_ source: any ByteSource, relay: InterruptRelay) -> InputIO? {
-        let reader = ByteSourceReader(source: source, relay: relay)
-        let size: Int32 = 64 * 1024
+    /// Custom I/O over `bytes`; `relay` stops a read between calls to a blocking source, and
+    /// during a call to an async one, which `stall` also bounds.
+    static func custom(_ bytes: CustomBytes, relay: InterruptRelay, stall: Duration?) -> InputIO? {
+        let reader = ByteSourceReader(bytes: bytes, relay: relay, stall: stall)
+        // An async source's read is a task and often a request: fewer, larger ones.
+        let size: Int32 = if case .async = bytes { 256 * 1024 } else { 64 * 1024 }
         guard let buffer = av_malloc(Int(size)) else { return nil }
         let opaque = Unmanaged.passUnretained(reader).toOpaque()
-        let seek: (@convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int64)? = source.isSeekable ? { opaque, offset, whence in
+        let seek: (@convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int64)? = bytes.isSeekable ? { opaque, offset, whence in
             guard let opaque else { return -1 }
             return Unmanaged<ByteSourceReader>.fromOpaque(opaque).takeUnretainedValue().seek(offset, whence: whence)
         } : nil
@@ -88,27 +90,53 @@ final class InputIO {
     }
 }
 
-/// The cursor of one reader over a ``ByteSource``, called by FFmpeg's custom I/O.
+/// The cursor of one reader over a caller's bytes, called by FFmpeg's custom I/O.
 private final class ByteSourceReader {
-    let source: any ByteSource
+    let bytes: CustomBytes
     let relay: InterruptRelay
+    let stallNanos: UInt64?
     private var position: Int64 = 0
     private(set) var failure: String?
+    /// An async read brought nothing for the stall timeout.
+    private(set) var stalled = false
 
-    init(source: any ByteSource, relay: InterruptRelay) {
-        self.source = source
+    init(bytes: CustomBytes, relay: InterruptRelay, stall: Duration?) {
+        self.bytes = bytes
         self.relay = relay
+        stallNanos = stall.map { UInt64(max(1, SourceOptions.microseconds($0))) * 1000 }
     }
 
     func read(into data: UnsafeMutablePointer<UInt8>, count: Int32) -> Int32 {
         if relay.shouldInterrupt { return FFmpegError.exit }
-        if let size = source.size, position >= size { return FFmpegError.eof }
+        if let size = bytes.size, position >= size { return FFmpegError.eof }
+        let buffer = UnsafeMutableRawBufferPointer(start: data, count: Int(count))
         let copied: Int
-        do {
-            copied = try source.read(at: position, into: UnsafeMutableRawBufferPointer(start: data, count: Int(count)))
-        } catch {
-            failure = String(describing: error)
-            return playhead_averror(EIO)
+        switch bytes {
+        case .blocking(let source):
+            do {
+                copied = try source.read(at: position, into: buffer)
+            } catch {
+                failure = String(describing: error)
+                return playhead_averror(EIO)
+            }
+        case .async(let source):
+            switch AsyncRead.perform(source, at: position, maxLength: Int(count), relay: relay, stallNanos: stallNanos) {
+            case .bytes(let got):
+                guard got.count <= Int(count) else {
+                    failure = "the byte source returned \(got.count) bytes when asked for at most \(count)"
+                    return playhead_averror(EIO)
+                }
+                got.copyBytes(to: buffer)
+                copied = got.count
+            case .failed(let error):
+                failure = String(describing: error)
+                return playhead_averror(EIO)
+            case .interrupted:
+                return FFmpegError.exit
+            case .stalled:
+                stalled = true
+                return FFmpegError.timedOut
+            }
         }
         guard copied >= 0, copied <= Int(count) else {
             failure = "the byte source returned \(copied) bytes for a buffer of \(count)"
@@ -120,13 +148,13 @@ private final class ByteSourceReader {
     }
 
     func seek(_ offset: Int64, whence: Int32) -> Int64 {
-        if whence & AVSEEK_SIZE != 0 { return source.size ?? Int64(playhead_averror(ENOSYS)) }
+        if whence & AVSEEK_SIZE != 0 { return bytes.size ?? Int64(playhead_averror(ENOSYS)) }
         let target: Int64
         switch whence & ~AVSEEK_FORCE {
         case SEEK_SET: target = offset
         case SEEK_CUR: target = position + offset
         case SEEK_END:
-            guard let size = source.size else { return Int64(playhead_averror(ENOSYS)) }
+            guard let size = bytes.size else { return Int64(playhead_averror(ENOSYS)) }
             target = size + offset
         default: return Int64(playhead_averror(EINVAL))
         }

@@ -1,11 +1,11 @@
 /// What a demuxer opens: a path or URL that FFmpeg's protocols read, or a caller's
-/// ``ByteSource`` read through custom I/O.
+/// ``ByteSource`` or ``AsyncByteSource`` read through custom I/O.
 struct MediaInput: Sendable {
     /// What errors and logs call it (a ``PlayheadError`` redacts a URL's credentials).
     let name: String
     /// The exact bytes handed to FFmpeg: a path's bytes, which need not be UTF-8, or a URL.
     let location: [UInt8]
-    let bytes: (any ByteSource)?
+    let bytes: CustomBytes?
     /// Why it must not be opened at all (a `file:` URL naming another host), if it must not.
     var refusal: String?
 
@@ -23,7 +23,7 @@ struct MediaInput: Sendable {
         bytes = nil
     }
 
-    init(bytes: any ByteSource, name: String) {
+    init(bytes: CustomBytes, name: String) {
         self.name = name
         location = Array(name.utf8)
         self.bytes = bytes
@@ -72,6 +72,26 @@ extension MediaInput {
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
         case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
         default: return nil
+        }
+    }
+}
+
+/// A caller's bytes: read on the I/O thread, or fetched by a task of their own (see ``AsyncRead``).
+enum CustomBytes: Sendable {
+    case blocking(any ByteSource)
+    case async(any AsyncByteSource)
+
+    var size: Int64? {
+        switch self {
+        case .blocking(let source): source.size
+        case .async(let source): source.size
+        }
+    }
+
+    var isSeekable: Bool {
+        switch self {
+        case .blocking(let source): source.isSeekable
+        case .async(let source): source.isSeekable
         }
     }
 }
