@@ -16,16 +16,17 @@ final class FrameEncoder {
 
     /// An encoder found by FFmpeg's name for it (`libx264`).
     convenience init(named name: String, size: PixelSize, format: AVPixelFormat, timeBase: AVRational, target: String,
-                     options: [String: String], threads: Int32, globalHeader: Bool, groupOfPictures: Int32) throws(PlayheadError) {
+                     options: [String: String], threads: Int32, globalHeader: Bool, groupOfPictures: Int32, frameRate: AVRational? = nil) throws(PlayheadError) {
         guard let codec = avcodec_find_encoder_by_name(name) else {
             throw PlayheadError(code: .encodeFailed, message: "no \(name) encoder in this FFmpeg", file: target)
         }
         try self.init(codec: codec, size: size, format: format, timeBase: timeBase, target: target, options: options, threads: threads,
-                      globalHeader: globalHeader, groupOfPictures: groupOfPictures)
+                      globalHeader: globalHeader, groupOfPictures: groupOfPictures, frameRate: frameRate)
     }
 
     init(codec: UnsafePointer<AVCodec>, size: PixelSize, format: AVPixelFormat, timeBase: AVRational, target: String,
-         options: [String: String] = [:], threads: Int32 = 1, globalHeader: Bool = false, groupOfPictures: Int32 = 0) throws(PlayheadError) {
+         options: [String: String] = [:], threads: Int32 = 1, globalHeader: Bool = false, groupOfPictures: Int32 = 0,
+         frameRate: AVRational? = nil) throws(PlayheadError) {
         // An encoder may be the first FFmpeg user of the process: its chatter (x264's banner)
         // goes through the same log callback as everything else, never straight to stderr.
         FFmpegLogging.installCallback()
@@ -38,6 +39,8 @@ final class FrameEncoder {
         context.pointee.height = Int32(size.height)
         context.pointee.pix_fmt = format
         context.pointee.time_base = timeBase
+        // The nominal rate, for a time base finer than a frame (x264's rate control reads it).
+        if let frameRate { context.pointee.framerate = frameRate }
         context.pointee.thread_count = threads
         if groupOfPictures > 0 { context.pointee.gop_size = groupOfPictures }
         // A container with its own header (MP4) takes the codec's parameters there, not in-band.

@@ -13,6 +13,9 @@ public struct AudioBuffer {
     /// The session segment it belongs to, and the session's control (see ``VideoFrame``).
     var segment = 0
     var control: SessionControl?
+    /// Seconds from the start of the player's timeline, when a player presents it (an item of a
+    /// queue, a loop's pass): where an export places it.
+    var timelinePosition: Double?
 
     /// `true` once a seek has started a newer segment: the audio is no longer wanted.
     var isSuperseded: Bool { control?.isSuperseded(segment) ?? false }

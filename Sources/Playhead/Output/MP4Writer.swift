@@ -18,11 +18,24 @@ final class MP4Writer {
     private var videoStream: UnsafeMutablePointer<AVStream>?
     /// The encoder may keep a reference to what it is given: frames go through a copy it owns.
     private var staging: OwnedFrame?
-    private var nextPTS: Int64 = 0
+    private var lastPTS: Int64 = -1
     private var videoSize: PixelSize?
-    /// Where the picture's timeline begins, and its tick (seconds a frame): the first frame is
-    /// shown from there, so a picture that starts after its sound stays in sync.
-    private var videoStart: (time: MediaTime, tick: Double)?
+    /// Where the picture's timeline begins, the encoder's time unit (seconds) and a nominal
+    /// frame in units. Each frame is placed at its own time on the timeline (a source of
+    /// variable rate, a gap where a queue played sound alone); the first is shown from the
+    /// timeline's start, so a picture that starts after its sound stays in sync.
+    private var videoClock: (start: MediaTime, unit: Double, frame: Int64)?
+    /// Each frame's duration in units by its timestamp, for its packet (the encoder reorders).
+    private var durations: [Int64: Int64] = [:]
+    /// How far both streams are moved on, in seconds, once known: the picture's first packet is
+    /// decoded before its first frame is shown (the encoder's reordering delay), and the sound's
+    /// first samples are the encoder's priming. A fragmented MP4 has no edit list, and the muxer
+    /// would move each stream to 0 on its own, the picture later than the sound; moved on together
+    /// they start where they belong. Until the picture's first packet, the sound's wait in `early`.
+    private var startOffset: Double?
+    private var early: [OwnedPacket] = []
+    /// The picture's encoder was drained: no first packet is still to come.
+    private var pictureDrained = false
     /// The sound is fed by a player (``MP4Sink/soundInput()``): its first samples are placed at
     /// their time on the timeline, after silence when the sound starts later than the picture.
     private let placesSound: Bool
@@ -63,11 +76,15 @@ final class MP4Writer {
         let action = try refusing { () throws(MP4ExportPlan.Refusal) in try plan.videoBegan() }
         videoSize = info.size
         let tick = info.frameRate.map { Y4MSink.rational(forRate: $0) } ?? AVRational(num: 1, den: 25)
-        videoStart = (info.timelineStart, Double(tick.num) / Double(tick.den))
+        // A unit of at most 0.1 ms in which a nominal frame (tick.num / tick.den s) is whole.
+        let scale = max(1, (10_000 + tick.den - 1) / tick.den)
+        let timeBase = AVRational(num: 1, den: tick.den * scale)
+        videoClock = (info.timelineStart, 1 / Double(timeBase.den), Int64(tick.num) * Int64(scale))
         let perSecond = max(1, Int32((Double(tick.den) / Double(tick.num)).rounded()))
         let muxer = try openedMuxer()
-        let encoder = try FrameEncoder(named: "libx264", size: info.size, format: AV_PIX_FMT_YUV420P, timeBase: tick, target: path,
-                                       options: ["preset": preset, "crf": String(crf)], threads: 0, globalHeader: true, groupOfPictures: perSecond)
+        let encoder = try FrameEncoder(named: "libx264", size: info.size, format: AV_PIX_FMT_YUV420P, timeBase: timeBase, target: path,
+                                       options: ["preset": preset, "crf": String(crf)], threads: 0, globalHeader: true, groupOfPictures: perSecond,
+                                       frameRate: AVRational(num: tick.den, den: tick.num))
         videoStream = try Self.addStream(to: muxer, from: encoder.context, path: path)
         staging = try OwnedFrame(size: info.size, format: AV_PIX_FMT_YUV420P)
         self.encoder = encoder
@@ -75,33 +92,60 @@ final class MP4Writer {
     }
 
     func write(_ frame: VideoFrame) throws(PlayheadError) {
+        guard encoder != nil, let videoClock else { throw PlayheadError(code: .invalidState, message: "write before begin", file: path) }
+        let seconds = Self.seconds(frame.presentationTime, placedAt: frame.timelinePosition, from: videoClock.start)
+        var duration = videoClock.frame
+        if frame.duration.isNumeric, frame.duration.seconds > 0 {
+            duration = max(1, Int64((frame.duration.seconds / videoClock.unit).rounded()))
+        }
+        // A picture that starts after the timeline does is led in by its first frame, repeated at
+        // the nominal rate (as ffmpeg's constant-rate output does; a fragmented MP4 has no edit
+        // list to start it late, and one long first frame would hold every frame's decoding back).
+        if lastPTS < 0, let seconds, seconds.isFinite, seconds >= videoClock.unit * Double(videoClock.frame) {
+            let copies = Int64(min(seconds, Self.longestLeadingSilence) / (videoClock.unit * Double(videoClock.frame)))
+            for copy in 0..<copies { try encode(frame, at: copy * videoClock.frame, duration: videoClock.frame) }
+        }
+        try encode(frame, at: Self.timestamp(of: seconds, after: lastPTS, clock: videoClock), duration: duration)
+    }
+
+    private func encode(_ frame: VideoFrame, at pts: Int64, duration: Int64) throws(PlayheadError) {
         guard let encoder, let staging else { throw PlayheadError(code: .invalidState, message: "write before begin", file: path) }
+        // The encoder may keep what it is given until a later call: each frame goes in a copy.
         let writable = av_frame_make_writable(staging.pointer)
         let copied = writable >= 0 ? av_frame_copy(staging.pointer, frame.frame) : writable
         guard copied >= 0 else { throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: path) }
-        // A picture that starts after the timeline does is led in by its first frame, repeated (as
-        // ffmpeg's constant-rate output does): a fragmented MP4 has no edit list to start it late.
-        var copies = 1
-        if framesWritten == 0, let videoStart, videoStart.time.isNumeric, frame.presentationTime.isNumeric {
-            let offset = (frame.presentationTime - videoStart.time).seconds / videoStart.tick
-            if offset.isFinite, offset >= 1 { copies += Int(min(offset, Self.longestLeadingSilence / videoStart.tick).rounded(.down)) }
-        }
-        for _ in 0..<copies {
-            if copies > 1 {
-                let writable = av_frame_make_writable(staging.pointer)
-                let copied = writable >= 0 ? av_frame_copy(staging.pointer, frame.frame) : writable
-                guard copied >= 0 else { throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: path) }
-            }
-            staging.pointer.pointee.pts = nextPTS
-            nextPTS += 1
-            try encoder.encode(staging.pointer) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) }
-            framesWritten += 1
-        }
+        staging.pointer.pointee.pts = pts
+        durations[pts] = duration
+        lastPTS = pts
+        try encoder.encode(staging.pointer) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) }
+        framesWritten += 1
+    }
+
+    /// Seconds from the timeline's start: where a player placed it, else its time from `start`.
+    static func seconds(_ time: MediaTime, placedAt position: Double?, from start: MediaTime) -> Double? {
+        if let position { return position.isFinite ? position : nil }
+        guard time.isNumeric, start.isNumeric else { return nil }
+        let seconds = (time - start).seconds
+        return seconds.isFinite ? seconds : nil
+    }
+
+    /// Where a frame shown `seconds` into the timeline goes, in the encoder's units: at its time,
+    /// after the frame before it; the first frame at 0 unless led in (see `write`); a frame
+    /// without a time, a frame on.
+    static func timestamp(of seconds: Double?, after last: Int64, clock: (start: MediaTime, unit: Double, frame: Int64)) -> Int64 {
+        if last < 0 { return 0 }
+        guard let seconds else { return last + clock.frame }
+        let units = (seconds / clock.unit).rounded()
+        // Not a number, or past any timeline a file may hold: a frame on.
+        guard units.isFinite, units < Double(Int64.max / 4) else { return last + clock.frame }
+        return max(last + 1, Int64(units))
     }
 
     func finishVideo() throws(PlayheadError) {
         if plan.ended { return }
         if let encoder { try encoder.encode(nil) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) } }
+        pictureDrained = true
+        if plan.headerWritten, startOffset == nil { try settleStart(picture: nil) }
         try perform(plan.videoEnded())
     }
 
@@ -134,20 +178,22 @@ final class MP4Writer {
             throw PlayheadError(code: .invalidArgument, message: "the sound changed format mid-stream", file: path)
         }
         let encoder = try soundEncoder(audioInfo)
-        if placesSound, !soundPlaced {
+        if placesSound {
+            try silence(before: buffer, info: audioInfo, encoder: encoder, first: !soundPlaced)
             soundPlaced = true
-            try leadingSilence(before: buffer, info: audioInfo, encoder: encoder)
         }
         try encoder.encode(buffer.samples, frames: buffer.frameCount) { (packet) throws(PlayheadError) in try self.take(packet, sound: true) }
         audioFramesWritten += buffer.frameCount
     }
 
-    /// Silence from the timeline's start to the first samples (none when they are at the start).
-    private func leadingSilence(before buffer: AudioBuffer, info: AudioStreamInfo, encoder: AudioEncoder) throws(PlayheadError) {
-        guard buffer.presentationTime.isNumeric, info.timelineStart.isNumeric else { return }
-        let seconds = min((buffer.presentationTime - info.timelineStart).seconds, Self.longestLeadingSilence)
-        var missing = Int((seconds * Double(info.sampleRate)).rounded())
-        guard missing > 0 else { return }
+    /// Silence where the timeline has no sound: from its start to the first samples (none when
+    /// they are at the start), and over a gap of more than 40 ms before later ones (where a queue
+    /// played a picture alone), so the sound stays where the picture is.
+    private func silence(before buffer: AudioBuffer, info: AudioStreamInfo, encoder: AudioEncoder, first: Bool) throws(PlayheadError) {
+        guard let seconds = Self.seconds(buffer.presentationTime, placedAt: buffer.timelinePosition, from: info.timelineStart) else { return }
+        let due = Int((min(seconds, Double(audioFramesWritten) / Double(info.sampleRate) + Self.longestLeadingSilence) * Double(info.sampleRate)).rounded())
+        var missing = due - audioFramesWritten
+        guard missing > (first ? 0 : info.sampleRate / 25) else { return }
         let chunk = [Int16](repeating: 0, count: 4096 * info.channelCount)
         while missing > 0 {
             let frames = min(missing, 4096)
@@ -180,7 +226,9 @@ final class MP4Writer {
         _ = plan.abort()
         if plan.headerWritten {
             if let encoder { try? encoder.encode(nil) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) } }
+            pictureDrained = true
             if let audioEncoder { try? audioEncoder.finish { (packet) throws(PlayheadError) in try self.take(packet, sound: true) } }
+            if startOffset == nil { try? settleStart(picture: nil) }
         }
         release()
         isPartial = muxer.keepWhatWasWritten()
@@ -227,6 +275,7 @@ final class MP4Writer {
 
     private func complete() throws(PlayheadError) {
         guard let muxer else { return }
+        if startOffset == nil { try settleStart(picture: nil) }
         release()
         try muxer.finish()
     }
@@ -240,6 +289,8 @@ final class MP4Writer {
         audioStream = nil
         held = []
         heldBytes = 0
+        durations = [:]
+        early = []
     }
 
     /// A packet from an encoder: written when the header is, else held back (copied).
@@ -259,16 +310,59 @@ final class MP4Writer {
     }
 
     private func write(_ packet: UnsafeMutablePointer<AVPacket>, sound: Bool) throws(PlayheadError) {
+        if startOffset == nil {
+            if sound, videoStream != nil, !pictureDrained {
+                let copy = OwnedPacket()
+                let result = av_packet_ref(copy.pointer, packet)
+                guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "could not hold a packet", function: "av_packet_ref", result: result, file: path) }
+                early.append(copy)
+                return
+            }
+            try settleStart(picture: sound ? nil : packet)
+        }
+        try send(packet, sound: sound)
+    }
+
+    /// Fixes ``startOffset`` from the picture's first packet (if the file has a picture that made
+    /// one) and the sound encoder's priming, then writes the sound that waited for it.
+    private func settleStart(picture first: UnsafeMutablePointer<AVPacket>?) throws(PlayheadError) {
+        var lead = 0.0
+        if let first, let encoder {
+            let base = encoder.context.pointee.time_base
+            let dts = first.pointee.dts != FFmpegConstants.noPTS ? first.pointee.dts : first.pointee.pts
+            if dts != FFmpegConstants.noPTS, base.den != 0 { lead = max(lead, -Double(dts) * Double(base.num) / Double(base.den)) }
+        }
+        if audioStream != nil, let audioEncoder, audioEncoder.context.pointee.sample_rate > 0 {
+            lead = max(lead, Double(audioEncoder.context.pointee.initial_padding) / Double(audioEncoder.context.pointee.sample_rate))
+        }
+        // At most a few frames; a stray timestamp must not push the file minutes on.
+        startOffset = lead.isFinite ? min(lead, 10) : 0
+        let waiting = early
+        early = []
+        for packet in waiting { try send(packet.pointer, sound: true) }
+    }
+
+    private func send(_ packet: UnsafeMutablePointer<AVPacket>, sound: Bool) throws(PlayheadError) {
         guard let muxer else { return }
+        let stream: UnsafeMutablePointer<AVStream>
         if sound {
             // A sound the plan left out (it began too late) has no stream: its packets are dropped.
             guard let audioEncoder, let audioStream else { return }
+            stream = audioStream
             packet.pointee.stream_index = audioStream.pointee.index
             av_packet_rescale_ts(packet, audioEncoder.context.pointee.time_base, audioStream.pointee.time_base)
         } else {
             guard let encoder, let videoStream else { return }
+            stream = videoStream
             packet.pointee.stream_index = videoStream.pointee.index
+            if let duration = durations.removeValue(forKey: packet.pointee.pts) { packet.pointee.duration = duration }
             av_packet_rescale_ts(packet, encoder.context.pointee.time_base, videoStream.pointee.time_base)
+        }
+        let base = stream.pointee.time_base
+        if let startOffset, startOffset > 0, base.num > 0 {
+            let ticks = Int64((startOffset * Double(base.den) / Double(base.num)).rounded(.up))
+            if packet.pointee.pts != FFmpegConstants.noPTS { packet.pointee.pts += ticks }
+            if packet.pointee.dts != FFmpegConstants.noPTS { packet.pointee.dts += ticks }
         }
         // With two streams, the muxer interleaves them by time.
         if audioStream != nil && videoStream != nil { try muxer.writeInterleaved(packet) } else { try muxer.write(packet) }

@@ -54,6 +54,9 @@ public struct VideoFrame {
     /// superseded it while it waits to be shown).
     var segment = 0
     var control: SessionControl?
+    /// Seconds from the start of the player's timeline, when a player presents it (an item of a
+    /// queue, a loop's pass): where an export places it.
+    var timelinePosition: Double?
 
     init(presentationTime: MediaTime, duration: MediaTime, index: Int, source: String, size: PixelSize, pixelFormat: OutputPixelFormat,
          pixelFormatName: String, frame: UnsafeMutablePointer<AVFrame>, segment: Int = 0, control: SessionControl? = nil) {

@@ -81,7 +81,9 @@ final class AudioPresenter: AudioFormatNegotiating, SegmentFollowing, Sendable {
         } else {
             guard timeline.waitWhilePaused(cancelled: gone) else { return }
         }
-        try output.sink.write(buffer)
+        var placed = buffer
+        placed.timelinePosition = position
+        try output.sink.write(placed)
         timeline.audioPresented(position: position, duration: duration, frames: buffer.frameCount)
         item.notePresented(audioFrames: buffer.frameCount)
         let (drives, first) = state.withLock { s in

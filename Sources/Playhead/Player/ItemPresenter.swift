@@ -96,7 +96,9 @@ final class ItemPresenter: FrameSink, SegmentFollowing, Sendable {
             // As fast as possible, but a paused player holds its frames.
             guard timeline.waitWhilePaused(cancelled: gone) else { return }
         }
-        try output.write(frame)
+        var placed = frame
+        placed.timelinePosition = position
+        try output.write(placed)
         timeline.presented(position: position, duration: duration, lateness: lateness)
         item.notePresented(frameAt: frame.presentationTime)
         if first { events(.firstFramePresented) }

@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+@testable import Playhead
+
+/// An exported MP4 keeps every frame and the sound where the source has them, measured as a
+/// player that honours timestamps would (ffprobe's frame times; ffmpeg's decoded sound laid out by
+/// its timestamps): a source of variable frame rate keeps its frame times; a flash and a beep that
+/// coincide in the source coincide in the export, of a file and of a queue with gaps where an item
+/// has no sound or no picture.
+@Suite struct MP4TimingTests {
+    /// Where things are in a file, in seconds of its own timeline.
+    struct Timing {
+        var frameTimes: [Double]
+        var flash: Double?
+        var beep: Double?
+    }
+
+    /// `from`: where to start looking for the flash and the beep.
+    static func measure(_ path: String, from: Double = 0) async throws -> Timing {
+        let ffmpeg = try Reference.ffmpeg()
+        let times = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "frame=pts_time",
+                                                                                  "-of", "csv=p=0", path]), as: UTF8.self)
+            .split(separator: "\n").compactMap { Double($0.split(separator: ",").first ?? "") }
+        // Each frame as 8x8 grey, in decoding order with the times above.
+        let grey = try await Reference.run(ffmpeg, ["-v", "error", "-i", path, "-map", "0:v", "-fps_mode", "passthrough", "-s", "8x8", "-pix_fmt", "gray",
+                                                    "-f", "rawvideo", "-"])
+        #expect(grey.count == times.count * 64, "\(path): \(grey.count / 64) frames decoded, \(times.count) timed")
+        var flash: Double?
+        for (index, time) in times.enumerated() where (index + 1) * 64 <= grey.count && time >= from {
+            if grey[(index * 64)..<((index + 1) * 64)].reduce(0, { $0 + Int($1) }) / 64 > 128 {
+                flash = time
+                break
+            }
+        }
+        // The sound laid out on its timestamps from 0 (any gap between packets filled), mono.
+        let sound = try await Reference.run(ffmpeg, ["-v", "error", "-i", path, "-map", "0:a", "-af", "aresample=async=1:min_hard_comp=0.001:first_pts=0",
+                                                     "-ac", "1", "-ar", "48000", "-f", "s16le", "-"])
+        var beep: Double?
+        var index = Int(from * 48000) * 2
+        while index + 1 < sound.count {
+            let sample = Int16(bitPattern: UInt16(sound[index]) | UInt16(sound[index + 1]) << 8)
+            if abs(Int(sample)) > 3000 {
+                beep = Double(index / 2) / 48000
+                break
+            }
+            index += 2
+        }
+        return Timing(frameTimes: times, flash: flash, beep: beep)
+    }
+
+    /// Black at `rate` with a white flash and a 1 kHz beep at `at`; `timing` (an expression of N
+    /// for setpts) makes the frame rate vary.
+    static func flashAndBeep(_ path: String, duration: Double, at: Double, timing: String? = nil) async throws {
+        var video = "[0:v]drawbox=c=white:t=fill:enable='between(t,\(at),\(at + 0.02))'"
+        if let timing { video = "[0:v]setpts='(\(timing))/TB',drawbox=c=white:t=fill:enable='between(t,\(at),\(at + 0.02))'" }
+        _ = try await Reference.run(try Reference.ffmpeg(), [
+            "-v", "error", "-y", "-f", "lavfi", "-i", "color=black:s=320x240:r=30:d=\(duration * 3)", "-f", "lavfi", "-i", "sine=f=1000:sample_rate=48000:d=\(duration)",
+            "-filter_complex", video + "[v];[1:a]volume=volume=0:enable='not(between(t,\(at),\(at + 0.1)))'[a]",
+            "-map", "[v]", "-map", "[a]", "-t", String(duration), "-fps_mode", "vfr", "-c:v", "libx264", "-preset", "veryfast", "-c:a", "aac", path,
+        ])
+    }
+
+    static func play(_ arguments: [String], out: String) async throws {
+        let run = try await CLI.run(["play", "--format", "mp4", "--out", out] + arguments)
+        #expect(run.status == 0, "\(run.stderr)")
+    }
+
+    @Test func variableFrameRateKeepsEveryFrameAndTheSoundInPlace() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // 30 fps for a second, 10 fps for two, then 20 fps: the flash falls in the slow part.
+        let source = folder + "/vfr.mp4"
+        try await Self.flashAndBeep(source, duration: 4, at: 2.2, timing: "if(lt(N,30),N/30,if(lt(N,50),1+(N-30)/10,3+(N-50)/20))")
+        let original = try await Self.measure(source)
+        try #require(original.frameTimes.count > 50 && original.flash != nil && original.beep != nil, "\(original)")
+        try await Self.play([source], out: folder + "/p")
+        let export = try await Self.measure(folder + "/p/01-vfr.mp4/video.mp4")
+        #expect(export.frameTimes.count == original.frameTimes.count)
+        // Every frame where the source has it, the whole picture moved on by one shift (the
+        // encoder's reordering delay; a fragmented MP4 has no edit list).
+        let shift = (export.frameTimes.first ?? 0) - (original.frameTimes.first ?? 0)
+        #expect(shift >= 0 && shift < 0.2, "\(shift)")
+        let worst = zip(export.frameTimes, original.frameTimes).map { abs($0 - shift - $1) }.max() ?? .infinity
+        #expect(worst < 0.001, "a frame is \(worst) s from its time")
+        try Self.expectInSync(export, original, shift: shift)
+    }
+
+    @Test func aQueueKeepsTheSoundWithThePictureAcrossItemsWithoutOne() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let source = folder + "/flash.mp4"
+        try await Self.flashAndBeep(source, duration: 3, at: 1.5)
+        let original = try await Self.measure(source)
+        // A picture alone (2 s), a sound alone (2 s), then the flash: 4 s into the queue.
+        try await Self.play(["--queue", "--size", "320x240", try Fixtures.clip("video-only.mp4"), try Fixtures.clip("audio-only.m4a"), source], out: folder + "/q")
+        let export = try await Self.measure(folder + "/q/queue/video.mp4", from: 4.3)
+        let shift = export.frameTimes.first ?? 0
+        let flash = try #require(export.flash), expected = try #require(original.flash)
+        #expect(abs(flash - shift - 4 - expected) < 0.02, "the flash at \(flash - shift) s, not \(4 + expected)")
+        try Self.expectInSync(export, original, shift: shift)
+    }
+
+    /// The beep is as far from the flash as in the source (one AAC frame's leeway).
+    static func expectInSync(_ export: Timing, _ original: Timing, shift: Double, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let flash = try #require(export.flash, sourceLocation: sourceLocation), beep = try #require(export.beep, sourceLocation: sourceLocation)
+        let sourceGap = try #require(original.beep, sourceLocation: sourceLocation) - (try #require(original.flash, sourceLocation: sourceLocation))
+        #expect(abs((beep - flash) - sourceGap) < 0.022, "sound \(((beep - flash) - sourceGap) * 1000) ms from the picture (flash \(flash), beep \(beep))",
+                sourceLocation: sourceLocation)
+    }
+}
