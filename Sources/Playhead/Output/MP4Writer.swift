@@ -316,6 +316,9 @@ final class MP4Writer {
                 let result = av_packet_ref(copy.pointer, packet)
                 guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "could not hold a packet", function: "av_packet_ref", result: result, file: path) }
                 early.append(copy)
+                // A picture whose first packet is this far off (a slide every minute): the sound
+                // goes on, and the muxer moves the picture on by itself.
+                if early.count > Self.holdLimit.packets { try settleStart(picture: nil) }
                 return
             }
             try settleStart(picture: sound ? nil : packet)
