@@ -9,12 +9,22 @@ struct RunOutput: Sendable {
 
     var path: String { folder.path }
 
-    /// Opens `--out` (a failure: exit status 1, nothing touched).
+    /// Opens `--out` (a failure: exit status 1, nothing touched). A signal while waiting for
+    /// another run (`--wait`), or before the folder is ours, ends the command at once with
+    /// 128 + its number and leaves the folder as the other run left it.
     static func open(_ path: String, wait: Bool, inputs: [String]) async throws -> RunOutput {
-        do throws(PlayheadError) {
-            return RunOutput(folder: try await OutputFolder.open(path, wait: wait, protecting: inputs))
-        } catch {
-            throw CommandFailure(description: error.description)
+        let opening = Task { () async throws(PlayheadError) -> OutputFolder in try await OutputFolder.open(path, wait: wait, protecting: inputs) }
+        SignalWatcher.shared.onSignal { _ in opening.cancel() }
+        let result = await opening.result
+        // The command installs its own handling once it has the folder.
+        SignalWatcher.shared.onSignal { _ in }
+        if let status = SignalWatcher.shared.exitStatus {
+            Console.err("playhead: stopped before writing into \(path)\n")
+            throw CommandExit(status: status)
+        }
+        switch result {
+        case .success(let folder): return RunOutput(folder: folder)
+        case .failure(let error): throw CommandFailure(description: String(describing: error))
         }
     }
 
@@ -44,7 +54,7 @@ enum RunState: String, Encodable {
     case cancelled
 
     /// `finished`, or `cancelled` after a signal.
-    static var atTheEnd: RunState { SignalWatcher.shared.received == nil ? .finished : .cancelled }
+    static var atTheEnd: RunState { SignalWatcher.shared.settle() == nil ? .finished : .cancelled }
 
     /// The name of the signal that stopped the run, if one did.
     static var signalName: String? {
@@ -52,6 +62,7 @@ enum RunState: String, Encodable {
         case SIGINT?: return "SIGINT"
         case SIGTERM?: return "SIGTERM"
         case SIGHUP?: return "SIGHUP"
+        case SIGQUIT?: return "SIGQUIT"
         case let other?: return "signal \(other)"
         case nil: return nil
         }

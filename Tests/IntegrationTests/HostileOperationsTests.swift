@@ -176,10 +176,35 @@ import Testing
         #expect(second.status == 1)
         #expect(second.stderr.contains("output.outputBusy"), "\(second.stderr)")
         #expect(ContinuousClock.now - start < .seconds(5))
+        // A run waiting its turn that is stopped by a signal stops at once, and leaves the
+        // folder as the first run leaves it (it never took it: nothing cleaned, no summary).
+        let stopping = ContinuousClock.now
+        let stopped = try await HostileRun.signalled(["play", "--wait", "--format", "png", "--out", out, clip], signal: HostileRun.interrupt, after: .milliseconds(400))
+        #expect(stopped.status == 128 + HostileRun.interrupt && !stopped.killedBySignal, "\(stopped)")
+        #expect(ContinuousClock.now - stopping < .seconds(2), "a waiting run took \(ContinuousClock.now - stopping) to stop")
         let waited = try await CLI.run(["play", "--wait", "--format", "none", "--out", out, clip])
         #expect(try await first.status == 0)
         #expect(waited.status == 0)
         #expect(try Self.summary(out)["state"] as? String == "finished")
+    }
+
+    /// A run that waited for the folder and is then stopped before it began leaves the first
+    /// run's outputs (frames and summary) as they were.
+    @Test func aStoppedWaitingRunLeavesTheOtherRunsOutput() async throws {
+        let out = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        async let first = CLI.run(["play", "--realtime", "--format", "png", "--out", out, clip])
+        try await Task.sleep(for: .milliseconds(600))
+        // Signalled while it waits; it must not clean the folder once the first run lets go.
+        async let stopped = HostileRun.signalled(["play", "--wait", "--format", "png", "--out", out, clip], signal: HostileRun.terminate, after: .milliseconds(300))
+        #expect(try await first.status == 0)
+        #expect(try await stopped.status == 128 + HostileRun.terminate)
+        try await Task.sleep(for: .milliseconds(300))
+        let summary = try Self.summary(out)
+        #expect(summary["state"] as? String == "finished", "\(summary)")
+        let frames = try FileManager.default.contentsOfDirectory(atPath: out + "/01-h264-aac.mp4").filter { $0.hasPrefix("frame-") }
+        #expect(frames.count == 50, "\(frames.count) frames left of the first run's 50")
     }
 
     /// A file whose output name is longer than the file system allows fails alone
