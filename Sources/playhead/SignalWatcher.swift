@@ -2,15 +2,20 @@ import Dispatch
 import Glibc
 import Playhead
 
-/// SIGINT, SIGTERM and SIGHUP cancel the command cleanly: the first one runs the command's
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT (Ctrl-\\, which would otherwise print the runtime's crash
+/// report and carry on) cancel the command cleanly: the first one runs the command's
 /// cancellation (sessions stopped, outputs kept as far as they got, the summary written) and the
-/// command then exits with 128 + the signal's number (130, 143, 129). A second signal stops the
+/// command then exits with 128 + the signal's number (130, 143, 129, 131). A second signal stops the
 /// process at once. SIGPIPE is ignored: a reader gone away is a write error (`Console`).
 final class SignalWatcher: Sendable {
     static let shared = SignalWatcher()
 
     private struct State {
         var received: Int32?
+        /// The run's outcome was read for its summary: a signal from now on changes nothing
+        /// (the summary and the exit status must agree), but a second one still stops at once.
+        var settled = false
+        var lateSignals = 0
         var handler: (@Sendable (Int32) -> Void)?
         var sources: [any DispatchSourceSignal] = []
     }
@@ -27,7 +32,7 @@ final class SignalWatcher: Sendable {
         // it would have anyway. Ignoring the signals first (as on Darwin) would lose one that
         // came before the registration — under load that window is hundreds of milliseconds.
         let registered = DispatchSemaphore(value: 0)
-        for number in [SIGINT, SIGTERM, SIGHUP] {
+        for number in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [self] in received(number) }
             source.setRegistrationHandler { registered.signal() }
@@ -40,6 +45,15 @@ final class SignalWatcher: Sendable {
 
     /// The first signal received, if any.
     var received: Int32? { state.withLock { $0.received } }
+
+    /// The signal that decides how the run ended, read once for its summary: after this, a
+    /// signal no longer turns a finished run into a cancelled one (the work is done and said so).
+    func settle() -> Int32? {
+        state.withLock { s in
+            s.settled = true
+            return s.received
+        }
+    }
 
     /// The exit status a signal calls for (128 + its number).
     var exitStatus: Int32? { received.map { 128 + $0 } }
@@ -55,6 +69,11 @@ final class SignalWatcher: Sendable {
 
     private func received(_ number: Int32) {
         let (first, handler) = state.withLock { s -> (Bool, (@Sendable (Int32) -> Void)?) in
+            if s.settled, s.received == nil {
+                // The run is writing what it finished: only a second signal stops it.
+                s.lateSignals += 1
+                return (s.lateSignals < 2, nil)
+            }
             guard s.received == nil else { return (false, nil) }
             s.received = number
             return (true, s.handler)
