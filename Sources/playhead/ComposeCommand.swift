@@ -85,7 +85,7 @@ struct ComposeCommand: AsyncParsableCommand {
         paths = RawArguments.restoring(paths)
         if layer.isEmpty && grid == nil && layout == nil { throw ValidationError("give --layout, at least one --layer, or --grid with sources") }
         if grid == nil && !paths.isEmpty { throw ValidationError("sources after the options are for --grid") }
-        if !(duration > 0 && duration <= 86_400) { throw ValidationError("--duration must be 0 … 86400 seconds") }
+        if !(duration > 0 && duration <= 86_400) { throw ValidationError("--duration must be more than 0 and at most 86400 seconds") }
         if let anyRate = FrameRate(numerator: 1) {
             do throws(PlayheadError) {
                 try CompositionCanvas(size: size, frameRate: anyRate).check()
@@ -106,6 +106,9 @@ struct ComposeCommand: AsyncParsableCommand {
         guard let parsed = FrameRate(parsing: rate), parsed.value >= 0.001, parsed.value <= 1000 else {
             throw ValidationError("--rate must be 0.001 … 1000 frames per second: a number (30, 29.97) or N/D (30000/1001), not \(rate)")
         }
+        if (duration * parsed.value).rounded(.down) < 1 {
+            throw ValidationError("--duration \(duration) s at \(rate) frames per second holds no frame: at least \(1 / parsed.value) s")
+        }
         let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
         if !presets.contains(preset) { throw ValidationError("--preset must be one of \(presets.joined(separator: ", "))") }
         if !(0...51).contains(crf) { throw ValidationError("--crf must be 0 … 51") }
@@ -115,7 +118,7 @@ struct ComposeCommand: AsyncParsableCommand {
     func run() async throws {
         guard let rate = FrameRate(parsing: rate), let colour = RGBColor(parsing: background) else { throw ValidationError("bad --rate or --background") }
         let canvas = CompositionCanvas(size: size, frameRate: rate, background: colour)
-        var specs = try layout.map { try LayerSpec.layoutFile($0) } ?? []
+        var specs = try layout.map { try LayerSpec.layoutFile($0, timeout: sourceOptions.timeout) } ?? []
         specs += try layer.map { try LayerSpec(parsing: $0) }
         if let grid { specs += try LayerSpec.grid(grid, sources: paths, canvas: size, zBase: (specs.map(\.z).max() ?? -1) + 1) }
         let frames = Int((duration * rate.value).rounded(.down))

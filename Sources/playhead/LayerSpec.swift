@@ -60,6 +60,7 @@ struct LayerSpec {
             audio = value
         }
         if let unknown = values.keys.sorted().first { throw ValidationError("--layer: unknown key \(unknown)") }
+        try checkLoopedRange("--layer")
     }
 
     private mutating func setRange(_ key: String, _ value: Double) throws {
@@ -106,7 +107,7 @@ struct LayerSpec {
 
     /// The layers of a JSON layout file (at most 1 MiB, 64 layers); relative sources are found
     /// beside the file.
-    static func layoutFile(_ path: String) throws -> [LayerSpec] {
+    static func layoutFile(_ path: String, timeout: Double) throws -> [LayerSpec] {
         struct Entry: Decodable {
             struct Range: Decodable { var start: Double?; var duration: Double? }
             var source: String?
@@ -127,9 +128,7 @@ struct LayerSpec {
                 if let count = try? container.decode(Int.self) { self = .count(count) } else { self = .text(try container.decode(String.self)) }
             }
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw ValidationError("cannot read the layout \(path)") }
-        defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: 1 << 20 + 1)) ?? Data()
+        let data = try BoundedRead.contents(of: path, limit: 1 << 20, timeout: timeout, what: "the layout")
         guard data.count <= 1 << 20 else { throw ValidationError("the layout \(path) is over 1 MiB: not a layout") }
         let entries: [Entry]
         do {
@@ -138,6 +137,18 @@ struct LayerSpec {
             throw ValidationError("the layout \(path) is not a JSON array of layers (\(error))")
         }
         guard (1...64).contains(entries.count) else { throw ValidationError("the layout \(path) holds 1 … 64 layers") }
+        // A misspelt key would otherwise be dropped without a word (as --layer refuses one).
+        let known: Set<String> = ["source", "sources", "rect", "z", "gravity", "loop", "timeRange", "afterEnd", "audio"]
+        if let objects = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] {
+            for (index, object) in objects.enumerated() {
+                if let unknown = object.keys.filter({ !known.contains($0) }).sorted().first {
+                    throw ValidationError("layer \(index + 1) of \(path): unknown key \"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
+                }
+                if let range = object["timeRange"] as? [String: Any], let unknown = range.keys.filter({ !["start", "duration"].contains($0) }).sorted().first {
+                    throw ValidationError("layer \(index + 1) of \(path): unknown key \"timeRange.\(unknown)\" (known: start, duration)")
+                }
+            }
+        }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         return try entries.enumerated().map { index, entry in
             let what = "layer \(index + 1) of \(path)"
@@ -145,6 +156,7 @@ struct LayerSpec {
             guard !named.isEmpty, named.count <= 1000, entry.source == nil || entry.sources == nil else {
                 throw ValidationError("\(what) needs \"source\" or \"sources\" (one of them)")
             }
+            guard !named.contains(where: \.isEmpty) else { throw ValidationError("\(what) has an empty source") }
             guard entry.rect.count == 4, entry.rect.allSatisfy({ (0...16384).contains($0) }) else {
                 throw ValidationError("\(what): \"rect\" is [x, y, width, height] in canvas pixels")
             }
@@ -164,10 +176,18 @@ struct LayerSpec {
                 if let duration = entry.timeRange?.duration { try spec.setRange("duration", duration) }
                 if let afterEnd = entry.afterEnd { spec.afterEnd = try Self.afterEnd(afterEnd) }
                 spec.audio = entry.audio ?? false
+                try spec.checkLoopedRange("layer \(index + 1)")
             } catch let error as ValidationError {
                 throw ValidationError("\(what): \(error.message)")
             }
             return spec
+        }
+    }
+
+    /// A looped range that short would be read again thousands of times a second.
+    func checkLoopedRange(_ what: String) throws {
+        if let duration, duration < 0.01, loop != .once {
+            throw ValidationError("\(what): a looped range must last at least 0.01 s, not \(duration)")
         }
     }
 

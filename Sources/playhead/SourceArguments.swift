@@ -7,7 +7,7 @@ struct SourceArguments: ParsableArguments {
     var timeout: Double = 15
 
     func validate() throws {
-        if !(timeout > 0 && timeout <= 86_400) { throw ValidationError("--timeout must be 0 … 86400 seconds") }
+        if !(timeout > 0 && timeout <= 86_400) { throw ValidationError("--timeout must be more than 0 and at most 86400 seconds") }
     }
 
     var assetOptions: AssetOptions {

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// `playhead compose` end to end: a grid and layers into a Y4M that ffprobe reads with exactly
@@ -202,7 +203,9 @@ import Testing
     /// Layout files that are not layouts are refused before anything is written.
     @Test(arguments: ["not json", "{}", "[]", #"[{"rect": [0, 0, 2, 2]}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2]}]"#,
                       #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "audio": true}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "loop": 0}]"#,
-                      #"[{"source": "a.mp4", "sources": ["b.mp4"], "rect": [0, 0, 2, 2]}]"#])
+                      #"[{"source": "a.mp4", "sources": ["b.mp4"], "rect": [0, 0, 2, 2]}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "gravty": "stretch"}]"#,
+                      #"[{"source": "", "rect": [0, 0, 2, 2]}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "timeRange": {"start": 1, "lenght": 2}}]"#,
+                      #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "loop": "forever", "timeRange": {"duration": 0.0001}}]"#])
     func badLayoutsAreUsageErrors(text: String) async throws {
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
@@ -210,6 +213,52 @@ import Testing
         let run = try await CLI.run(["compose", "--layout", out + "/layout.json", "--size", "64x36", "--duration", "1", "--out", out + "/o"])
         #expect(run.status == 2, "\(text): \(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out + "/o"))
+    }
+
+    /// Requests that would give nothing usable, or run away, are usage errors before anything is
+    /// written: less than one frame of output, a looped range of a fraction of a millisecond; the
+    /// edge of what is allowed is accepted (0.001 fps).
+    @Test func degenerateRequestsAreRefusedAndEdgesAccepted() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let layer = "x=0,y=0,w=64,h=36,source=\(clip)"
+        for arguments in [["--rate", "25", "--duration", "0.039", "--layer", layer],
+                          ["--rate", "30", "--duration", "1", "--layer", "x=0,y=0,w=64,h=36,loop=forever,duration=0.0001,source=\(clip)"]] {
+            let run = try await CLI.run(["compose", "--size", "64x36", "--out", out + "/o.mp4"] + arguments)
+            #expect(run.status == 2, "\(arguments): \(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out + "/o.mp4"))
+        }
+        let slow = try await CLI.run(["compose", "--size", "64x36", "--rate", "0.001", "--duration", "1000", "--format", "none", "--out", out + "/slow", "--layer", layer])
+        #expect(slow.status == 0, "\(slow.stderr)")
+    }
+
+    /// A layout read from a FIFO that nobody writes to gives up after --timeout (a usage error),
+    /// and a signal stops it at once; nothing is written either way.
+    @Test func aLayoutThatNeverComesDoesNotHold() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let fifo = out + "/layout.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let start = ContinuousClock.now
+        let timedOut = try await CLI.run(["compose", "--layout", fifo, "--timeout", "1", "--size", "64x36", "--duration", "1", "--out", out + "/o"])
+        #expect(timedOut.status == 2 && timedOut.stderr.contains("not read within"), "\(timedOut.stderr)")
+        #expect(ContinuousClock.now - start < .seconds(4))
+        let signalled = try await HostileRun.signalled(["compose", "--layout", fifo, "--size", "64x36", "--duration", "1", "--out", out + "/o"],
+                                                       signal: HostileRun.interrupt, after: .milliseconds(700))
+        #expect(signalled.status == 128 + HostileRun.interrupt && !signalled.killedBySignal, "\(signalled)")
+        #expect(!FileManager.default.fileExists(atPath: out + "/o"))
+    }
+
+    /// An output name as long as the file system allows is written (its temporary name is cut).
+    @Test func theLongestNameIsWritten() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let name = out + "/" + String(repeating: "a", count: 251) + ".mp4"
+        let run = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--out", name, "--layer", "x=0,y=0,w=64,h=36,source=\(try Fixtures.clip("h264-aac.mp4"))"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(FileManager.default.fileExists(atPath: name))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).count == 1, "no temporary file left")
     }
 
     /// A layer outside the canvas is refused, naming it.

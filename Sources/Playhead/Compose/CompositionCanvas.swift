@@ -23,7 +23,7 @@ public struct CompositionCanvas: Sendable, Hashable {
         // FFmpeg's check logs why it refuses: through Playhead's callback, never to stderr.
         FFmpegLogging.installCallback()
         guard w >= 2, h >= 2, w % 2 == 0, h % 2 == 0, w <= 16384, h <= 16384, av_image_check_size(UInt32(w), UInt32(h), 0, nil) >= 0 else {
-            throw PlayheadError(code: .invalidArgument, message: "the canvas must be an even size from 2x2 to 16384x16384 that FFmpeg can allocate, not \(size)")
+            throw PlayheadError(code: .invalidArgument, message: "the canvas must be an even size, 2 … 16384 a side and small enough for FFmpeg to allocate (about 268 million pixels with its margins), not \(size)")
         }
     }
 
@@ -53,7 +53,7 @@ public struct FrameRate: Sendable, Hashable, CustomStringConvertible {
         } else if let value = Double(text), value.isFinite, value > 0, value <= 1000 {
             // 29.97, 23.976, 59.94: the NTSC rates N × 1000/1001, as people write them.
             let ntsc = (value * 1.001).rounded()
-            if value.rounded() != value, abs(value - ntsc / 1.001) < 0.005 {
+            if ntsc >= 1, value.rounded() != value, abs(value - ntsc / 1.001) < 0.005 {
                 self.init(numerator: Int(ntsc) * 1000, denominator: 1001)
             } else {
                 let scaled = (value * 1000).rounded()

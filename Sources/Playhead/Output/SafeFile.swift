@@ -31,9 +31,11 @@ package final class SafeFile {
 
     deinit { discard() }
 
-    /// Creates the temporary file for `path`: `.<name>.<random>.partial` beside it.
+    /// Creates the temporary file for `path`: `.<name>.<random>.partial` beside it (a name too
+    /// long to take the additions is cut, so any name the file system holds can be written).
     package static func create(for path: String) throws(PlayheadError) -> SafeFile {
-        let (folder, name) = split(path)
+        let (folder, full) = split(path)
+        let name = full.utf8.count > 200 ? String(decoding: full.utf8.prefix(120), as: UTF8.self) + "~" : full
         for _ in 0..<16 {
             let candidate = folder + "." + name + "." + randomSuffix() + ".partial"
             let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
