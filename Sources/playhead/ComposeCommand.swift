@@ -206,7 +206,10 @@ struct ComposeCommand: AsyncParsableCommand {
             }
         }
         if let index = specs.firstIndex(where: \.audio) {
-            summary.audio = ComposeAudioReport(source: SourceRedaction.redacted(specs[index].sources[0]), error: report.audioFailure.map(ErrorReport.init))
+            let silent = report.soundlessSources.map(SourceRedaction.redacted)
+            summary.audio = ComposeAudioReport(source: SourceRedaction.redacted(specs[index].sources[0]), error: report.audioFailure.map(ErrorReport.init),
+                                               silent: silent.isEmpty ? nil : silent)
+            if !json, !silent.isEmpty { Console.err("  the sound's layer has no sound in: \(silent.joined(separator: ", "))\n") }
         }
         for (index, id) in ids.enumerated() {
             guard let account = report.layers.first(where: { $0.id == id }) else { continue }
@@ -255,4 +258,6 @@ struct ComposeLayerReport: Encodable {
 struct ComposeAudioReport: Encodable {
     var source: String
     var error: ErrorReport?
+    /// Items of the sound's layer that have no sound: silent where they played.
+    var silent: [String]?
 }

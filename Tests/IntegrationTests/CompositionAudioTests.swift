@@ -90,6 +90,46 @@ import Testing
         #expect(tail.allSatisfy { abs($0) < 64 }, "the cleared layer is silent after it ends")
     }
 
+    /// Music under a composition: a layer of sound alone (1.5 s of the chirp, no picture) loops
+    /// the sound for the whole canvas, seam for seam, and draws nothing; a sound layer whose
+    /// source has no sound says so in the summary.
+    @Test func aLayerOfSoundAloneLoopsTheSound() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let clip = try await Self.chirpClip(in: folder)
+        let music = folder + "/music.m4a"
+        _ = try await Reference.run(try Reference.ffmpeg(), ["-v", "error", "-i", clip, "-map", "0:a", "-t", "1.5", "-c:a", "aac", "-b:a", "192k", music])
+        let run = try await CLI.run(["compose", "--json", "--size", "160x90", "--rate", "25", "--duration", "4", "--out", folder + "/o.mp4",
+                                     "--layer", "x=0,y=0,w=160,h=90,source=\(try Fixtures.clip("h264-aac.mp4"))",
+                                     "--layer", "x=0,y=0,w=160,h=90,z=1,loop=forever,audio=yes,source=\(music)"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let layers = try #require(summary["layers"] as? [[String: Any]])
+        #expect(layers.count == 2 && layers[1]["framesShown"] as? Int == 0 && (layers[1]["loopsCompleted"] as? Int ?? 0) >= 2 && layers[1]["error"] == nil, "\(layers)")
+        #expect(layers[0]["framesShown"] as? Int == 100, "the picture below shows through: \(layers)")
+        // The music lasts 1.5 s (72000 samples: ffmpeg decodes the last AAC frame's padding too).
+        let source = try await Self.samples(music)
+        #expect(source.count >= 72_000 && source.count < 74_000, "\(source.count)")
+        let output = try await Self.samples(folder + "/o.mp4")
+        #expect(abs(output.count - 192_000) < 4096, "\(output.count)")
+        // The music's samples again and again, each 0.1 s at one shift.
+        let expected = (0..<4).flatMap { _ in source.prefix(72_000) }
+        let whole = Self.lag(of: output, against: expected, window: 4800..<9600, in: -4096...4096)
+        #expect(whole.correlation > 0.98, "\(whole)")
+        // (The window that ends at a seam is left out: the end of the music, encoded once already,
+        // is where AAC is least faithful; the window that starts there shows the seam's exactness.)
+        for start in stride(from: 0, to: 192_000 - 9600, by: 4800) where (start + 4800) % 72_000 != 0 {
+            let window = start..<(start + 4800)
+            let local = Self.lag(of: output, against: expected, window: window, in: (whole.lag - 64)...(whole.lag + 64))
+            #expect(local.lag == whole.lag && local.correlation > 0.9, "window at \(Double(start) / 48000) s: shift \(local.lag), not \(whole.lag) (\(local.correlation))")
+        }
+        // A sound layer without sound: the summary names it.
+        let silent = try await CLI.run(["compose", "--json", "--size", "160x90", "--duration", "1", "--out", folder + "/s.mp4",
+                                        "--layer", "x=0,y=0,w=160,h=90,audio=yes,source=\(try Fixtures.clip("video-only.mp4"))"])
+        let quiet = try #require(try JSONSerialization.jsonObject(with: Data(silent.stdout.utf8)) as? [String: Any])
+        #expect(((quiet["audio"] as? [String: Any])?["silent"] as? [String])?.first?.hasSuffix("video-only.mp4") == true, "\(quiet)")
+    }
+
     /// Sound is refused where it cannot be written, and from two layers.
     @Test func soundNeedsAnMP4AndOneLayer() async throws {
         let clip = try Fixtures.clip("h264-aac.mp4")

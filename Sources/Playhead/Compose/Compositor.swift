@@ -150,6 +150,7 @@ public final class Compositor: Sendable {
                 }
                 try audio.samples(upTo: audio.sample(at: time), passes: soundPasses, into: &started.sounds[slot].samples)
                 report.audioFailure = audio.failure
+                report.soundlessSources = audio.soundless.sorted().map { sound.layer.assets[$0].source }
             }
             /// Passes no longer needed: a second behind the sound, or anything before `time` for
             /// layers that give no sound.
@@ -276,6 +277,8 @@ public struct CompositionReport: Sendable {
     public var lateness: LatenessHistogram?
     /// Why the sound layer's audio stopped (silence from then on), if it did.
     public var audioFailure: PlayheadError?
+    /// The sound layer's items that played without sound, having none.
+    public var soundlessSources: [String] = []
 }
 
 /// One layer's account of a composition.

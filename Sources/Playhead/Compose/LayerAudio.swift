@@ -30,6 +30,8 @@ final class LayerAudio {
     private var readerPass: Int?
     /// The first failure (the audio then stays silent); reported with the layer.
     private(set) var failure: PlayheadError?
+    /// The items that have no sound (silent where they play).
+    private(set) var soundless: Set<Int> = []
 
     init(assets: [Asset], format: AudioStreamInfo, interrupt: InterruptFlag) {
         self.assets = assets
@@ -72,7 +74,7 @@ final class LayerAudio {
                 } catch {
                     if error.code == .cancelled { throw error }
                     // An item without audio is silent; any other failure ends the layer's sound.
-                    if error.code != .noStreams { failure = error }
+                    if error.code != .noStreams { failure = error } else { soundless.insert(pass.item) }
                     reader = nil
                 }
             }

@@ -15,6 +15,9 @@ final class LayerReader {
     private let canvasSize: PixelSize
 
     private var reader: MediaReader?
+    /// The current item has sound and no picture (music under a composition): it draws nothing
+    /// for this long, and its sound plays if the layer gives the composition's.
+    private var soundLength: MediaTime?
     private var demuxerOwner: Asset?
     private var converter: FrameConverter?
     /// Where the current item's frames start (its time range's start, or its first frame).
@@ -106,9 +109,18 @@ final class LayerReader {
             if tries > 10_000 {
                 throw PlayheadError(code: .decodeFailed, message: "the layer's items hold no time to play", file: layer.assets.first?.source)
             }
-            let reader = try openItem()
+            let opened = try openItem()
             if let last = self.passes.indices.last, self.passes[last].sourceStart == nil { self.passes[last].sourceStart = itemStart }
             let offset = timeline.offset(at: time)
+            guard let reader = opened else {
+                // Sound alone: nothing drawn until the pass has lasted the item's length.
+                guard let soundLength else { throw PlayheadError(code: .invalidState, message: "no item open", file: nil) }
+                if !(offset < soundLength) {
+                    advance(length: soundLength)
+                    continue
+                }
+                return nil
+            }
             if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
                 advance(length: range.duration)
                 continue
@@ -144,10 +156,29 @@ final class LayerReader {
         if !next || timeline.item != item { closeItem() }
     }
 
-    private func openItem() throws(PlayheadError) -> MediaReader {
+    /// The current item's reader; nil for an item of sound alone (``soundLength`` is then set).
+    private func openItem() throws(PlayheadError) -> MediaReader? {
         if let reader { return reader }
+        if soundLength != nil { return nil }
         let asset = layer.assets[timeline.item]
         let demuxer = try asset.openDemuxer(interrupt: interrupt)
+        if demuxer.video == nil, let audio = demuxer.audio {
+            defer { asset.giveBack(demuxer) }
+            let audioStart = audio.startTime ?? .zero
+            guard let full = audio.duration, full.isNumeric, full > .zero else {
+                throw PlayheadError(code: .noVideoTrack, message: "a sound-only item needs a known duration to be played in a layer", file: demuxer.source)
+            }
+            let start = layer.timeRange?.start ?? audioStart
+            var length = full - (start - audioStart)
+            if let range = layer.timeRange, range.duration.isNumeric, range.duration < length { length = range.duration }
+            guard length > .zero else {
+                throw PlayheadError(code: .decodeFailed, message: "the item holds no time to play", file: demuxer.source)
+            }
+            itemStart = start
+            soundLength = length
+            converter = nil
+            return nil
+        }
         let opened: MediaReader
         do throws(PlayheadError) {
             opened = try MediaReader(demuxer: demuxer, threads: 0)
@@ -182,5 +213,6 @@ final class LayerReader {
         reader = nil
         demuxerOwner = nil
         converter = nil
+        soundLength = nil
     }
 }
