@@ -169,7 +169,7 @@ struct ComposeCommand: AsyncParsableCommand {
                 return await compositor.render(frames: frames, into: Y4MSink(path: file, replacing: false), realtime: clock)
             }
             if format == .mp4 {
-                return await compositor.render(frames: frames, into: MP4Sink(path: folder + "/video.mp4", preset: preset, crf: crf), realtime: clock)
+                return await compositor.render(frames: frames, into: MP4Sink(path: folder + "/video.mp4", preset: preset, crf: crf, replacing: false), realtime: clock)
             }
             return await compositor.render(frames: frames, into: PlayJob.makeSink(format: format, folder: folder, native: false), realtime: clock)
         }

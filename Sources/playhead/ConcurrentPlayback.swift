@@ -100,7 +100,8 @@ struct ConcurrentPlayback {
         let key = job.folderName, folder = folder ?? "", native = command.size == nil
         if format == .mp4 {
             // One file: the sound goes into the MP4 beside the picture.
-            let mp4 = MP4Sink(path: folder + "/video.mp4")
+            // In a folder of ours, cleaned of what earlier runs wrote: a file still there is not ours.
+            let mp4 = MP4Sink(path: folder + "/video.mp4", replacing: false)
             let sound = command.noAudio ? nil : mp4.soundInput()
             return await coordinator.submit(request, output: { RecordingSink(mp4, log: log, key: { _ in key }) }, audioOutput: { sound })
         }
@@ -239,7 +240,7 @@ struct PlayJob: Sendable {
     /// is still decoded, as a decode-only run should). A file without audio leaves no WAV behind.
     /// (For `mp4` the sound goes into the MP4: see ``MP4Sink/soundInput()``.)
     static func makeAudioSink(format: PlayCommand.DumpFormat, folder: String) -> any AudioSink {
-        format == .none ? NullAudioSink() : WAVSink(path: folder + "/audio.wav")
+        format == .none ? NullAudioSink() : WAVSink(path: folder + "/audio.wav", replacing: false)
     }
 
     /// The sink for a dump format, writing into `folder`.
@@ -247,8 +248,8 @@ struct PlayJob: Sendable {
         switch format {
         case .png: return ImageSequenceSink(directory: folder, format: .png)
         case .ppm: return ImageSequenceSink(directory: folder, format: .ppm)
-        case .y4m: return Y4MSink(path: folder + "/frames.y4m")
-        case .mp4: return MP4Sink(path: folder + "/video.mp4")
+        case .y4m: return Y4MSink(path: folder + "/frames.y4m", replacing: false)
+        case .mp4: return MP4Sink(path: folder + "/video.mp4", replacing: false)
         case .none: return NullSink(pixelFormat: native ? .native : .yuv420p)
         }
     }

@@ -33,10 +33,12 @@ import Testing
             let outcome = try await HostileRun.signalled(arguments, signal: signal, after: delay)
             if !FileManager.default.fileExists(atPath: out + "/summary.json") {
                 // Only a signal that came before the run began (while the process was still
-                // starting or checking its arguments) may leave no summary — and then nothing else.
+                // starting, checking its arguments or taking the folder's lock) may leave no
+                // summary — and then nothing else but the (empty) lock file.
                 let stopped = outcome.killedBySignal ? outcome.status == signal : outcome.status == 128 + signal
                 #expect(stopped, "\(command) after \(delay): status \(outcome.status), no summary, \(outcome.stderr)")
-                #expect(try FileManager.default.contentsOfDirectory(atPath: out).isEmpty, "\(command) after \(delay) wrote without a summary")
+                let left = try FileManager.default.contentsOfDirectory(atPath: out).filter { $0 != ".playhead.lock" }
+                #expect(left.isEmpty, "\(command) after \(delay) wrote without a summary: \(left)")
                 continue
             }
             #expect(!outcome.killedBySignal, "\(command) died of signal \(signal) after \(delay): \(outcome.stderr)")
@@ -134,6 +136,49 @@ import Testing
         #expect(refused.status == 1)
         #expect(FileManager.default.contents(atPath: other + "/summary.json") == Data("mine".utf8))
         #expect(!FileManager.default.fileExists(atPath: other + "/01-h264-aac.mp4"))
+    }
+
+    /// A file someone saved into one of playhead's own folders under an output name (over an
+    /// earlier run's `video.mp4`, as an extra `frame-000003.png`), or an earlier output edited
+    /// since, is not the earlier run's any more: a rerun leaves it byte for byte and the output
+    /// that wanted the name fails with `output.outputExists`; what is unchanged is taken back.
+    @Test func aFileSavedIntoOurFolderUnderAnOutputNameIsLeftAlone() async throws {
+        let out = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let first = try await CLI.run(["play", "--out", out, clip])
+        #expect(first.status == 0, "\(first.stderr)")
+        let folder = out + "/01-h264-aac.mp4"
+        let mine = Data("the user's own file".utf8)
+        // Saved over a frame of the earlier run (same name, new content), and one frame edited in place.
+        try FileManager.default.removeItem(atPath: folder + "/frame-000003.png")
+        try mine.write(to: URL(fileURLWithPath: folder + "/frame-000003.png"))
+        let handle = try #require(FileHandle(forWritingAtPath: folder + "/frame-000007.png"))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("edited".utf8))
+        try handle.close()
+        let edited = try #require(FileManager.default.contents(atPath: folder + "/frame-000007.png"))
+        let rerun = try await CLI.run(["play", "--json", "--out", out, clip])
+        #expect(rerun.status == 1, "\(rerun.stderr)")
+        #expect(FileManager.default.contents(atPath: folder + "/frame-000003.png") == mine)
+        #expect(FileManager.default.contents(atPath: folder + "/frame-000007.png") == edited)
+        let files = try #require(try Self.summary(out)["files"] as? [[String: Any]])
+        #expect((files.first?["error"] as? [String: Any])?["code"] as? String == "output.outputExists", "\(files)")
+        // An MP4 export whose file was replaced by the user's: refused at once, the file kept.
+        let compose = out + "/c"
+        let made = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--format", "mp4", "--out", compose, "--layer", "x=0,y=0,w=64,h=36,source=\(clip)"])
+        #expect(made.status == 0, "\(made.stderr)")
+        try FileManager.default.removeItem(atPath: compose + "/composition/video.mp4")
+        try mine.write(to: URL(fileURLWithPath: compose + "/composition/video.mp4"))
+        let again = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--format", "mp4", "--out", compose, "--layer", "x=0,y=0,w=64,h=36,source=\(clip)"])
+        #expect(again.status == 1 && again.stderr.contains("not this run's"), "\(again.stderr)")
+        #expect(FileManager.default.contents(atPath: compose + "/composition/video.mp4") == mine)
+        // Once the user's file is gone, the folder is the runs' again.
+        try FileManager.default.removeItem(atPath: compose + "/composition/video.mp4")
+        let last = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--format", "mp4", "--out", compose, "--layer", "x=0,y=0,w=64,h=36,source=\(clip)"])
+        #expect(last.status == 0, "\(last.stderr)")
+        let rerunOfRerun = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--format", "mp4", "--out", compose, "--layer", "x=0,y=0,w=64,h=36,source=\(clip)"])
+        #expect(rerunOfRerun.status == 0, "an unchanged output is taken back: \(rerunOfRerun.stderr)")
     }
 
     /// Links planted at every name a run writes (its record, its lock, its summary and sheet, an

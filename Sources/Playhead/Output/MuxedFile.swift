@@ -1,4 +1,5 @@
 import CFFmpeg
+import Glibc
 
 /// A libavformat muxer writing one file through custom I/O into a ``SafeFile``: FFmpeg never opens
 /// a path itself, so the file is created the safe way, synced, and renamed into place only when
@@ -16,9 +17,14 @@ final class MuxedFile {
     private static let bufferSize: Int32 = 1 << 16
 
     /// A muxer of `format` (`wav`, `yuv4mpegpipe`, `mp4`, …) for `path`.
-    /// With `replacing` false, a file already at `path` when it completes is left alone (and the
-    /// completion fails with `output.exists`).
+    /// With `replacing` false, a file already at `path` is left alone: the muxer is refused at once
+    /// (`output.exists`) rather than after all the work, and a file that takes the name meanwhile
+    /// makes the completion fail the same way.
     convenience init(path: String, format: String, replacing: Bool = true) throws(PlayheadError) {
+        var info = stat()
+        if !replacing, lstat(path, &info) == 0 {
+            throw PlayheadError(code: .outputExists, message: "\(path) already exists and is not this run's: left alone", file: path)
+        }
         try self.init(format: format, name: path) { () throws(PlayheadError) in
             let file = try SafeFile.create(for: path)
             file.replacesExisting = replacing

@@ -123,6 +123,7 @@ package final class OutputFolder: Sendable {
                 results[i] = .failure(SafeFile.posixError("could not create", path: target, file: target))
                 continue
             }
+            WrittenLog.reset(in: temporary)
             guard Self.mark(temporary), let found = Self.lookUp(temporary) else {
                 let error = SafeFile.posixError("could not create", path: target, file: target)
                 Self.removeMarkedFolder(temporary)
@@ -152,6 +153,7 @@ package final class OutputFolder: Sendable {
             let code = errno
             Self.removeMarkedFolder(entry.temporary)
             if code == EINVAL || code == ENOSYS, mkdir(target, 0o755) == 0, Self.mark(target), let found = Self.lookUp(target) {
+                WrittenLog.reset(in: target)
                 // A file system without RENAME_NOREPLACE: mkdir takes a free name atomically too.
                 state.withLock {
                     $0.manifest.record(name, kind: .folder, identity: found.identity)
@@ -173,11 +175,16 @@ package final class OutputFolder: Sendable {
     }
 
     /// Removes what earlier runs wrote in one of our folders: regular files (or links) with
-    /// playhead's output names, owned by this user, that are not inputs of this run.
+    /// playhead's output names, owned by this user, that are not inputs of this run, and that the
+    /// folder's ``WrittenLog`` names as they are now (a file saved there by someone else under
+    /// such a name, or edited since, stays); temporary files of ours go whatever they hold.
     private func clean(_ folder: String) {
         guard let directory = opendir(folder) else { return }
         defer { closedir(directory) }
         let inputs = state.withLock { $0.inputs }
+        // A folder from a version that kept no log: names decide, as they did then.
+        let written = WrittenLog.entries(in: folder)
+        defer { WrittenLog.reset(in: folder) }
         var names: [String] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
@@ -192,6 +199,7 @@ package final class OutputFolder: Sendable {
             let kind = info.st_mode & S_IFMT
             guard kind == S_IFREG || kind == S_IFLNK else { continue }
             guard !inputs.contains(FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))) else { continue }
+            if let written, OutputNames.temporaryTarget(of: name) == nil, kind != S_IFREG || !written.contains(WrittenLog.entry(info)) { continue }
             unlink(file)
         }
     }
@@ -207,10 +215,11 @@ package final class OutputFolder: Sendable {
             var others = false
             while let entry = readdir(directory) {
                 let entryName = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                if entryName != ".", entryName != "..", entryName != Self.ownerMarkName { others = true }
+                if ![".", "..", Self.ownerMarkName, WrittenLog.name].contains(entryName) { others = true }
             }
             closedir(directory)
             guard !others else { return false }
+            unlink(Self.join(target, WrittenLog.name))
             unlink(Self.join(target, Self.ownerMarkName))
             guard rmdir(target) == 0 else { return false }
             state.withLock { $0.manifest.forget(name) }
@@ -393,8 +402,9 @@ package final class OutputFolder: Sendable {
         return String(decoding: bytes[0..<n], as: UTF8.self)
     }
 
-    /// Removes a temporary folder this run just made (its mark, then itself).
+    /// Removes a temporary folder this run just made (its mark and log, then itself).
     private static func removeMarkedFolder(_ folder: String) {
+        unlink(join(folder, WrittenLog.name))
         unlink(join(folder, ownerMarkName))
         rmdir(folder)
     }

@@ -92,6 +92,9 @@ package final class SafeFile {
             discard()
             throw error
         }
+        // In one of a run's own folders, the file is noted as the run's before it takes its name.
+        var info = stat()
+        if fstat(descriptor, &info) == 0 { WrittenLog.note(info, committingTo: path) }
         close(descriptor)
         descriptor = -1
         if replacing {

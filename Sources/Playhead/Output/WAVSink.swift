@@ -19,9 +19,13 @@ public final class WAVSink: AudioSink {
     /// `Locked` keeps the calls of successive sessions (each on its own audio thread, one after
     /// another) ordered.
     private let state = Locked(State())
+    private let replacing: Bool
 
-    public init(path: String) {
+    /// With `replacing` false, a file already at `path` is left alone and the sink fails with
+    /// `output.exists` when it would take the name.
+    public init(path: String, replacing: Bool = true) {
         self.path = path
+        self.replacing = replacing
     }
 
     /// Samples per channel written so far.
@@ -38,7 +42,7 @@ public final class WAVSink: AudioSink {
                 }
                 return
             }
-            let muxer = try MuxedFile(path: path, format: "wav")
+            let muxer = try MuxedFile(path: path, format: "wav", replacing: replacing)
             guard let stream = avformat_new_stream(muxer.context, nil), let parameters = stream.pointee.codecpar else {
                 throw PlayheadError(code: .outputOpenFailed, message: "could not add a stream", file: path)
             }

@@ -1,0 +1,56 @@
+import Glibc
+
+/// The files a run put into one of its own folders (one marked with ``OutputFolder/ownerMarkName``),
+/// one line each — device, inode and stamp (size and modification time) — appended just before
+/// the file takes its name. A later run removes a file with an output name from the folder only
+/// if the log names it as it is now: a file someone saved there under such a name (`video.mp4`,
+/// `frame-000001.png`), or one edited since, is not ours and is left alone.
+enum WrittenLog {
+    static let name = ".playhead-written"
+
+    /// Notes the file `info` describes, about to become `path`, when `path`'s folder is one of
+    /// ours. A note that cannot be written leaves the file unclaimed (a later run leaves it too).
+    static func note(_ info: stat, committingTo path: String) {
+        let folder = folderOf(path)
+        var mark = stat()
+        guard lstat(OutputFolder.join(folder, OutputFolder.ownerMarkName), &mark) == 0, mark.st_mode & S_IFMT == S_IFREG else { return }
+        let fd = open(OutputFolder.join(folder, name), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let line = Array((entry(info) + "\n").utf8)
+        _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+
+    /// The log's entries, or nil when the folder has none (made by a version that kept none).
+    static func entries(in folder: String) -> Set<String>? {
+        let fd = open(OutputFolder.join(folder, name), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { return [] }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while bytes.count < 256 << 20 {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+        return Set(String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init))
+    }
+
+    /// Empties the log (a folder just made or just cleaned: nothing in it is ours any more).
+    static func reset(in folder: String) {
+        let fd = open(OutputFolder.join(folder, name), O_WRONLY | O_TRUNC | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if fd >= 0 { close(fd) }
+    }
+
+    static func entry(_ info: stat) -> String {
+        "\(info.st_dev) \(info.st_ino) \(SafeFile.stamp(info))"
+    }
+
+    private static func folderOf(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}
