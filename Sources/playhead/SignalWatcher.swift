@@ -79,7 +79,9 @@ final class SignalWatcher: Sendable {
             return (true, s.handler)
         }
         guard first else {
-            Console.err("playhead: stopped at once by a second signal\n")
+            // Nothing half written stays behind: files still being written are removed.
+            SafeFile.removeTemporaries()
+            Console.err("playhead: stopped at once by a second signal (files not finished were removed)\n")
             _exit(128 + number)
         }
         handler?(number)

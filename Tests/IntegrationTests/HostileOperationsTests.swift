@@ -233,6 +233,24 @@ import Testing
         #expect(try Self.summary(out)["state"] as? String == "finished")
     }
 
+    /// Two signals in quick succession at random moments (the second stops the process at once):
+    /// never a temporary file left, whatever was being written (frames, a Y4M, an MP4, a WAV).
+    @Test func aSecondSignalLeavesNoTemporaryFile() async throws {
+        let long = try await Self.longClip()
+        var generator = SeededGenerator()
+        print("second-signal test: seed \(generator.seed) (PLAYHEAD_SEED repeats it)")
+        for format in ["png", "y4m", "mp4", "png", "y4m", "mp4"] {
+            let out = try Self.temporaryFolder()
+            defer { try? FileManager.default.removeItem(atPath: out) }
+            let delay = Duration.milliseconds(Int.random(in: 300...1500, using: &generator))
+            let gap = Duration.milliseconds(Int.random(in: 0...30, using: &generator))
+            let outcome = try await HostileRun.signalled(["play", "--realtime", "--format", format, "--out", out, long], signal: HostileRun.interrupt,
+                                                         after: delay, again: gap)
+            #expect(!outcome.killedBySignal && (outcome.status == 130 || outcome.status == 0), "\(format) after \(delay) + \(gap): \(outcome)")
+            #expect(leftoverTemporaryFiles(in: out).isEmpty, "\(format) after \(delay) + \(gap): \(leftoverTemporaryFiles(in: out))")
+        }
+    }
+
     /// A run that waited for the folder and is then stopped before it began leaves the first
     /// run's outputs (frames and summary) as they were.
     @Test func aStoppedWaitingRunLeavesTheOtherRunsOutput() async throws {

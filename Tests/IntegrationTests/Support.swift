@@ -315,8 +315,9 @@ enum HostileRun {
         var stderr: String
     }
 
-    /// Starts the CLI with `arguments`, sends `signal` after `delay`, and waits for the end.
-    static func signalled(_ arguments: [String], signal: Int32, after delay: Duration) async throws -> Outcome {
+    /// Starts the CLI with `arguments`, sends `signal` after `delay` (and again `again` later, if
+    /// given), and waits for the end.
+    static func signalled(_ arguments: [String], signal: Int32, after delay: Duration, again: Duration? = nil) async throws -> Outcome {
         let executable = try CLI.binary()
         return try await offPool {
             let process = Process()
@@ -331,6 +332,10 @@ enum HostileRun {
             reader.start()
             Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
             kill(process.processIdentifier, signal)
+            if let again {
+                Thread.sleep(forTimeInterval: Double(again.components.seconds) + Double(again.components.attoseconds) / 1e18)
+                kill(process.processIdentifier, signal)
+            }
             let errData = err.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             return Outcome(status: process.terminationStatus, killedBySignal: process.terminationReason == .uncaughtSignal, stdout: "",

@@ -20,7 +20,18 @@ package final class SafeFile {
     /// The file itself (it keeps its device and inode when renamed into place).
     let identity: FileIdentity
 
+    /// The temporary names of every file being written now, for a process that must stop at once
+    /// (``removeTemporaries()``).
+    private static let live = Locked<Set<String>>([])
+
+    /// Removes every file still being written (a second signal: the process ends now, and leaves
+    /// no temporary file; what was not finished is not there).
+    package static func removeTemporaries() {
+        for path in live.withLock({ $0 }) { unlink(path) }
+    }
+
     private init(path: String, temporaryPath: String, descriptor: Int32) {
+        Self.live.withLock { _ = $0.insert(temporaryPath) }
         self.path = path
         self.temporaryPath = temporaryPath
         self.descriptor = descriptor
@@ -97,6 +108,7 @@ package final class SafeFile {
         if fstat(descriptor, &info) == 0 { WrittenLog.note(info, committingTo: path) }
         close(descriptor)
         descriptor = -1
+        defer { Self.live.withLock { _ = $0.remove(temporaryPath) } }
         if replacing {
             guard rename(temporaryPath, path) == 0 else {
                 let error = Self.posixError("could not rename into place", path: path, file: path)
@@ -124,6 +136,7 @@ package final class SafeFile {
         close(descriptor)
         descriptor = -1
         unlink(temporaryPath)
+        Self.live.withLock { _ = $0.remove(temporaryPath) }
     }
 
     /// Writes `bytes` to `path` in one go, safely.
