@@ -216,6 +216,11 @@ struct ComposeCommand: AsyncParsableCommand {
             summary.layers[index].framesShown = account.framesShown
             summary.layers[index].loopsCompleted = account.loopsCompleted
             summary.layers[index].error = account.failure.map(ErrorReport.init)
+            // Items passed over (the layer went on with the rest of its playlist).
+            let passedOver = account.failure == nil ? account.itemFailures : []
+            if !passedOver.isEmpty {
+                summary.layers[index].itemErrors = passedOver.map { ComposeItemError(item: $0.item + 1, source: SourceRedaction.redacted(specs[index].sources[$0.item]), error: ErrorReport($0.error)) }
+            }
         }
         try await output?.writeSummary(summary)
         if json {
@@ -223,8 +228,9 @@ struct ComposeCommand: AsyncParsableCommand {
         } else {
             Console.err("composition: \(summary.framesWritten) of \(frames) frames" + (summary.error.map { " — \($0.message)" } ?? "") + "\n")
             for layer in summary.layers where layer.error != nil { Console.err("  \(layer.source): \(layer.error?.message ?? "")\n") }
+            for item in summary.layers.flatMap({ $0.itemErrors ?? [] }) { Console.err("  \(item.source) (passed over): \(item.error.message)\n") }
         }
-        let failed = report.error != nil || summary.layers.contains { $0.error != nil }
+        let failed = report.error != nil || summary.layers.contains { $0.error != nil || $0.itemErrors != nil }
         if let exit = CommandExit.status(failed: failed) { throw exit }
     }
 }
@@ -253,6 +259,15 @@ struct ComposeLayerReport: Encodable {
     var framesShown = 0
     var loopsCompleted = 0
     var error: ErrorReport?
+    /// Items of the layer's playlist that failed and were passed over.
+    var itemErrors: [ComposeItemError]?
+}
+
+/// An item of a layer's playlist that failed: its position (from 1), its source, why.
+struct ComposeItemError: Encodable {
+    var item: Int
+    var source: String
+    var error: ErrorReport
 }
 
 struct ComposeAudioReport: Encodable {

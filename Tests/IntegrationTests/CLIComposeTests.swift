@@ -261,6 +261,32 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: out).count == 1, "no temporary file left")
     }
 
+    /// A playlist layer passes over an item that fails (missing, not media) and plays the rest,
+    /// as a queue player does: the good items fill the time, the failures are reported by item,
+    /// and the exit status is 1; a layer all of whose items fail fails, and the run goes on.
+    @Test func aPlaylistLayerPassesOverAFailedItem() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let good = try Fixtures.clip("h264-aac.mp4")
+        let layout = out + "/layout.json"
+        try """
+        [{"sources": ["\(out)/missing.mp4", "\(good)", "\(try Fixtures.clip("bad-text.mp4"))", "\(good)"], "rect": [0, 0, 64, 36]},
+         {"sources": ["\(out)/missing.mp4", "\(try Fixtures.clip("bad-empty.mp4"))"], "rect": [0, 0, 32, 18], "z": 1}]
+        """.write(toFile: layout, atomically: true, encoding: .utf8)
+        let run = try await CLI.run(["compose", "--json", "--layout", layout, "--size", "64x36", "--rate", "30", "--duration", "4", "--format", "none", "--out", out + "/o"])
+        #expect(run.status == 1, "\(run.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let layers = try #require(summary["layers"] as? [[String: Any]])
+        #expect(layers.count == 2)
+        // Two good items of 2 s fill the 4 s: every frame shows a picture.
+        #expect(layers[0]["framesShown"] as? Int == 120 && layers[0]["error"] == nil, "\(layers[0])")
+        let passed = try #require(layers[0]["itemErrors"] as? [[String: Any]])
+        #expect(passed.map { $0["item"] as? Int } == [1, 3], "\(passed)")
+        #expect(passed.allSatisfy { ($0["error"] as? [String: Any])?["code"] != nil })
+        #expect(layers[1]["error"] != nil && layers[1]["framesShown"] as? Int == 0, "\(layers[1])")
+        #expect(summary["framesWritten"] as? Int == 120 || summary["framesExpected"] as? Int == 120, "\(summary)")
+    }
+
     /// A layer outside the canvas is refused, naming it.
     @Test func aLayerOutsideTheCanvasIsRefused() async throws {
         let out = try HostileOperationsTests.temporaryFolder()

@@ -203,7 +203,8 @@ public final class Compositor: Sendable {
             if pacing != nil { (report.lateFrames, report.lateness) = (outcome?.late ?? 0, outcome?.lateness) }
         }
         if let error = report.error { logger.debug("composition stopped", metadata: ["error": "\(error)"]) }
-        report.layers = (gone + layers).map { LayerReport(id: $0.id, framesShown: $0.framesShown, loopsCompleted: $0.loopsCompleted, failure: $0.failure) }
+        report.layers = (gone + layers).map { LayerReport(id: $0.id, framesShown: $0.framesShown, loopsCompleted: $0.loopsCompleted, failure: $0.failure,
+                                                                  itemFailures: $0.itemFailures.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }) }
             .sorted { $0.id.value < $1.id.value }
         return report
     }
@@ -288,6 +289,9 @@ public struct LayerReport: Sendable {
     public var framesShown: Int
     /// Times its playlist went back to the start.
     public var loopsCompleted: Int
-    /// Why it stopped showing its content (its source failed), if it did.
+    /// Why it stopped showing its content (its source failed, or every item of its playlist did),
+    /// if it did.
     public var failure: PlayheadError?
+    /// Items of its playlist that failed and were passed over, by position, with why.
+    public var itemFailures: [(item: Int, error: PlayheadError)] = []
 }

@@ -31,6 +31,9 @@ final class LayerReader {
     private(set) var passes: [LayerPass]
     private(set) var framesShown = 0
     private(set) var failure: PlayheadError?
+    /// Items of a playlist that failed and were passed over (as a queue player skips a failed
+    /// item), by item: the layer fails only when every item has.
+    private(set) var itemFailures: [Int: PlayheadError] = [:]
     var loopsCompleted: Int { timeline.loopsCompleted }
     var hasEnded: Bool { timeline.hasEnded }
 
@@ -81,17 +84,29 @@ final class LayerReader {
         try follow(to: time) { _ throws(PlayheadError) in }
     }
 
-    /// The source's failure ends the layer (its last pass ends at `time`); cancellation is thrown.
+    /// A source's failure passes over its item when others of the playlist may still play (the
+    /// pass ends at `time`, the next begins there); otherwise it ends the layer. Cancellation is
+    /// thrown.
     private func follow(to time: MediaTime, _ body: (OwnedFrame?) throws(PlayheadError) -> Void) throws(PlayheadError) {
-        guard failure == nil else { return }
-        do throws(PlayheadError) {
-            try body(try frame(at: time))
-        } catch {
-            if error.code == .cancelled || interrupt.isRaised { throw .cancelled(file: error.file) }
-            failure = error
-            endPass(at: time)
-            timeline.end()
-            closeItem()
+        while failure == nil {
+            do throws(PlayheadError) {
+                try body(try frame(at: time))
+                return
+            } catch {
+                if error.code == .cancelled || interrupt.isRaised { throw .cancelled(file: error.file) }
+                let item = timeline.item
+                itemFailures[item] = itemFailures[item] ?? error
+                closeItem()
+                if itemFailures.count < layer.assets.count, !timeline.hasEnded {
+                    // Passed over: what it showed of its pass stays, the next item starts now.
+                    let length = max(.zero, timeline.offset(at: time))
+                    advance(length: length)
+                    continue
+                }
+                failure = error
+                endPass(at: time)
+                timeline.end()
+            }
         }
     }
 
@@ -160,6 +175,8 @@ final class LayerReader {
     private func openItem() throws(PlayheadError) -> MediaReader? {
         if let reader { return reader }
         if soundLength != nil { return nil }
+        // An item that failed before fails again at once (a loop does not retry it every pass).
+        if let failed = itemFailures[timeline.item] { throw failed }
         let asset = layer.assets[timeline.item]
         let demuxer = try asset.openDemuxer(interrupt: interrupt)
         if demuxer.video == nil, let audio = demuxer.audio {
