@@ -239,9 +239,9 @@ import Testing
             try #require(try Fixtures.ffprobe($0).streams.first { $0.codec_type == "video" }?.nb_read_frames.flatMap(Int.init))
         }
         let total = expected.reduce(0, +)
-        // The folder's ownership mark aside, only frames and the WAV.
+        // The folder's ownership mark and log of what was written aside, only frames and the WAV.
         let names_ = try FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("queue").path)
-            .filter { $0 != ".playhead-owner" }.sorted()
+            .filter { $0 != ".playhead-owner" && $0 != ".playhead-written" }.sorted()
         #expect(names_ == ["audio.wav"] + (1...total).map { String(format: "frame-%06d.png", $0) })
         let summary = try readSummary(out)
         let files = try #require(summary["files"] as? [[String: Any]])
