@@ -177,6 +177,9 @@ struct ComposeCommand: AsyncParsableCommand {
         let report = await work.value
 
         summary.state = RunState.atTheEnd
+        // The composition itself stopped on an error (its output could not be written): not a
+        // run that was worked through.
+        if summary.state == .finished, let error = report.error, error.code != .cancelled { summary.state = .failed }
         summary.signal = RunState.signalName
         summary.framesWritten = report.framesWritten
         summary.elapsed = (ContinuousClock.now - start).inSeconds

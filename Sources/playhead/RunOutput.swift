@@ -52,6 +52,9 @@ enum RunState: String, Encodable {
     case finished
     /// Stopped by a signal; what was done is reported.
     case cancelled
+    /// Stopped by an error before its end (a composition whose output could not be written);
+    /// what was done and why it stopped are reported.
+    case failed
 
     /// `finished`, or `cancelled` after a signal.
     static var atTheEnd: RunState { SignalWatcher.shared.settle() == nil ? .finished : .cancelled }

@@ -287,6 +287,25 @@ import Testing
         #expect(summary["framesWritten"] as? Int == 120 || summary["framesExpected"] as? Int == 120, "\(summary)")
     }
 
+    /// An output that cannot be written (the file-size limit reached: EFBIG, as a full disk gives
+    /// ENOSPC) stops the composition with a typed error, exit status 1, and a summary whose state
+    /// says it failed — not "finished" beside an error.
+    @Test func anOutputThatCannotBeWrittenIsAFailedRun() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let binary = try CLI.binary().path
+        let command = "trap '' XFSZ; ulimit -f 40; exec '\(binary)' compose --json --size 640x360 --duration 3 --format mp4 --out '\(out)/o' "
+            + "--layer 'x=0,y=0,w=640,h=360,loop=forever,source=\(try Fixtures.clip("h264-aac.mp4"))'"
+        let stdout = try await Reference.runAllowingFailure("/bin/sh", ["-c", command])
+        #expect(stdout.status == 1)
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(stdout.output)) as? [String: Any])
+        #expect(summary["state"] as? String == "failed", "\(summary)")
+        #expect((summary["error"] as? [String: Any])?["code"] as? String == "output.writeFailed", "\(summary)")
+        #expect(leftoverTemporaryFiles(in: out).isEmpty)
+        let onDisk = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/o/summary.json"))) as? [String: Any])
+        #expect(onDisk["state"] as? String == "failed")
+    }
+
     /// A layer outside the canvas is refused, naming it.
     @Test func aLayerOutsideTheCanvasIsRefused() async throws {
         let out = try HostileOperationsTests.temporaryFolder()

@@ -80,6 +80,22 @@ enum Reference {
         try await offPool { try runBlocking(executable, arguments) }
     }
 
+    /// Runs a command and returns its standard output and exit status, whatever the status.
+    static func runAllowingFailure(_ executable: String, _ arguments: [String]) async throws -> (output: [UInt8], status: Int32) {
+        try await offPool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return ([UInt8](data), process.terminationStatus)
+        }
+    }
+
     private static func runBlocking(_ executable: String, _ arguments: [String]) throws -> [UInt8] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
