@@ -27,15 +27,6 @@ final class MP4Writer {
     private var videoClock: (start: MediaTime, unit: Double, frame: Int64)?
     /// Each frame's duration in units by its timestamp, for its packet (the encoder reorders).
     private var durations: [Int64: Int64] = [:]
-    /// How far both streams are moved on, in seconds, once known: the picture's first packet is
-    /// decoded before its first frame is shown (the encoder's reordering delay), and the sound's
-    /// first samples are the encoder's priming. A fragmented MP4 has no edit list, and the muxer
-    /// would move each stream to 0 on its own, the picture later than the sound; moved on together
-    /// they start where they belong. Until the picture's first packet, the sound's wait in `early`.
-    private var startOffset: Double?
-    private var early: [OwnedPacket] = []
-    /// The picture's encoder was drained: no first packet is still to come.
-    private var pictureDrained = false
     /// The sound is fed by a player (``MP4Sink/soundInput()``): its first samples are placed at
     /// their time on the timeline, after silence when the sound starts later than the picture.
     private let placesSound: Bool
@@ -144,8 +135,6 @@ final class MP4Writer {
     func finishVideo() throws(PlayheadError) {
         if plan.ended { return }
         if let encoder { try encoder.encode(nil) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) } }
-        pictureDrained = true
-        if plan.headerWritten, startOffset == nil { try settleStart(picture: nil) }
         try perform(plan.videoEnded())
     }
 
@@ -226,9 +215,7 @@ final class MP4Writer {
         _ = plan.abort()
         if plan.headerWritten {
             if let encoder { try? encoder.encode(nil) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) } }
-            pictureDrained = true
             if let audioEncoder { try? audioEncoder.finish { (packet) throws(PlayheadError) in try self.take(packet, sound: true) } }
-            if startOffset == nil { try? settleStart(picture: nil) }
         }
         release()
         isPartial = muxer.keepWhatWasWritten()
@@ -262,7 +249,12 @@ final class MP4Writer {
         if plan.sound == .began, let audioInfo {
             audioStream = try Self.addStream(to: muxer, from: soundEncoder(audioInfo).context, path: path)
         }
-        try muxer.writeHeader(options: ["movflags": "frag_keyframe+empty_moov+default_base_moof"])
+        // Fragmented (a killed run leaves a file that plays up to its last fragment), with the
+        // header held until the first fragment: it then carries edit lists, so the picture's
+        // reordering delay and the AAC priming are hidden and both streams start at 0 in sync
+        // (an empty header up front could not say so: the muxer would move each stream to 0 on
+        // its own, the sound ahead of the picture).
+        try muxer.writeHeader(options: ["movflags": "frag_keyframe+delay_moov+default_base_moof"])
         // What was held back, in time order across the two streams.
         let waiting = held.enumerated().sorted { a, b in
             let (ta, tb) = (heldTime(a.element), heldTime(b.element))
@@ -275,7 +267,6 @@ final class MP4Writer {
 
     private func complete() throws(PlayheadError) {
         guard let muxer else { return }
-        if startOffset == nil { try settleStart(picture: nil) }
         release()
         try muxer.finish()
     }
@@ -290,7 +281,6 @@ final class MP4Writer {
         held = []
         heldBytes = 0
         durations = [:]
-        early = []
     }
 
     /// A packet from an encoder: written when the header is, else held back (copied).
@@ -310,62 +300,17 @@ final class MP4Writer {
     }
 
     private func write(_ packet: UnsafeMutablePointer<AVPacket>, sound: Bool) throws(PlayheadError) {
-        if startOffset == nil {
-            if sound, videoStream != nil, !pictureDrained {
-                let copy = OwnedPacket()
-                let result = av_packet_ref(copy.pointer, packet)
-                guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "could not hold a packet", function: "av_packet_ref", result: result, file: path) }
-                early.append(copy)
-                // A picture whose first packet is this far off (a slide every minute): the sound
-                // goes on, and the muxer moves the picture on by itself.
-                if early.count > Self.holdLimit.packets { try settleStart(picture: nil) }
-                return
-            }
-            try settleStart(picture: sound ? nil : packet)
-        }
-        try send(packet, sound: sound)
-    }
-
-    /// Fixes ``startOffset`` from the picture's first packet (if the file has a picture that made
-    /// one) and the sound encoder's priming, then writes the sound that waited for it.
-    private func settleStart(picture first: UnsafeMutablePointer<AVPacket>?) throws(PlayheadError) {
-        var lead = 0.0
-        if let first, let encoder {
-            let base = encoder.context.pointee.time_base
-            let dts = first.pointee.dts != FFmpegConstants.noPTS ? first.pointee.dts : first.pointee.pts
-            if dts != FFmpegConstants.noPTS, base.den != 0 { lead = max(lead, -Double(dts) * Double(base.num) / Double(base.den)) }
-        }
-        if audioStream != nil, let audioEncoder, audioEncoder.context.pointee.sample_rate > 0 {
-            lead = max(lead, Double(audioEncoder.context.pointee.initial_padding) / Double(audioEncoder.context.pointee.sample_rate))
-        }
-        // At most a few frames; a stray timestamp must not push the file minutes on.
-        startOffset = lead.isFinite ? min(lead, 10) : 0
-        let waiting = early
-        early = []
-        for packet in waiting { try send(packet.pointer, sound: true) }
-    }
-
-    private func send(_ packet: UnsafeMutablePointer<AVPacket>, sound: Bool) throws(PlayheadError) {
         guard let muxer else { return }
-        let stream: UnsafeMutablePointer<AVStream>
         if sound {
             // A sound the plan left out (it began too late) has no stream: its packets are dropped.
             guard let audioEncoder, let audioStream else { return }
-            stream = audioStream
             packet.pointee.stream_index = audioStream.pointee.index
             av_packet_rescale_ts(packet, audioEncoder.context.pointee.time_base, audioStream.pointee.time_base)
         } else {
             guard let encoder, let videoStream else { return }
-            stream = videoStream
             packet.pointee.stream_index = videoStream.pointee.index
             if let duration = durations.removeValue(forKey: packet.pointee.pts) { packet.pointee.duration = duration }
             av_packet_rescale_ts(packet, encoder.context.pointee.time_base, videoStream.pointee.time_base)
-        }
-        let base = stream.pointee.time_base
-        if let startOffset, startOffset > 0, base.num > 0 {
-            let ticks = Int64((startOffset * Double(base.den) / Double(base.num)).rounded(.up))
-            if packet.pointee.pts != FFmpegConstants.noPTS { packet.pointee.pts += ticks }
-            if packet.pointee.dts != FFmpegConstants.noPTS { packet.pointee.dts += ticks }
         }
         // With two streams, the muxer interleaves them by time.
         if audioStream != nil && videoStream != nil { try muxer.writeInterleaved(packet) } else { try muxer.write(packet) }
