@@ -90,8 +90,9 @@ final class MP4Writer {
             duration = max(1, Int64((frame.duration.seconds / videoClock.unit).rounded()))
         }
         // A picture that starts after the timeline does is led in by its first frame, repeated at
-        // the nominal rate (as ffmpeg's constant-rate output does; a fragmented MP4 has no edit
-        // list to start it late, and one long first frame would hold every frame's decoding back).
+        // the nominal rate (as ffmpeg's constant-rate output does: players differ in what they show
+        // before a stream's start, and one long first frame would make x264 hold every frame's
+        // decoding back by its length).
         if lastPTS < 0, let seconds, seconds.isFinite, seconds >= videoClock.unit * Double(videoClock.frame) {
             let copies = Int64(min(seconds, Self.longestLeadingSilence) / (videoClock.unit * Double(videoClock.frame)))
             for copy in 0..<copies { try encode(frame, at: copy * videoClock.frame, duration: videoClock.frame) }
