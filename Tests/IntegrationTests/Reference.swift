@@ -82,21 +82,16 @@ enum Reference {
 
     /// Runs a command and returns its standard output and exit status, whatever the status.
     static func runAllowingFailure(_ executable: String, _ arguments: [String]) async throws -> (output: [UInt8], status: Int32) {
-        try await offPool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return ([UInt8](data), process.terminationStatus)
-        }
+        try await offPool { try runAndWait(executable, arguments) }
     }
 
     private static func runBlocking(_ executable: String, _ arguments: [String]) throws -> [UInt8] {
+        let (output, status) = try runAndWait(executable, arguments)
+        guard status == 0 else { throw ReferenceFailure(command: ([executable] + arguments).joined(separator: " ")) }
+        return output
+    }
+
+    private static func runAndWait(_ executable: String, _ arguments: [String]) throws -> (output: [UInt8], status: Int32) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -106,8 +101,7 @@ enum Reference {
         try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ReferenceFailure(command: ([executable] + arguments).joined(separator: " ")) }
-        return [UInt8](data)
+        return ([UInt8](data), process.terminationStatus)
     }
 
     /// Peak signal-to-noise ratio of two equally long 8-bit images; infinity when identical.

@@ -314,14 +314,7 @@ package final class OutputFolder: Sendable {
                                 message: "is not a private file of this user's, so it cannot be the record of outputs: remove it or choose another folder",
                                 file: file)
         }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while bytes.count < 64 << 20 {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { break }
-            bytes.append(contentsOf: chunk[0..<n])
-        }
+        let bytes = SafeFile.readAll(fd, limit: 64 << 20)
         return (try? JSONDecoder().decode(OwnershipManifest.self, from: Data(bytes))) ?? OwnershipManifest()
     }
 

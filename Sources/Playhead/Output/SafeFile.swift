@@ -139,6 +139,19 @@ package final class SafeFile {
         Self.live.withLock { _ = $0.remove(temporaryPath) }
     }
 
+    /// Reads what `descriptor` holds, up to about `limit` bytes (a small record of ours).
+    static func readAll(_ descriptor: Int32, limit: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while bytes.count < limit {
+            let n = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+        return bytes
+    }
+
     /// Writes `bytes` to `path` in one go, safely.
     package static func write(_ bytes: UnsafeRawBufferPointer, to path: String, replacing: Bool = true, syncFolder: Bool = true) throws(PlayheadError) {
         let file = try create(for: path)

@@ -28,14 +28,7 @@ enum WrittenLog {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { return [] }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while bytes.count < 256 << 20 {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { break }
-            bytes.append(contentsOf: chunk[0..<n])
-        }
+        let bytes = SafeFile.readAll(fd, limit: 256 << 20)
         return Set(String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init))
     }
 
