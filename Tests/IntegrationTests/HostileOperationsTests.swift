@@ -179,6 +179,29 @@ import Testing
         #expect(last.status == 0, "\(last.stderr)")
         let rerunOfRerun = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--format", "mp4", "--out", compose, "--layer", "x=0,y=0,w=64,h=36,source=\(clip)"])
         #expect(rerunOfRerun.status == 0, "an unchanged output is taken back: \(rerunOfRerun.stderr)")
+        // The log removed, or a link or a FIFO in its place: nothing is known to be ours, so a
+        // user's files under output names stay — and nothing waits on the FIFO.
+        for planted in ["removed", "link", "fifo"] {
+            let folder = out + "/\(planted)"
+            let made = try await CLI.run(["play", "--frames", "2", "--out", folder, clip])
+            #expect(made.status == 0, "\(made.stderr)")
+            let inner = folder + "/01-h264-aac.mp4", log = inner + "/.playhead-written"
+            try FileManager.default.removeItem(atPath: log)
+            switch planted {
+            case "link": try FileManager.default.createSymbolicLink(atPath: log, withDestinationPath: out + "/elsewhere")
+            case "fifo": #expect(mkfifo(log, 0o600) == 0)
+            default: break
+            }
+            try FileManager.default.removeItem(atPath: inner + "/frame-000001.png")
+            try mine.write(to: URL(fileURLWithPath: inner + "/frame-000001.png"))
+            try mine.write(to: URL(fileURLWithPath: inner + "/frame-000099.png"))
+            let start = ContinuousClock.now
+            let again = try await CLI.run(["play", "--frames", "2", "--out", folder, clip])
+            #expect(ContinuousClock.now - start < .seconds(10), "\(planted): \(ContinuousClock.now - start)")
+            #expect(again.status == 1, "\(planted): \(again.stderr)")
+            #expect(FileManager.default.contents(atPath: inner + "/frame-000001.png") == mine, "\(planted)")
+            #expect(FileManager.default.contents(atPath: inner + "/frame-000099.png") == mine, "\(planted)")
+        }
     }
 
     /// Links planted at every name a run writes (its record, its lock, its summary and sheet, an

@@ -182,7 +182,8 @@ package final class OutputFolder: Sendable {
         guard let directory = opendir(folder) else { return }
         defer { closedir(directory) }
         let inputs = state.withLock { $0.inputs }
-        // A folder from a version that kept no log: names decide, as they did then.
+        // Only what the log names, as it is now: a folder without a log (or with a link or a
+        // FIFO in its place) holds nothing known to be ours but our temporary files.
         let written = WrittenLog.entries(in: folder)
         defer { WrittenLog.reset(in: folder) }
         var names: [String] = []
@@ -199,7 +200,7 @@ package final class OutputFolder: Sendable {
             let kind = info.st_mode & S_IFMT
             guard kind == S_IFREG || kind == S_IFLNK else { continue }
             guard !inputs.contains(FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))) else { continue }
-            if let written, OutputNames.temporaryTarget(of: name) == nil, kind != S_IFREG || !written.contains(WrittenLog.entry(info)) { continue }
+            if OutputNames.temporaryTarget(of: name) == nil, kind != S_IFREG || !written.contains(WrittenLog.entry(info)) { continue }
             unlink(file)
         }
     }

@@ -14,17 +14,21 @@ enum WrittenLog {
         let folder = folderOf(path)
         var mark = stat()
         guard lstat(OutputFolder.join(folder, OutputFolder.ownerMarkName), &mark) == 0, mark.st_mode & S_IFMT == S_IFREG else { return }
-        let fd = open(OutputFolder.join(folder, name), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        // Non-blocking: a FIFO planted at the name must not hold the run (nor be written to).
+        let fd = open(OutputFolder.join(folder, name), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
         guard fd >= 0 else { return }
         defer { close(fd) }
+        var log = stat()
+        guard fstat(fd, &log) == 0, log.st_mode & S_IFMT == S_IFREG, log.st_uid == geteuid() else { return }
         let line = Array((entry(info) + "\n").utf8)
         _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 
-    /// The log's entries, or nil when the folder has none (made by a version that kept none).
-    static func entries(in folder: String) -> Set<String>? {
+    /// The log's entries: none when the folder has no log, or one that is not a regular file of
+    /// this user's (a link, a FIFO): then nothing in the folder is known to be ours.
+    static func entries(in folder: String) -> Set<String> {
         let fd = open(OutputFolder.join(folder, name), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { return [] }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { return [] }
@@ -32,9 +36,16 @@ enum WrittenLog {
         return Set(String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init))
     }
 
-    /// Empties the log (a folder just made or just cleaned: nothing in it is ours any more).
+    /// Empties the log (a folder just made or just cleaned: nothing in it is ours any more). What
+    /// sits at the name and is not a regular file of this user's (a link, a FIFO) is removed (a
+    /// link, not what it points at) and a new log made in its place.
     static func reset(in folder: String) {
-        let fd = open(OutputFolder.join(folder, name), O_WRONLY | O_TRUNC | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let path = OutputFolder.join(folder, name)
+        var info = stat()
+        if lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG || info.st_uid != geteuid() {
+            if info.st_mode & S_IFMT != S_IFDIR { unlink(path) }
+        }
+        let fd = open(path, O_WRONLY | O_TRUNC | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
         if fd >= 0 { close(fd) }
     }
 
