@@ -94,6 +94,28 @@ import Testing
         try Self.expectInSync(export, original, shift: shift)
     }
 
+    /// A first frame followed by 10 s without a picture (the encoder would take that gap for its
+    /// reordering delay): every frame keeps its time, the picture starts at 0 and lasts as long
+    /// as the source's, and the sound stays with it.
+    @Test func aGapAfterTheFirstFrameMovesNothing() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let source = folder + "/gap.mp4"
+        try await Self.flashAndBeep(source, duration: 12, at: 11, timing: "if(eq(N,0),0,(N/30)+10)")
+        let original = try await Self.measure(source)
+        try #require(original.frameTimes.count > 20 && (original.frameTimes.dropFirst().first ?? 0) > 10, "\(original.frameTimes.prefix(3))")
+        try await Self.play([source], out: folder + "/p")
+        let export = try await Self.measure(folder + "/p/01-gap.mp4/video.mp4")
+        #expect(export.frameTimes.count == original.frameTimes.count)
+        let worst = zip(export.frameTimes, original.frameTimes).map { abs($0 - $1) }.max() ?? .infinity
+        #expect(worst < 0.001, "a frame is \(worst) s from its time")
+        let durations = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "stream=duration",
+                                                                                     "-of", "csv=p=0", folder + "/p/01-gap.mp4/video.mp4"]), as: UTF8.self)
+        let duration = try #require(Double(durations.trimmingCharacters(in: .whitespacesAndNewlines)), "\(durations)")
+        #expect(duration < 12.5, "the picture lasts \(duration) s")
+        try Self.expectInSync(export, original, shift: 0)
+    }
+
     @Test func aQueueKeepsTheSoundWithThePictureAcrossItemsWithoutOne() async throws {
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

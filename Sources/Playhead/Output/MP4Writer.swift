@@ -25,8 +25,18 @@ final class MP4Writer {
     /// variable rate, a gap where a queue played sound alone); the first is shown from the
     /// timeline's start, so a picture that starts after its sound stays in sync.
     private var videoClock: (start: MediaTime, unit: Double, frame: Int64)?
-    /// Each frame's duration in units by its timestamp, for its packet (the encoder reorders).
-    private var durations: [Int64: Int64] = [:]
+    /// The encoder sees frames a nominal frame apart (so its reordering delay is two frames, not
+    /// whatever gap a source has between its first frames, and its rate control is even); each
+    /// packet then gets its frame's own time and duration back, by the encoder's timestamp. Its
+    /// decode timestamps are timestamps of earlier frames, mapped the same way (the mapping only
+    /// ever grows, so a decode time stays at or before its presentation time).
+    private var timing: [Int64: (time: Int64, duration: Int64)] = [:]
+    /// The encoder's timestamp and the time of the first frame (decode timestamps before it are
+    /// kept at their distance from it).
+    private var firstTiming: (encoder: Int64, time: Int64)?
+    /// The last picture packet, held until the next (see `write`), and where the picture ends.
+    private var pendingPicture: OwnedPacket?
+    private var pictureEnd: Int64 = 0
     /// The sound is fed by a player (``MP4Sink/soundInput()``): its first samples are placed at
     /// their time on the timeline, after silence when the sound starts later than the picture.
     private let placesSound: Bool
@@ -106,8 +116,10 @@ final class MP4Writer {
         let writable = av_frame_make_writable(staging.pointer)
         let copied = writable >= 0 ? av_frame_copy(staging.pointer, frame.frame) : writable
         guard copied >= 0 else { throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: path) }
-        staging.pointer.pointee.pts = pts
-        durations[pts] = duration
+        let nominal = Int64(framesWritten) * (videoClock?.frame ?? 1)
+        staging.pointer.pointee.pts = nominal
+        timing[nominal] = (pts, duration)
+        if firstTiming == nil { firstTiming = (nominal, pts) }
         lastPTS = pts
         try encoder.encode(staging.pointer) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) }
         framesWritten += 1
@@ -136,6 +148,7 @@ final class MP4Writer {
     func finishVideo() throws(PlayheadError) {
         if plan.ended { return }
         if let encoder { try encoder.encode(nil) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) } }
+        if plan.headerWritten { try flushPendingPicture() }
         try perform(plan.videoEnded())
     }
 
@@ -217,6 +230,7 @@ final class MP4Writer {
         if plan.headerWritten {
             if let encoder { try? encoder.encode(nil) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) } }
             if let audioEncoder { try? audioEncoder.finish { (packet) throws(PlayheadError) in try self.take(packet, sound: true) } }
+            try? flushPendingPicture()
         }
         release()
         isPartial = muxer.keepWhatWasWritten()
@@ -268,6 +282,7 @@ final class MP4Writer {
 
     private func complete() throws(PlayheadError) {
         guard let muxer else { return }
+        try flushPendingPicture()
         release()
         try muxer.finish()
     }
@@ -281,7 +296,8 @@ final class MP4Writer {
         audioStream = nil
         held = []
         heldBytes = 0
-        durations = [:]
+        timing = [:]
+        pendingPicture = nil
     }
 
     /// A packet from an encoder: written when the header is, else held back (copied).
@@ -310,11 +326,52 @@ final class MP4Writer {
         } else {
             guard let encoder, let videoStream else { return }
             packet.pointee.stream_index = videoStream.pointee.index
-            if let duration = durations.removeValue(forKey: packet.pointee.pts) { packet.pointee.duration = duration }
+            restoreTiming(of: packet)
             av_packet_rescale_ts(packet, encoder.context.pointee.time_base, videoStream.pointee.time_base)
+            // Each picture packet waits for the next: the last one's duration must reach the end
+            // of the last frame shown (its decode time lags by the reordering delay).
+            let copy = OwnedPacket()
+            let result = av_packet_ref(copy.pointer, packet)
+            guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "could not hold a packet", function: "av_packet_ref", result: result, file: path) }
+            let previous = pendingPicture
+            pendingPicture = copy
+            if let previous { try send(previous.pointer, to: muxer) }
+            return
         }
+        try send(packet, to: muxer)
+    }
+
+    private func send(_ packet: UnsafeMutablePointer<AVPacket>, to muxer: MuxedFile) throws(PlayheadError) {
         // With two streams, the muxer interleaves them by time.
         if audioStream != nil && videoStream != nil { try muxer.writeInterleaved(packet) } else { try muxer.write(packet) }
+    }
+
+    /// Writes the picture packet still waiting, lasting to the end of the last frame shown.
+    private func flushPendingPicture() throws(PlayheadError) {
+        guard let pending = pendingPicture, let muxer, let encoder, let videoStream else { return }
+        pendingPicture = nil
+        if pictureEnd > 0, pending.pointer.pointee.dts != FFmpegConstants.noPTS {
+            let end = av_rescale_q(pictureEnd, encoder.context.pointee.time_base, videoStream.pointee.time_base)
+            pending.pointer.pointee.duration = max(pending.pointer.pointee.duration, end - pending.pointer.pointee.dts)
+        }
+        try send(pending.pointer, to: muxer)
+    }
+
+    /// A picture packet's own time, duration and decode time, from the encoder's (see `timing`).
+    private func restoreTiming(of packet: UnsafeMutablePointer<AVPacket>) {
+        let pts = packet.pointee.pts, dts = packet.pointee.dts
+        guard pts != FFmpegConstants.noPTS, let own = timing[pts], let firstTiming else { return }
+        packet.pointee.pts = own.time
+        packet.pointee.duration = own.duration
+        pictureEnd = max(pictureEnd, own.time + own.duration)
+        if dts != FFmpegConstants.noPTS {
+            // The first few decode before the first frame's time: a unit apart each (0.1 ms), so
+            // the edit list that hides them is that short too.
+            let frame = max(1, videoClock?.frame ?? 1)
+            packet.pointee.dts = timing[dts]?.time ?? (firstTiming.time + min(0, (dts - firstTiming.encoder) / frame - 1))
+            // Later packets decode at or after this one: earlier frames are not needed again.
+            timing = timing.filter { $0.key >= dts }
+        }
     }
 
     private func heldTime(_ item: (sound: Bool, packet: OwnedPacket)) -> Double {
