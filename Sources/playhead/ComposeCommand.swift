@@ -219,8 +219,8 @@ struct ComposeCommand: AsyncParsableCommand {
             summary.layers[index].framesShown = account.framesShown
             summary.layers[index].loopsCompleted = account.loopsCompleted
             summary.layers[index].error = account.failure.map(ErrorReport.init)
-            // Items passed over (the layer went on with the rest of its playlist).
-            let passedOver = account.failure == nil ? account.itemFailures : []
+            // Each failed item of a playlist (passed over; all of them when the layer failed).
+            let passedOver = specs[index].sources.count > 1 ? account.itemFailures : []
             if !passedOver.isEmpty {
                 summary.layers[index].itemErrors = passedOver.map { ComposeItemError(item: $0.item + 1, source: SourceRedaction.redacted(specs[index].sources[$0.item]), error: ErrorReport($0.error)) }
             }

@@ -284,6 +284,7 @@ import Testing
         #expect(passed.map { $0["item"] as? Int } == [1, 3], "\(passed)")
         #expect(passed.allSatisfy { ($0["error"] as? [String: Any])?["code"] != nil })
         #expect(layers[1]["error"] != nil && layers[1]["framesShown"] as? Int == 0, "\(layers[1])")
+        #expect((layers[1]["itemErrors"] as? [[String: Any]])?.map { $0["item"] as? Int } == [1, 2], "every failed item is named: \(layers[1])")
         #expect(summary["framesWritten"] as? Int == 120 || summary["framesExpected"] as? Int == 120, "\(summary)")
     }
 
