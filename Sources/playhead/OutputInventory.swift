@@ -5,10 +5,12 @@ import Playhead
 /// What is on disk in an output folder, read back after the run: the summary's numbers come from
 /// here, so that they are what a reader of the folder finds, whatever happened on the way.
 enum OutputInventory {
-    /// The frame files (`frame-000001.png` …) in `folder`.
+    /// The frame files (`frame-000001.png` …) in `folder` that runs wrote there (a user's file
+    /// under a frame's name is not counted).
     static func frameFiles(in folder: String, format: String) -> Int {
         guard let directory = opendir(folder) else { return 0 }
         defer { closedir(directory) }
+        let ours = WrittenLog.ours(in: folder)
         var count = 0
         let suffix = "." + format
         while let entry = readdir(directory) {
@@ -16,8 +18,7 @@ enum OutputInventory {
             guard name.hasPrefix("frame-"), name.hasSuffix(suffix) else { continue }
             let digits = name.dropFirst("frame-".count).dropLast(suffix.count)
             guard digits.count >= 6, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { continue }
-            var info = stat()
-            if lstat(folder + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFREG { count += 1 }
+            if ours(name) { count += 1 }
         }
         return count
     }
@@ -89,17 +90,17 @@ extension OutputInventory {
         init(_ folder: String, format: PlayCommand.DumpFormat) {
             switch format {
             case .png, .ppm: frames = OutputInventory.frameFiles(in: folder, format: format.rawValue)
-            case .y4m: frames = OutputInventory.y4mFrames(folder + "/frames.y4m") ?? 0
-            case .mp4: frames = WrittenMedia.videoFrames(folder + "/video.mp4") ?? 0
+            case .y4m: frames = WrittenLog.counts(folder + "/frames.y4m") ? OutputInventory.y4mFrames(folder + "/frames.y4m") ?? 0 : 0
+            case .mp4: frames = WrittenLog.counts(folder + "/video.mp4") ? WrittenMedia.videoFrames(folder + "/video.mp4") ?? 0 : 0
             case .none: frames = 0
             }
             if format == .mp4 {
                 // The sound is in the MP4.
                 audioPath = folder + "/video.mp4"
-                audioFrames = OutputInventory.exists(audioPath) ? WrittenMedia.audioFrames(audioPath) : nil
+                audioFrames = OutputInventory.exists(audioPath) && WrittenLog.counts(audioPath) ? WrittenMedia.audioFrames(audioPath) : nil
             } else {
                 audioPath = folder + "/audio.wav"
-                audioFrames = OutputInventory.wavFrames(audioPath)
+                audioFrames = WrittenLog.counts(audioPath) ? OutputInventory.wavFrames(audioPath) : nil
             }
         }
     }

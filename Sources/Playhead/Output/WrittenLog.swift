@@ -5,7 +5,7 @@ import Glibc
 /// the file takes its name. A later run removes a file with an output name from the folder only
 /// if the log names it as it is now: a file someone saved there under such a name (`video.mp4`,
 /// `frame-000001.png`), or one edited since, is not ours and is left alone.
-enum WrittenLog {
+package enum WrittenLog {
     static let name = ".playhead-written"
 
     /// Notes the file `info` describes, about to become `path`, when `path`'s folder is one of
@@ -47,6 +47,27 @@ enum WrittenLog {
         }
         let fd = open(path, O_WRONLY | O_TRUNC | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
         if fd >= 0 { close(fd) }
+    }
+
+    /// Whether the file at `path` counts as a run's output: in one of a run's own folders, only
+    /// if the log names it as it is now (a user's file there under an output name does not);
+    /// elsewhere (a single named file), whatever is there.
+    package static func counts(_ path: String) -> Bool {
+        let folder = folderOf(path)
+        var mark = stat(), info = stat()
+        guard lstat(OutputFolder.join(folder, OutputFolder.ownerMarkName), &mark) == 0, mark.st_mode & S_IFMT == S_IFREG else { return true }
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        return entries(in: folder).contains(entry(info))
+    }
+
+    /// The files of one of a run's own folders that the log names as they are now.
+    package static func ours(in folder: String) -> (String) -> Bool {
+        let known = entries(in: folder)
+        return { name in
+            var info = stat()
+            guard lstat(OutputFolder.join(folder, name), &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+            return known.contains(entry(info))
+        }
     }
 
     static func entry(_ info: stat) -> String {
