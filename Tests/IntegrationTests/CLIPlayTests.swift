@@ -127,6 +127,23 @@ import Testing
         #expect(abs((pictureLate["video"] ?? 0) - 3) < 0.05 && (pictureLate["audio"] ?? 0) > 1.95 && (pictureLate["audio"] ?? 0) < 2.12, "\(pictureLate)")
     }
 
+    /// `--frames N` cuts the sound where the Nth frame ends, counted from the first frame: a
+    /// picture that starts 1 s after its sound keeps that second of sound and N frames' more.
+    @Test func aFrameLimitCutsTheSoundAtTheLastFramesEnd() async throws {
+        let out = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let late = out.path + "/late-picture.mp4"
+        _ = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", clip, "-itsoffset", "1", "-i", clip, "-map", "0:a", "-map", "1:v", "-c", "copy", late])
+        let run = try await CLI.run(["play", "--frames", "10", "--format", "y4m", "--out", out.path + "/p", late])
+        #expect(run.status == 0, "\(run.stderr)")
+        let text = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=duration", "-of", "csv=p=0",
+                                                                                 out.path + "/p/01-late-picture.mp4/audio.wav"]), as: UTF8.self)
+        let seconds = try #require(Double(text.trimmingCharacters(in: .whitespacesAndNewlines)), "\(text)")
+        // 1 s before the picture, then 10 frames at 25 fps.
+        #expect(abs(seconds - 1.4) < 0.03, "\(seconds) s of sound")
+    }
+
     /// A file that fails part way keeps what was decoded as a partial MP4 (as Y4M does), even
     /// before the MP4 knew whether a sound would come: the summary counts what ffprobe finds.
     @Test func aFailedExportKeepsItsFramesAsAPartialMP4() async throws {

@@ -247,10 +247,12 @@ final class DecodePipeline: Sendable {
     /// Positions the demuxer for a segment and says how it begins.
     private func position(_ demuxer: Demuxer, setup: Setup, for segment: Segment) throws(PlayheadError) -> SegmentStart {
         var start = try place(demuxer, setup: setup, for: segment)
-        // The audio ends where the video will: the end time, or the frame limit's end.
+        // The audio ends where the video will: the end time, or the frame limit's end — counted
+        // from the first frame (a picture may start after the sound).
         var end = segment.end
-        if let limit = segment.frameLimit, let frame = setup.video?.facts.frameDuration {
-            let limitEnd = (start.audioStart ?? start.timelineStart) + frame * Int64(limit)
+        if let limit = segment.frameLimit, let video = setup.video?.facts, let frame = video.frameDuration {
+            let firstFrame = start.audioStart ?? max(start.timelineStart, video.startTime ?? start.timelineStart)
+            let limitEnd = firstFrame + frame * Int64(limit)
             end = end.map { min($0, limitEnd) } ?? limitEnd
         }
         start.audioEnd = end
