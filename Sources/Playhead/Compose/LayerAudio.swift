@@ -110,7 +110,7 @@ final class AudioPullReader {
     private let demuxer: Demuxer
     private let stage: AudioStage
     private let collector = SampleCollector()
-    private let packet = OwnedPacket()
+    private let packet: OwnedPacket
     private let channels: Int
     /// The next sample to hand out, in output samples on the item's timeline.
     private var next: Int64
@@ -132,6 +132,12 @@ final class AudioPullReader {
             stage = try AudioStage(stream: stream, format: AudioFormat(sampleRate: format.sampleRate, channelCount: format.channelCount),
                                    start: start, end: nil, timelineStart: .zero, sink: collector, source: demuxer.source)
             try stage.begin()
+        } catch {
+            asset.giveBack(demuxer)
+            throw error
+        }
+        do throws(PlayheadError) {
+            packet = try OwnedPacket()
         } catch {
             asset.giveBack(demuxer)
             throw error

@@ -58,7 +58,7 @@ public final class AudioSession: Sendable {
             try stage.begin()
             result.sampleRate = stage.info?.sampleRate ?? 0
             result.channelCount = stage.info?.channelCount ?? 0
-            let packet = OwnedPacket()
+            let packet = try OwnedPacket()
             reading: while !stage.reachedEnd {
                 switch demuxer.read(into: packet.pointer) {
                 case .packet:

@@ -16,7 +16,7 @@ final class AudioStage {
     private var start: MediaTime?
     private var end: MediaTime?
     private let timeBase: AVRational
-    private let frame = OwnedFrame()
+    private let frame: OwnedFrame
     private let sink: any AudioSink
     /// The session's window in output samples: samples before `firstSample` are dropped, and
     /// delivery stops at `endSample`.
@@ -41,6 +41,7 @@ final class AudioStage {
     /// to the sink. Opens the decoder; the format is settled by `begin()`.
     init(stream: UnsafeMutablePointer<AVStream>, format: AudioFormat, start: MediaTime?, end: MediaTime?, timelineStart: MediaTime,
          sink: any AudioSink, source: String) throws(PlayheadError) {
+        frame = try OwnedFrame()
         self.source = source
         self.sink = sink
         self.requestedFormat = format

@@ -41,6 +41,8 @@ final class DecodePipeline: Sendable {
         var audio: (route: PacketRoute, stage: AudioStage)?
         var timelineStart: MediaTime
         var info: FrameStreamInfo?
+        /// The demux thread's packet.
+        var scratch: OwnedPacket
     }
 
     // MARK: The demux thread
@@ -128,7 +130,7 @@ final class DecodePipeline: Sendable {
         }
         demuxer.select(Set([videoFacts?.index, audioFacts?.index].compactMap { $0 }))
         let timelineStart = Self.timelineStart(demuxer, streams: [videoFacts?.startTime, audioFacts?.startTime])
-        var setup = Setup(demuxer: demuxer, timelineStart: timelineStart)
+        var setup = Setup(demuxer: demuxer, timelineStart: timelineStart, scratch: try OwnedPacket())
         if let videoFacts {
             let video = try VideoStageSetup.make(demuxer: demuxer, facts: videoFacts, sinkFormat: sinkFormat, configuration: configuration)
             setup.video = video
@@ -143,7 +145,7 @@ final class DecodePipeline: Sendable {
             let stage = try AudioStage(stream: stream, format: configuration.audioFormat, start: nil, end: nil, timelineStart: timelineStart,
                                        sink: audioSink, source: source)
             stage.timestampsMayJump = demuxer.timestampsMayJump
-            setup.audio = (PacketRoute(stream: audioFacts.index, capacity: Self.audioPacketCapacity), stage)
+            setup.audio = (try PacketRoute(stream: audioFacts.index, capacity: Self.audioPacketCapacity), stage)
         }
         return setup
     }
@@ -165,7 +167,7 @@ final class DecodePipeline: Sendable {
         var routes: [(route: PacketRoute, kind: SegmentRoutes)] = []
         if let video = setup.video { routes.append((video.route, .video)) }
         if let audio = setup.audio { routes.append((audio.route, .audio)) }
-        let scratch = OwnedPacket()
+        let scratch = setup.scratch
         var current = -1
         var reading = false
         defer { reportDemux(demuxer) }
@@ -276,7 +278,7 @@ final class DecodePipeline: Sendable {
             }
             return SegmentStart(segment: segment, selection: .everything, timelineStart: request.time, audioStart: request.time)
         }
-        let scratch = OwnedPacket()
+        let scratch = try OwnedPacket()
         let (selection, _) = try SeekRule.position(demuxer, facts: video.facts, request: request,
                                                    from: demuxer.isFresh ? DecodePosition(atStart: true) : .unknown, scratch: scratch)
         let tb = video.facts.timeBase.ffmpeg

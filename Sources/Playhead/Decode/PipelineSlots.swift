@@ -25,7 +25,8 @@ enum SlotContent: Sendable {
 
 /// One slot of a stream's packet pool.
 final class PacketSlot {
-    let packet = OwnedPacket()
+    let packet: OwnedPacket
+    init() throws(PlayheadError) { packet = try OwnedPacket() }
     var segment = 0
     var content = SlotContent.packet
 }
@@ -86,9 +87,11 @@ struct PacketRoute: Sendable {
     let ready: SlotChannel
 
     /// A route with its own pool of `capacity` slots.
-    init(stream: Int32, capacity: Int) {
+    init(stream: Int32, capacity: Int) throws(PlayheadError) {
         self.stream = stream
-        slots = SlotStorage((0..<capacity).map { _ in PacketSlot() })
+        var made: [PacketSlot] = []
+        for _ in 0..<capacity { made.append(try PacketSlot()) }
+        slots = SlotStorage(made)
         free = SlotChannel(capacity: capacity, filledWith: 0..<capacity)
         ready = SlotChannel(capacity: capacity)
     }

@@ -37,12 +37,12 @@ struct VideoStageSetup {
             && layout.sourceCrop == PixelRect(size: stored) && orientation == .identity
         var frames: [CanvasSlot] = []
         for _ in 0..<configuration.frameQueueCapacity {
-            frames.append(CanvasSlot(frame: passthrough ? OwnedFrame() : try OwnedFrame(size: canvas, format: outputFormat)))
+            frames.append(CanvasSlot(frame: passthrough ? try OwnedFrame() : try OwnedFrame(size: canvas, format: outputFormat)))
         }
-        return VideoStageSetup(facts: facts, stepper: VideoFrameStepper(decoder: decoder, facts: facts),
+        return VideoStageSetup(facts: facts, stepper: try VideoFrameStepper(decoder: decoder, facts: facts),
                                converter: FrameConverter(layout: layout, outputFormat: outputFormat, source: source),
                                layout: layout, canvasSize: canvas, passthrough: passthrough,
-                               route: PacketRoute(stream: facts.index, capacity: configuration.packetQueueCapacity),
+                               route: try PacketRoute(stream: facts.index, capacity: configuration.packetQueueCapacity),
                                canvases: CanvasPool(frames))
     }
 

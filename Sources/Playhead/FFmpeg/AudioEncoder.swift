@@ -8,8 +8,8 @@ final class AudioEncoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     private var converter: OpaquePointer?
     private let fifo: OpaquePointer
-    private let frame = OwnedFrame()
-    private let packet = OwnedPacket()
+    private let frame: OwnedFrame
+    private let packet: OwnedPacket
     private let target: String
     private let channels: Int
     private let frameSize: Int32
@@ -17,6 +17,8 @@ final class AudioEncoder {
     private var nextPTS: Int64 = 0
 
     init(sampleRate: Int, channelCount: Int, target: String) throws(PlayheadError) {
+        frame = try OwnedFrame()
+        packet = try OwnedPacket()
         FFmpegLogging.installCallback()
         self.target = target
         channels = channelCount
@@ -89,7 +91,7 @@ final class AudioEncoder {
     }
 
     private func planes(for count: Int32) throws(PlayheadError) -> OwnedFrame {
-        let staging = OwnedFrame()
+        let staging = try OwnedFrame()
         try allocate(staging.pointer, samples: count)
         return staging
     }

@@ -26,8 +26,9 @@ final class FrameConverter {
     private var converted: OwnedFrame?
     /// How the decoded format's planes turn (nil: they cannot), worked out once per format.
     private var turnable: (format: AVPixelFormat, planes: [PlaneTurner.PlaneLayout]?)?
-    /// A reused header over the canvas's content rectangle (the fallback turn's target).
-    private let contentView = OwnedFrame()
+    /// A reused header over the canvas's content rectangle (the fallback turn's target), made
+    /// the first time it is needed.
+    private var contentView: OwnedFrame?
     /// The picture scaled at its content size, when the content is not the whole output.
     private var staging: OwnedFrame?
     private let source: String
@@ -72,6 +73,8 @@ final class FrameConverter {
             throw PlayheadError(code: .conversionFailed, message: "cannot turn pictures in \(Self.name(outputFormat))", file: source)
         }
         try scale(input, crop: layout.sourceCrop, into: converted.pointer, at: PixelRect(size: scaled))
+        if contentView == nil { contentView = try OwnedFrame() }
+        guard let contentView else { return }
         Self.point(contentView.pointer, at: layout.content, of: canvas.pointer, format: outputFormat)
         PlaneTurner.turn(converted.pointer, storedSize: scaled, into: contentView.pointer, orientation: layout.orientation, layouts: planes)
     }

@@ -4,7 +4,7 @@ import CFFmpeg
 /// frames for the Y4M muxer). Used on the sink's thread only.
 final class FrameEncoder {
     let context: UnsafeMutablePointer<AVCodecContext>
-    private let packet = OwnedPacket()
+    private let packet: OwnedPacket
     private let target: String
 
     convenience init(codec id: AVCodecID, size: PixelSize, format: AVPixelFormat, timeBase: AVRational, target: String) throws(PlayheadError) {
@@ -27,6 +27,7 @@ final class FrameEncoder {
     init(codec: UnsafePointer<AVCodec>, size: PixelSize, format: AVPixelFormat, timeBase: AVRational, target: String,
          options: [String: String] = [:], threads: Int32 = 1, globalHeader: Bool = false, groupOfPictures: Int32 = 0,
          frameRate: AVRational? = nil) throws(PlayheadError) {
+        packet = try OwnedPacket()
         // An encoder may be the first FFmpeg user of the process: its chatter (x264's banner)
         // goes through the same log callback as everything else, never straight to stderr.
         FFmpegLogging.installCallback()

@@ -5,18 +5,16 @@ import CFFmpeg
 final class OwnedFrame {
     let pointer: UnsafeMutablePointer<AVFrame>
 
-    init() {
-        // Unreachable from input, environment or arguments: av_frame_alloc allocates one struct of
-        // fixed size (no buffers: picture sizes go through av_frame_get_buffer, checked and typed
-        // in init(size:format:)) and fails only when malloc of that struct fails — the process is out of memory,
-        // a state in which Swift's own allocations (this object's) already abort.
-        guard let frame = av_frame_alloc() else { fatalError("av_frame_alloc: out of memory") }
+    /// An empty frame; `outOfMemory` (a typed error, never a trap) when even its small struct
+    /// cannot be allocated (a memory limit reached).
+    init() throws(PlayheadError) {
+        guard let frame = av_frame_alloc() else { throw .outOfMemory("av_frame_alloc") }
         pointer = frame
     }
 
     /// A frame with its own buffers of the given size and format, filled with black.
     convenience init(size: PixelSize, format: AVPixelFormat) throws(PlayheadError) {
-        self.init()
+        try self.init()
         pointer.pointee.width = Int32(size.width)
         pointer.pointee.height = Int32(size.height)
         pointer.pointee.format = format.rawValue
@@ -57,16 +55,22 @@ final class OwnedFrame {
 final class OwnedPacket {
     let pointer: UnsafeMutablePointer<AVPacket>
 
-    init() {
-        // Unreachable from input, environment or arguments: av_packet_alloc allocates one struct of
-        // fixed size (no data buffer) and fails only when malloc of that struct fails — the process is out of memory,
-        // a state in which Swift's own allocations (this object's) already abort.
-        guard let packet = av_packet_alloc() else { fatalError("av_packet_alloc: out of memory") }
+    /// An empty packet; `outOfMemory` (a typed error, never a trap) when even its small struct
+    /// cannot be allocated.
+    init() throws(PlayheadError) {
+        guard let packet = av_packet_alloc() else { throw .outOfMemory("av_packet_alloc") }
         pointer = packet
     }
 
     deinit {
         var p: UnsafeMutablePointer<AVPacket>? = pointer
         av_packet_free(&p)
+    }
+}
+
+extension PlayheadError {
+    /// FFmpeg could not allocate one of its small structs: the process is at its memory limit.
+    static func outOfMemory(_ function: String) -> PlayheadError {
+        PlayheadError(code: .decodeFailed, message: "out of memory (\(function))", file: nil, cause: FFmpegError.cause(function, playhead_averror(ENOMEM)))
     }
 }

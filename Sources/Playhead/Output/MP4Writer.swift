@@ -306,7 +306,7 @@ final class MP4Writer {
             try write(packet, sound: sound)
             return
         }
-        let copy = OwnedPacket()
+        let copy = try OwnedPacket()
         let result = av_packet_ref(copy.pointer, packet)
         guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "could not hold a packet", function: "av_packet_ref", result: result, file: path) }
         held.append((sound, copy))
@@ -330,7 +330,7 @@ final class MP4Writer {
             av_packet_rescale_ts(packet, encoder.context.pointee.time_base, videoStream.pointee.time_base)
             // Each picture packet waits for the next: the last one's duration must reach the end
             // of the last frame shown (its decode time lags by the reordering delay).
-            let copy = OwnedPacket()
+            let copy = try OwnedPacket()
             let result = av_packet_ref(copy.pointer, packet)
             guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "could not hold a packet", function: "av_packet_ref", result: result, file: path) }
             let previous = pendingPicture

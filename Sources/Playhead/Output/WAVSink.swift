@@ -14,7 +14,8 @@ public final class WAVSink: AudioSink {
         var format: (rate: Int, channels: Int)?
         var framesWritten = 0
         var partial = false
-        let packet = OwnedPacket()
+        /// Made with the file, in `begin`.
+        var packet: OwnedPacket?
     }
     /// `Locked` keeps the calls of successive sessions (each on its own audio thread, one after
     /// another) ordered.
@@ -56,6 +57,7 @@ public final class WAVSink: AudioSink {
             parameters.pointee.bit_rate = Int64(16 * info.channelCount * info.sampleRate)
             stream.pointee.time_base = AVRational(num: 1, den: Int32(info.sampleRate))
             try muxer.writeHeader()
+            s.packet = try OwnedPacket()
             s.muxer = muxer
             s.stream = stream
             s.format = (info.sampleRate, info.channelCount)
@@ -64,9 +66,9 @@ public final class WAVSink: AudioSink {
 
     public func write(_ buffer: AudioBuffer) throws(PlayheadError) {
         try state.withLock { (s: inout State) throws(PlayheadError) in
-            guard let muxer = s.muxer, let stream = s.stream, buffer.frameCount > 0, let samples = buffer.samples.baseAddress else { return }
+            guard let muxer = s.muxer, let stream = s.stream, let packet = s.packet, buffer.frameCount > 0, let samples = buffer.samples.baseAddress else { return }
             // The muxer copies the bytes out during the call: the packet only borrows them.
-            let p = s.packet.pointer
+            let p = packet.pointer
             p.pointee.data = UnsafeMutableRawPointer(mutating: samples).assumingMemoryBound(to: UInt8.self)
             p.pointee.size = Int32(buffer.samples.count * 2)
             p.pointee.pts = Int64(s.framesWritten)

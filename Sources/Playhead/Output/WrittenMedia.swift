@@ -8,7 +8,7 @@ package enum WrittenMedia {
     package static func videoFrames(_ path: String) -> Int? {
         guard let demuxer = try? Demuxer.open(path, interrupt: InterruptFlag()), let video = demuxer.video else { return nil }
         demuxer.select([video.index])
-        let packet = OwnedPacket()
+        guard let packet = try? OwnedPacket() else { return nil }
         var count = 0
         while case .packet = demuxer.read(into: packet.pointer) {
             count += 1
@@ -23,7 +23,7 @@ package enum WrittenMedia {
               let stream = demuxer.context.stream(at: Int(audio.index)), let parameters = stream.pointee.codecpar,
               parameters.pointee.sample_rate > 0 else { return nil }
         demuxer.select([audio.index])
-        let packet = OwnedPacket()
+        guard let packet = try? OwnedPacket() else { return nil }
         let rate = AVRational(num: 1, den: parameters.pointee.sample_rate)
         var total: Int64 = 0
         while case .packet = demuxer.read(into: packet.pointer) {

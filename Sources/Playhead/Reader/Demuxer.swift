@@ -209,13 +209,6 @@ final class Demuxer {
         }
     }
 
-    /// Puts a packet back: the next `read` returns it (packets put back come out in order).
-    func pushBack(_ packet: UnsafeMutablePointer<AVPacket>) {
-        let holder = spare.popLast() ?? OwnedPacket()
-        av_packet_move_ref(holder.pointer, packet)
-        pushedBack.append(holder)
-    }
-
     /// Damage met so far: packets the container flagged corrupt or could not read, and the errors
     /// the demuxer itself reported while reading (a resync past damaged data, a packet size that
     /// does not match) — each a damaged spot, whatever the decoders make of it.
@@ -382,13 +375,20 @@ final class Demuxer {
     /// Reads up to the next keyframe of `stream` that carries a presentation time — where decoding
     /// from here can begin — and puts everything read back. Returns its presentation and decoding
     /// times, or nil when none comes within a few hundred packets.
-    func peekKeyframe(stream: Int32, scratch: OwnedPacket) -> (pts: Int64, dts: Int64)? {
+    func peekKeyframe(stream: Int32, scratch: OwnedPacket) throws(PlayheadError) -> (pts: Int64, dts: Int64)? {
         var found: (Int64, Int64)?
         var read: [OwnedPacket] = []
+        defer { pushedBack.insert(contentsOf: read, at: 0) }
         while read.count < 512 {
             guard case .packet = self.read(into: scratch.pointer) else { break }
             let p = scratch.pointer.pointee
-            let holder = spare.popLast() ?? OwnedPacket()
+            let holder: OwnedPacket
+            do throws(PlayheadError) {
+                holder = if let reused = spare.popLast() { reused } else { try OwnedPacket() }
+            } catch {
+                av_packet_unref(scratch.pointer)
+                throw error
+            }
             av_packet_move_ref(holder.pointer, scratch.pointer)
             read.append(holder)
             if p.stream_index == stream, p.flags & AV_PKT_FLAG_KEY != 0, p.pts != FFmpegConstants.noPTS {
@@ -396,7 +396,6 @@ final class Demuxer {
                 break
             }
         }
-        pushedBack.insert(contentsOf: read, at: 0)
         return found
     }
 

@@ -9,8 +9,8 @@ import CFFmpeg
 final class MediaReader {
     let demuxer: Demuxer
     let video: VideoFrameStepper
-    private let packet = OwnedPacket()
-    private let scratch = OwnedPacket()
+    private let packet: OwnedPacket
+    private let scratch: OwnedPacket
     private var lastPacketDTS: Int64?
     /// How reading ended, once it has.
     private(set) var end: DataEnd?
@@ -27,12 +27,14 @@ final class MediaReader {
 
     /// A reader of `demuxer`'s best video stream, decoding with `threads` threads.
     init(demuxer: Demuxer, threads: Int) throws(PlayheadError) {
+        packet = try OwnedPacket()
+        scratch = try OwnedPacket()
         guard let facts = demuxer.video, let stream = demuxer.context.stream(at: Int(facts.index)) else {
             throw demuxer.missingVideo()
         }
         self.demuxer = demuxer
         demuxer.select([facts.index])
-        video = VideoFrameStepper(decoder: try StreamDecoder(stream: stream, threads: threads, source: demuxer.source), facts: facts)
+        video = try VideoFrameStepper(decoder: try StreamDecoder(stream: stream, threads: threads, source: demuxer.source), facts: facts)
         video.restart(.everything, flush: false)
     }
 

@@ -132,7 +132,7 @@ enum SeekRule {
                 try demuxer.rewind()
                 return
             }
-            guard let landed = demuxer.peekKeyframe(stream: stream, scratch: scratch) else {
+            guard let landed = try demuxer.peekKeyframe(stream: stream, scratch: scratch) else {
                 // No keyframe to begin from after here (past the end): further back.
                 target -= backoff
                 backoff *= 2
@@ -173,7 +173,7 @@ enum SeekRule {
                 }
                 found.indices.forEach { found[$0].isUnderReadPosition = false }
                 guard (try? demuxer.seek(stream: stream, minimum: min, timestamp: ts, maximum: max)) != nil,
-                      let landed = demuxer.peekKeyframe(stream: stream, scratch: scratch) else { continue }
+                      let landed = (try? demuxer.peekKeyframe(stream: stream, scratch: scratch)) ?? nil else { continue }
                 found.append(Keyframe(pts: landed.pts, query: (min, ts, max), isUnderReadPosition: true))
             }
         } else {

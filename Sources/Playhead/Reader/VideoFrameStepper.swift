@@ -42,7 +42,7 @@ struct StartSelection: Sendable, Hashable {
 final class VideoFrameStepper {
     let decoder: StreamDecoder
     let facts: VideoStreamFacts
-    private let scratch = OwnedFrame()
+    private let scratch: OwnedFrame
     private var spare: [OwnedFrame] = []
     private var released: [OwnedFrame] = []
     private(set) var window = DisplayedFrameWindow<OwnedFrame>()
@@ -57,7 +57,8 @@ final class VideoFrameStepper {
     /// Decode keyframes only (a keyframe image: nothing else is needed).
     var keyframesOnly = false
 
-    init(decoder: StreamDecoder, facts: VideoStreamFacts) {
+    init(decoder: StreamDecoder, facts: VideoStreamFacts) throws(PlayheadError) {
+        scratch = try OwnedFrame()
         self.decoder = decoder
         self.facts = facts
     }
@@ -85,16 +86,16 @@ final class VideoFrameStepper {
     func decode(_ packet: UnsafeMutablePointer<AVPacket>?) throws(PlayheadError) {
         if let packet { applySkipPolicy(for: packet) }
         _ = try decoder.decode(packet, into: scratch) { frame throws(PlayheadError) in
-            self.take(frame)
+            try self.take(frame)
             return true
         }
         if packet == nil { window.end() }
     }
 
-    private func take(_ frame: OwnedFrame) {
+    private func take(_ frame: OwnedFrame) throws(PlayheadError) {
         framesDecoded += 1
         let (pts, duration) = timing(of: frame.pointer)
-        let holder = spare.popLast() ?? OwnedFrame()
+        let holder = if let spare = spare.popLast() { spare } else { try OwnedFrame() }
         av_frame_move_ref(holder.pointer, frame.pointer)
         // Past the start every frame queues behind the others (a target before them all).
         let target = selection?.target ?? .min
