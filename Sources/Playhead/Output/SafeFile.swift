@@ -22,16 +22,19 @@ package final class SafeFile {
 
     /// The temporary names of every file being written now, for a process that must stop at once
     /// (``removeTemporaries()``).
-    private static let live = Locked<Set<String>>([])
+    /// A temporary file is created under this lock, and registered at once; once `closed`, none is.
+    private static let live = Locked<(paths: Set<String>, closed: Bool)>(([], false))
 
-    /// Removes every file still being written (a second signal: the process ends now, and leaves
-    /// no temporary file; what was not finished is not there).
+    /// Removes every file still being written, and lets no other be created (a second signal:
+    /// the process ends now, and leaves no temporary file; what was not finished is not there).
     package static func removeTemporaries() {
-        for path in live.withLock({ $0 }) { unlink(path) }
+        live.withLock { state in
+            state.closed = true
+            for path in state.paths { unlink(path) }
+        }
     }
 
     private init(path: String, temporaryPath: String, descriptor: Int32) {
-        Self.live.withLock { _ = $0.insert(temporaryPath) }
         self.path = path
         self.temporaryPath = temporaryPath
         self.descriptor = descriptor
@@ -49,8 +52,17 @@ package final class SafeFile {
         let name = full.utf8.count > 200 ? String(decoding: full.utf8.prefix(120), as: UTF8.self) + "~" : full
         for _ in 0..<16 {
             let candidate = folder + "." + name + "." + randomSuffix() + ".partial"
-            let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            // Created and registered in one step, so that a process stopping at once removes it.
+            let (fd, code, closing) = live.withLock { state -> (Int32, Int32, Bool) in
+                guard !state.closed else { return (-1, 0, true) }
+                let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+                let code = errno
+                if fd >= 0 { state.paths.insert(candidate) }
+                return (fd, code, false)
+            }
+            if closing { throw PlayheadError(code: .cancelled, message: "the process is stopping", file: path) }
             if fd >= 0 { return SafeFile(path: path, temporaryPath: candidate, descriptor: fd) }
+            errno = code
             // Taken (by chance, or planted): another name. Anything else is a real failure.
             guard errno == EEXIST || errno == ELOOP else { throw posixError("could not create", path: candidate, file: path) }
         }
@@ -108,7 +120,7 @@ package final class SafeFile {
         if fstat(descriptor, &info) == 0 { WrittenLog.note(info, committingTo: path) }
         close(descriptor)
         descriptor = -1
-        defer { Self.live.withLock { _ = $0.remove(temporaryPath) } }
+        defer { Self.live.withLock { _ = $0.paths.remove(temporaryPath) } }
         if replacing {
             guard rename(temporaryPath, path) == 0 else {
                 let error = Self.posixError("could not rename into place", path: path, file: path)
@@ -136,7 +148,7 @@ package final class SafeFile {
         close(descriptor)
         descriptor = -1
         unlink(temporaryPath)
-        Self.live.withLock { _ = $0.remove(temporaryPath) }
+        Self.live.withLock { _ = $0.paths.remove(temporaryPath) }
     }
 
     /// Reads what `descriptor` holds, up to about `limit` bytes (a small record of ours).
