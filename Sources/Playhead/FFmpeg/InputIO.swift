@@ -103,7 +103,7 @@ private final class ByteSourceReader {
     init(bytes: CustomBytes, relay: InterruptRelay, stall: Duration?) {
         self.bytes = bytes
         self.relay = relay
-        stallNanos = stall.map { UInt64(max(1, SourceOptions.microseconds($0))) * 1000 }
+        stallNanos = stall.map(SourceOptions.nanoseconds)
     }
 
     func read(into data: UnsafeMutablePointer<UInt8>, count: Int32) -> Int32 {

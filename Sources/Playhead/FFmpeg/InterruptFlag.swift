@@ -74,7 +74,7 @@ final class InterruptRelay: Sendable {
     /// (HLS), whose segments come through connections of their own, is watched by its reads: one
     /// read that brings no packet for the stall timeout has stalled.
     func watchStalls(of context: UnsafeMutablePointer<AVIOContext>?, stall: Duration) {
-        let nanos = UInt64(max(1, SourceOptions.microseconds(stall))) * 1000
+        let nanos = SourceOptions.nanoseconds(stall)
         watch.withLock { $0 = Watch(context: context.map { UInt(bitPattern: $0) } ?? 0, stallNanos: nanos) }
     }
 

@@ -46,6 +46,9 @@ enum SourceOptions {
         return dictionary
     }
 
+    /// A stall timeout in nanoseconds, at least one microsecond.
+    static func nanoseconds(_ duration: Duration) -> UInt64 { UInt64(max(1, microseconds(duration))) * 1000 }
+
     static func microseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         return seconds * 1_000_000 + attoseconds / 1_000_000_000_000

@@ -29,7 +29,7 @@ final class StreamDescriptor {
         self.descriptor = descriptor
         self.owned = owned
         self.relay = relay
-        stallNanos = stall.map { UInt64(max(1, SourceOptions.microseconds($0))) * 1000 }
+        stallNanos = stall.map(SourceOptions.nanoseconds)
     }
 
     deinit {

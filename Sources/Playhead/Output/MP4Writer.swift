@@ -30,12 +30,16 @@ final class MP4Writer {
     /// packet then gets its frame's own time and duration back, by the encoder's timestamp. Its
     /// decode timestamps are timestamps of earlier frames, mapped the same way (the mapping only
     /// ever grows, so a decode time stays at or before its presentation time).
-    private var timing: [Int64: (time: Int64, duration: Int64)] = [:]
+    /// By frame number (the encoder's timestamp over a nominal frame) from `timingBase` on.
+    private var timing: [(time: Int64, duration: Int64)] = []
+    private var timingBase: Int64 = 0
     /// The encoder's timestamp and the time of the first frame (decode timestamps before it are
     /// kept at their distance from it).
     private var firstTiming: (encoder: Int64, time: Int64)?
-    /// The last picture packet, held until the next (see `write`), and where the picture ends.
+    /// The last picture packet, held until the next (see `write`) in one packet made once, and
+    /// where the picture ends.
     private var pendingPicture: OwnedPacket?
+    private var hasPendingPicture = false
     private var pictureEnd: Int64 = 0
     /// The sound is fed by a player (``MP4Sink/soundInput()``): its first samples are placed at
     /// their time on the timeline, after silence when the sound starts later than the picture.
@@ -118,7 +122,7 @@ final class MP4Writer {
         guard copied >= 0 else { throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: path) }
         let nominal = Int64(framesWritten) * (videoClock?.frame ?? 1)
         staging.pointer.pointee.pts = nominal
-        timing[nominal] = (pts, duration)
+        timing.append((pts, duration))
         if firstTiming == nil { firstTiming = (nominal, pts) }
         lastPTS = pts
         try encoder.encode(staging.pointer) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) }
@@ -296,8 +300,9 @@ final class MP4Writer {
         audioStream = nil
         held = []
         heldBytes = 0
-        timing = [:]
+        timing = []
         pendingPicture = nil
+        hasPendingPicture = false
     }
 
     /// A packet from an encoder: written when the header is, else held back (copied).
@@ -330,12 +335,17 @@ final class MP4Writer {
             av_packet_rescale_ts(packet, encoder.context.pointee.time_base, videoStream.pointee.time_base)
             // Each picture packet waits for the next: the last one's duration must reach the end
             // of the last frame shown (its decode time lags by the reordering delay).
-            let copy = try OwnedPacket()
-            let result = av_packet_ref(copy.pointer, packet)
+            let pending: OwnedPacket
+            if let made = pendingPicture { pending = made } else { pending = try OwnedPacket() }
+            pendingPicture = pending
+            if hasPendingPicture {
+                hasPendingPicture = false
+                try send(pending.pointer, to: muxer)
+                av_packet_unref(pending.pointer)
+            }
+            let result = av_packet_ref(pending.pointer, packet)
             guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "could not hold a packet", function: "av_packet_ref", result: result, file: path) }
-            let previous = pendingPicture
-            pendingPicture = copy
-            if let previous { try send(previous.pointer, to: muxer) }
+            hasPendingPicture = true
             return
         }
         try send(packet, to: muxer)
@@ -348,8 +358,9 @@ final class MP4Writer {
 
     /// Writes the picture packet still waiting, lasting to the end of the last frame shown.
     private func flushPendingPicture() throws(PlayheadError) {
-        guard let pending = pendingPicture, let muxer, let encoder, let videoStream else { return }
-        pendingPicture = nil
+        guard hasPendingPicture, let pending = pendingPicture, let muxer, let encoder, let videoStream else { return }
+        hasPendingPicture = false
+        defer { av_packet_unref(pending.pointer) }
         if pictureEnd > 0, pending.pointer.pointee.dts != FFmpegConstants.noPTS {
             let end = av_rescale_q(pictureEnd, encoder.context.pointee.time_base, videoStream.pointee.time_base)
             pending.pointer.pointee.duration = max(pending.pointer.pointee.duration, end - pending.pointer.pointee.dts)
@@ -360,17 +371,27 @@ final class MP4Writer {
     /// A picture packet's own time, duration and decode time, from the encoder's (see `timing`).
     private func restoreTiming(of packet: UnsafeMutablePointer<AVPacket>) {
         let pts = packet.pointee.pts, dts = packet.pointee.dts
-        guard pts != FFmpegConstants.noPTS, let own = timing[pts], let firstTiming else { return }
+        let frame = max(1, videoClock?.frame ?? 1)
+        /// The entry of the frame the encoder stamped `stamp`, if it is still kept.
+        func entry(_ stamp: Int64) -> (time: Int64, duration: Int64)? {
+            guard stamp % frame == 0 else { return nil }
+            let index = stamp / frame - timingBase
+            return index >= 0 && index < Int64(timing.count) ? timing[Int(index)] : nil
+        }
+        guard pts != FFmpegConstants.noPTS, let own = entry(pts), let firstTiming else { return }
         packet.pointee.pts = own.time
         packet.pointee.duration = own.duration
         pictureEnd = max(pictureEnd, own.time + own.duration)
         if dts != FFmpegConstants.noPTS {
             // The first few decode before the first frame's time: a unit apart each (0.1 ms), so
             // the edit list that hides them is that short too.
-            let frame = max(1, videoClock?.frame ?? 1)
-            packet.pointee.dts = timing[dts]?.time ?? (firstTiming.time + min(0, (dts - firstTiming.encoder) / frame - 1))
+            packet.pointee.dts = entry(dts)?.time ?? (firstTiming.time + min(0, (dts - firstTiming.encoder) / frame - 1))
             // Later packets decode at or after this one: earlier frames are not needed again.
-            timing = timing.filter { $0.key >= dts }
+            let done = min(Int64(timing.count), max(0, dts / frame - timingBase))
+            if done > 0 {
+                timing.removeFirst(Int(done))
+                timingBase += done
+            }
         }
     }
 
