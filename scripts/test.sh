@@ -8,7 +8,7 @@ if [ $# -gt 0 ]; then exec swift test "$@"; fi
 # after everything else has run in parallel, so that other tests' load does not blur them; so do
 # the suites that run many CLI processes at once (manifests, hostile operations), whose load would
 # blur the time bounds of the others.
-isolated="RealtimeAudioTests|ThreadBudgetTests|ManifestTests|HostileOperationsTests|BatchOperationsTests|SourceTests|CompositorTests|CLIComposeTests|CompositionAudioTests|CompositionOracleTests"
+isolated="RealtimeAudioTests|ThreadBudgetTests|ManifestTests|HostileOperationsTests|BatchOperationsTests|SourceTests|CompositorTests|CLIComposeTests|CompositionAudioTests|CompositionOracleTests|SeamTests"
 swift test --skip "$isolated"
 swift test --skip-build --filter RealtimeAudioTests
 swift test --skip-build --filter ThreadBudgetTests
@@ -18,3 +18,5 @@ swift test --skip-build --filter SourceTests
 # Compositions decode several layers and encode H.264 at once, and hold their frames for the
 # oracle: run apart from the suites that measure the process's memory and time bounds.
 swift test --skip-build --filter "CompositorTests|CLIComposeTests|CompositionAudioTests|CompositionOracleTests"
+# Every pass of every loop against ffmpeg, several runs each: many short CLI runs.
+swift test --skip-build --filter SeamTests

@@ -14,7 +14,7 @@ struct ComposeCommand: AsyncParsableCommand {
               --layer "x=0,y=0,w=1280,h=720,gravity=aspect-fill,loop=forever,z=0,source=bg.mp4"
             Keys: x, y, w, h (canvas pixels, rounded down to even), z, gravity (aspect-fit, aspect-fill, stretch),
             loop (once, N, forever), start and duration (seconds of each source), after-end
-            (hold, clear), audio (yes: the MP4's sound comes from this layer, one layer at most), source. --grid RxC lays the sources given after the options out in
+            (hold, clear), audio (yes: the sound comes from this layer, one layer at most: into the MP4, or audio.wav beside frames), source. --grid RxC lays the sources given after the options out in
             R rows and C columns, each aspect-fit.
             A layout file is a JSON array, one object per layer (bottom first unless z says):
               {"source": "bg.mp4" | "sources": ["a.mp4", "b.mp4"], "rect": [x, y, w, h],
@@ -60,6 +60,9 @@ struct ComposeCommand: AsyncParsableCommand {
 
     /// What is written.
     var outputFormat: PlayCommand.DumpFormat { format ?? fileTarget ?? .y4m }
+
+    /// `--out -`: Y4M on standard output.
+    var toStandardOutputTarget: Bool { out == "-" }
 
     @Option(help: "x264 preset for mp4 (ultrafast … veryslow).")
     var preset = "veryfast"
@@ -124,8 +127,9 @@ struct ComposeCommand: AsyncParsableCommand {
         let frames = Int((duration * rate.value).rounded(.down))
         let format = outputFormat
         let file = fileTarget == nil ? nil : out
-        if specs.contains(where: \.audio), format != .mp4 {
-            throw ValidationError("a layer's sound (audio) is written only into an MP4: --format mp4")
+        let hasSound = specs.contains(where: \.audio)
+        if hasSound, format != .mp4, file != nil || toStandardOutputTarget {
+            throw ValidationError("a layer's sound (audio) goes into an MP4 (--format mp4) or, beside frames written into a folder, into audio.wav: not into \(out)")
         }
 
         // Every layer is checked before the output folder is touched.
@@ -139,7 +143,7 @@ struct ComposeCommand: AsyncParsableCommand {
                 throw ValidationError("layer \(SourceRedaction.redacted(spec.sources[0])): \(error.message)")
             }
         }
-        let toStandardOutput = out == "-"
+        let toStandardOutput = toStandardOutputTarget
         // A folder of our own (summary.json, frames); not for standard output or one named file.
         let output = toStandardOutput || file != nil ? nil : try await RunOutput.open(out, wait: wait, inputs: specs.flatMap(\.sources))
         let start = ContinuousClock.now
@@ -159,6 +163,8 @@ struct ComposeCommand: AsyncParsableCommand {
             }
         }
         let clock: (any PlaybackClock)? = realtime ? SystemPlaybackClock() : nil
+        // Beside frames (Y4M, PNG, PPM), the sound goes into its own WAV; nothing is kept for none.
+        let soundPath = hasSound && format != .mp4 && format != .none && !folder.isEmpty ? folder + "/audio.wav" : nil
         let work = Task { [format, folder, preset, crf] in
             if toStandardOutput {
                 return await compositor.render(frames: frames, into: Y4MSink(descriptor: STDOUT_FILENO, name: "standard output"), realtime: clock)
@@ -171,7 +177,8 @@ struct ComposeCommand: AsyncParsableCommand {
             if format == .mp4 {
                 return await compositor.render(frames: frames, into: MP4Sink(path: folder + "/video.mp4", preset: preset, crf: crf, replacing: false), realtime: clock)
             }
-            return await compositor.render(frames: frames, into: PlayJob.makeSink(format: format, folder: folder, native: false), realtime: clock)
+            let sound: (any AudioSink)? = !hasSound ? nil : PlayJob.makeAudioSink(format: format, folder: folder)
+            return await compositor.render(frames: frames, into: PlayJob.makeSink(format: format, folder: folder, native: false), sound: sound, realtime: clock)
         }
         SignalWatcher.shared.onSignal { _ in work.cancel() }
         let report = await work.value
@@ -212,6 +219,10 @@ struct ComposeCommand: AsyncParsableCommand {
             let silent = report.soundlessSources.map(SourceRedaction.redacted)
             summary.audio = ComposeAudioReport(source: SourceRedaction.redacted(specs[index].sources[0]), error: report.audioFailure.map(ErrorReport.init),
                                                silent: silent.isEmpty ? nil : silent)
+            if let soundPath, WrittenLog.counts(soundPath), let written = OutputInventory.wavFrames(soundPath) {
+                summary.audio?.path = soundPath
+                summary.audio?.frames = written
+            }
             if !json, !silent.isEmpty { Console.err("  the sound's layer has no sound in: \(silent.joined(separator: ", "))\n") }
         }
         for (index, id) in ids.enumerated() {
@@ -247,7 +258,7 @@ struct ComposeSummary: Encodable {
     var framesExpected: Int
     var output: String?
     var layers: [ComposeLayerReport]
-    /// Where the MP4's sound came from, and why it went silent if it did.
+    /// Where the sound came from (into the MP4, or audio.wav beside frames), and why it went silent if it did.
     var audio: ComposeAudioReport?
     /// With --realtime: frames written more than half a frame late, and the 99th percentile of
     /// lateness in seconds.
@@ -275,6 +286,9 @@ struct ComposeItemError: Encodable {
 
 struct ComposeAudioReport: Encodable {
     var source: String
+    /// Beside frames: the WAV the sound went into, and its samples per channel.
+    var path: String?
+    var frames: Int?
     var error: ErrorReport?
     /// Items of the sound's layer that have no sound: silent where they played.
     var silent: [String]?

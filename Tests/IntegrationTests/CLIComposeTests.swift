@@ -202,7 +202,7 @@ import Testing
 
     /// Layout files that are not layouts are refused before anything is written.
     @Test(arguments: ["not json", "{}", "[]", #"[{"rect": [0, 0, 2, 2]}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2]}]"#,
-                      #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "audio": true}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "loop": 0}]"#,
+                      #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "audio": "loud"}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "loop": 0}]"#,
                       #"[{"source": "a.mp4", "sources": ["b.mp4"], "rect": [0, 0, 2, 2]}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "gravty": "stretch"}]"#,
                       #"[{"source": "", "rect": [0, 0, 2, 2]}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "timeRange": {"start": 1, "lenght": 2}}]"#,
                       #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "loop": "forever", "timeRange": {"duration": 0.0001}}]"#])

@@ -98,9 +98,16 @@ public final class Compositor: Sendable {
     /// With a `realtime` clock, frames are written at the canvas's rate on that clock (frame *n*
     /// no sooner than *n / rate* after the first); one written more than half a frame late is
     /// counted in ``CompositionReport/lateFrames``, and never dropped.
-    public func render(frames: Int, into sink: sending some FrameSink, realtime: (any PlaybackClock)? = nil) async -> CompositionReport {
+    ///
+    /// The sound of the layer that provides it (``CompositionLayer/providesAudio``) goes into
+    /// `sink` when it carries sound (``MP4Sink``), else into `sound` when one is given (a
+    /// ``WAVSink`` beside Y4M or image frames): the samples that go with each frame, from the
+    /// first to the end of the last frame.
+    public func render(frames: Int, into sink: sending some FrameSink, sound: sending (any AudioSink)? = nil,
+                       realtime: (any PlaybackClock)? = nil) async -> CompositionReport {
         // `sink` is `sending`: the caller gave it up; only the render thread touches it from here.
-        let owner = SoleOwner(handingOver: sink as any FrameSink)
+        let combined: any FrameSink = if let sound, !(sink is any AudioCarryingFrameSink) { FrameAndSoundSink(frames: sink, sound: sound) } else { sink }
+        let owner = SoleOwner(handingOver: combined)
         let interrupt = InterruptFlag()
         let canvas = self.canvas
         return await withTaskCancellationHandler {

@@ -123,12 +123,9 @@ final class AudioPullReader {
                 throw PlayheadError(code: .noStreams, message: "no audio track", file: demuxer.source)
             }
             demuxer.select([audio.index])
-            let timeBase = audio.timeBase.ffmpeg
-            let first = audio.startTime ?? .zero
-            if !demuxer.isFresh || start > first {
-                // At or before `start`: the stage trims to the sample.
-                try demuxer.seek(stream: audio.index, minimum: .min, timestamp: start.ffmpegTimestamp(in: timeBase, rounding: .down), maximum: start.ffmpegTimestamp(in: timeBase, rounding: .down))
-            }
+            // The one audio seek rule: every pass starts as the first did (an exact rewind, or a
+            // seek with the codec's pre-roll); the stage trims to `start`.
+            try SeekRule.positionAudio(demuxer, facts: audio, at: start, scratch: try OwnedPacket())
             stage = try AudioStage(stream: stream, format: AudioFormat(sampleRate: format.sampleRate, channelCount: format.channelCount),
                                    start: start, end: nil, timelineStart: .zero, sink: collector, source: demuxer.source)
             try stage.begin()

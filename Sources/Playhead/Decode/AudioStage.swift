@@ -82,10 +82,11 @@ final class AudioStage {
         endSample = end.flatMap { $0.isNumeric ? Self.samples($0, rate: rate) : nil }
     }
 
-    /// Starts over after a seek: what the decoder and the resampler hold is dropped, and delivery
-    /// follows the new window.
-    func restart(start: MediaTime?, end: MediaTime?, timelineStart: MediaTime) {
-        decoder.flush()
+    /// Starts over after a seek: the decoder is opened afresh (so a pass that starts over decodes
+    /// exactly as the first did: a codec's priming dropped the same way, nothing carried over from
+    /// before), what the resampler holds is dropped, and delivery follows the new window.
+    func restart(start: MediaTime?, end: MediaTime?, timelineStart: MediaTime) throws(PlayheadError) {
+        try decoder.reset()
         resampler?.reset()
         self.start = start
         self.end = end

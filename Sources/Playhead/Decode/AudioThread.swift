@@ -33,7 +33,7 @@ struct AudioThread {
                         let number = segment
                         stage.onFirstBuffer = { control.firstFrame(of: number, at: $0) }
                     }
-                    stage.restart(start: start.audioStart, end: start.audioEnd, timelineStart: start.timelineStart)
+                    try stage.restart(start: start.audioStart, end: start.audioEnd, timelineStart: start.timelineStart)
                     (sink as? SegmentFollowing)?.segmentBegins(start)
                     active = true
                 case .packet:

@@ -267,15 +267,8 @@ final class DecodePipeline: Sendable {
             return SegmentStart(segment: segment, selection: .everything, timelineStart: setup.timelineStart, audioStart: nil)
         }
         guard let video = setup.video else {
-            // Audio alone: seek on the audio stream; the audio is trimmed to the time exactly.
-            if let audio = demuxer.audio {
-                let ts = request.time.ffmpegTimestamp(in: audio.timeBase.ffmpeg, rounding: .down)
-                if demuxer.isFresh, request.time <= (audio.startTime ?? .zero) {
-                    // Already there.
-                } else {
-                    try demuxer.seek(stream: audio.index, minimum: .min, timestamp: ts, maximum: ts)
-                }
-            }
+            // Audio alone: the one audio seek rule; the audio is trimmed to the time exactly.
+            if let audio = demuxer.audio { try SeekRule.positionAudio(demuxer, facts: audio, at: request.time, scratch: setup.scratch) }
             return SegmentStart(segment: segment, selection: .everything, timelineStart: request.time, audioStart: request.time)
         }
         let scratch = try OwnedPacket()

@@ -4,10 +4,14 @@ import CFFmpeg
 /// decodes with. Damage is decoded past and counted: a packet the decoder rejects, an error coming
 /// out of it, a frame it marks corrupt. Used by one thread at a time.
 final class StreamDecoder {
-    let context: UnsafeMutablePointer<AVCodecContext>
+    private(set) var context: UnsafeMutablePointer<AVCodecContext>
     let source: String
     let threads: Int
     private(set) var damage = DamageTally()
+    /// The stream's parameters, kept to open the decoder afresh (``reset()``).
+    private let parameters: UnsafeMutablePointer<AVCodecParameters>
+    private let timeBase: AVRational
+    private let maximumPixels: Int64
     /// Pictures larger than this many pixels are refused by the decoder (a small file cannot make
     /// it allocate gigabytes).
     static let defaultMaximumPixels: Int64 = 8192 * 8192
@@ -17,40 +21,88 @@ final class StreamDecoder {
     init(stream: UnsafeMutablePointer<AVStream>, threads: Int, source: String, maximumPixels: Int64 = StreamDecoder.defaultMaximumPixels) throws(PlayheadError) {
         self.source = source
         self.threads = threads
-        guard let parameters = stream.pointee.codecpar else {
+        self.maximumPixels = maximumPixels
+        guard let streamParameters = stream.pointee.codecpar else {
             throw PlayheadError(code: .decoderOpenFailed, message: "the stream has no codec parameters", file: source)
         }
+        guard let parameters = avcodec_parameters_alloc() else {
+            throw PlayheadError.outOfMemory("avcodec_parameters_alloc")
+        }
+        let copied = avcodec_parameters_copy(parameters, streamParameters)
+        guard copied >= 0 else {
+            var p: UnsafeMutablePointer<AVCodecParameters>? = parameters
+            avcodec_parameters_free(&p)
+            throw FFmpegError.error(.decoderOpenFailed, "could not copy the codec parameters", function: "avcodec_parameters_copy", result: copied, file: source)
+        }
+        self.parameters = parameters
+        timeBase = stream.pointee.time_base
+        do throws(PlayheadError) {
+            context = try Self.openContext(parameters, timeBase: timeBase, threads: threads, maximumPixels: maximumPixels, source: source)
+        } catch {
+            var p: UnsafeMutablePointer<AVCodecParameters>? = parameters
+            avcodec_parameters_free(&p)
+            throw error
+        }
+    }
+
+    /// A decoder for `parameters`, opened: the one place decoders are configured.
+    private static func openContext(_ parameters: UnsafeMutablePointer<AVCodecParameters>, timeBase: AVRational, threads: Int,
+                                    maximumPixels: Int64, source: String) throws(PlayheadError) -> UnsafeMutablePointer<AVCodecContext> {
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
-            let name = String(cString: avcodec_get_name(parameters.pointee.codec_id))
-            throw PlayheadError(code: .decoderNotFound, message: "no decoder for codec \(name)", file: source)
+            throw PlayheadError(code: .decoderNotFound, message: "no decoder for codec \(codecName(parameters.pointee.codec_id))", file: source)
         }
-        guard let context = avcodec_alloc_context3(codec) else {
-            throw PlayheadError(code: .decoderOpenFailed, message: "could not allocate a decoder", file: source)
+        guard let allocated = avcodec_alloc_context3(codec) else {
+            throw PlayheadError.outOfMemory("avcodec_alloc_context3")
         }
-        self.context = context
+        var owned: UnsafeMutablePointer<AVCodecContext>? = allocated
+        let context = allocated
         var result = avcodec_parameters_to_context(context, parameters)
         guard result >= 0 else {
+            avcodec_free_context(&owned)
             throw FFmpegError.error(.decoderOpenFailed, "could not configure the decoder", function: "avcodec_parameters_to_context", result: result, file: source)
         }
-        context.pointee.pkt_timebase = stream.pointee.time_base
+        context.pointee.pkt_timebase = timeBase
         context.pointee.thread_count = Int32(threads)
         context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
         context.pointee.max_pixels = maximumPixels
         let (area, overflow) = Int64(context.pointee.width).multipliedReportingOverflow(by: Int64(context.pointee.height))
         if overflow || area > maximumPixels {
+            avcodec_free_context(&owned)
             throw PlayheadError(code: .decoderOpenFailed,
-                                message: "the picture is \(context.pointee.width)x\(context.pointee.height): larger than playhead decodes (at most \(maximumPixels) pixels)",
+                                message: "the picture is \(parameters.pointee.width)x\(parameters.pointee.height): larger than playhead decodes (at most \(maximumPixels) pixels)",
                                 file: source)
         }
         result = avcodec_open2(context, codec, nil)
         guard result >= 0 else {
+            avcodec_free_context(&owned)
             throw FFmpegError.error(.decoderOpenFailed, "could not open the \(String(cString: codec.pointee.name)) decoder", function: "avcodec_open2", result: result, file: source)
         }
+        return context
+    }
+
+    /// The codec's name as FFmpeg knows it (`h264`, `vvc`, `iamf`), also for codecs it has no
+    /// decoder for.
+    static func codecName(_ id: AVCodecID) -> String {
+        String(cString: avcodec_get_name(id))
     }
 
     deinit {
         var p: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&p)
+        var q: UnsafeMutablePointer<AVCodecParameters>? = parameters
+        avcodec_parameters_free(&q)
+    }
+
+    /// Replaces the decoder with a freshly opened one: decoding then begins exactly as it did the
+    /// first time (an audio codec's priming dropped by the decoder itself, no state carried over
+    /// from what was decoded before), so every pass that starts over decodes the same way. Damage
+    /// counted so far is kept.
+    func reset() throws(PlayheadError) {
+        let fresh = try Self.openContext(parameters, timeBase: timeBase, threads: threads, maximumPixels: maximumPixels, source: source)
+        fresh.pointee.skip_frame = context.pointee.skip_frame
+        var old: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&old)
+        context = fresh
     }
 
     /// Which frames the decoder may leave out (non-reference frames before an exact target,

@@ -152,6 +152,9 @@ final class MP4Writer {
     func finishVideo() throws(PlayheadError) {
         if plan.ended { return }
         if let encoder { try encoder.encode(nil) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) } }
+        // A sound told with the picture (same thread) ends with it: its last samples and the
+        // encoder's delayed packets are flushed too.
+        if !placesSound, let audioEncoder { try audioEncoder.finish { (packet) throws(PlayheadError) in try self.take(packet, sound: true) } }
         if plan.headerWritten { try flushPendingPicture() }
         try perform(plan.videoEnded())
     }
@@ -287,8 +290,16 @@ final class MP4Writer {
     private func complete() throws(PlayheadError) {
         guard let muxer else { return }
         try flushPendingPicture()
+        // Where the picture ends, for the plain file's last sample.
+        var ends: [Int32: Int64] = [:]
+        if let encoder, let videoStream, pictureEnd > 0 {
+            ends[videoStream.pointee.index] = av_rescale_q(pictureEnd, encoder.context.pointee.time_base, videoStream.pointee.time_base)
+        }
+        if let audioEncoder, let audioStream, audioFramesWritten > 0 {
+            ends[audioStream.pointee.index] = av_rescale_q(Int64(audioFramesWritten), audioEncoder.context.pointee.time_base, audioStream.pointee.time_base)
+        }
         release()
-        try muxer.finish()
+        try muxer.finishRewrittenAsPlainMP4(ends: ends)
     }
 
     private func release() {

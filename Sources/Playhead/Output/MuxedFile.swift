@@ -131,6 +131,36 @@ final class MuxedFile {
         try file.complete()
     }
 
+    /// Writes the trailer, then copies the file into a plain MP4 at the final name (see
+    /// ``MP4Rewrite``): the copy takes the name, the fragmented file is removed. When the copy
+    /// cannot be made (a full disk), the fragmented file — whole — takes the name instead. A
+    /// stream target (standard output) is only finished.
+    func finishRewrittenAsPlainMP4(ends: [Int32: Int64]) throws(PlayheadError) {
+        guard headerWritten, let safe = file as? SafeFile else { return try finish() }
+        let result = av_write_trailer(context)
+        if let io { avio_flush(io) }
+        guard result >= 0, ioError == nil else {
+            let error = failure("could not complete the file", function: "av_write_trailer", result: result)
+            release()
+            file.discard()
+            throw error
+        }
+        release()
+        do throws(PlayheadError) {
+            let plain = try MuxedFile(path: safe.path, format: "mp4", replacing: safe.replacesExisting)
+            try MP4Rewrite.copy(from: safe.temporaryPath, into: plain, ends: ends)
+            try plain.finish()
+            safe.discard()
+        } catch {
+            // The name was taken meanwhile, or the process is stopping: nothing takes it.
+            if error.code == .outputExists || error.code == .cancelled {
+                safe.discard()
+                throw error
+            }
+            try safe.complete()
+        }
+    }
+
     /// Gives up: what was written is kept as a valid file under the final name when there is any
     /// (returns true: the file is partial), removed otherwise.
     @discardableResult

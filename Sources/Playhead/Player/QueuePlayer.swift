@@ -327,8 +327,14 @@ public final class QueuePlayer: Sendable {
         let audio = audioOutput.map { AudioPresenter(item: item, output: $0, timeline: timeline, gate: gate, continuity: continuity, events: events) }
         let session = DecodeSession(asset: item.asset, configuration: decoding)
         let run = ItemRun(session: session, presenter: presenter, audio: audio, gate: gate)
-        engine.withLock { $0.runs[id] = run }
-        if presenting { openWhenDrained(gate) }
+        // The queue may have moved on while this run was made (another thread's item ended: this
+        // one, started to pre-roll, became current, and its `present` found no run to open):
+        // whether it presents is read with the run's registration, under the same lock.
+        let presentsNow = engine.withLock { e -> Bool in
+            e.runs[id] = run
+            return presenting || e.machine.started[id] == true
+        }
+        if presentsNow { openWhenDrained(gate) }
         Task { await self.runItem(id, item: item, run: run) }
     }
 

@@ -70,6 +70,12 @@ final class Demuxer {
     /// cut inside it.
     private var lastPacketWasShort = false
     private var selected: Set<Int32> = []
+    /// Reading goes on from the start of the data (since the open or an exact rewind): the first
+    /// packet read of each stream is its first.
+    private var readsFromStart = true
+    /// Each stream's first packet time (presentation, else decoding), as read from the start:
+    /// what a rewind must give again.
+    private var firstTimestamps: [Int32: Int64] = [:]
     /// Packets read ahead (to look at them) and put back, handed out first.
     private var pushedBack: [OwnedPacket] = []
     private var spare: [OwnedPacket] = []
@@ -166,6 +172,11 @@ final class Demuxer {
             spare.append(held)
             return .packet
         }
+        return readFromContainer(into: packet)
+    }
+
+    /// The read rule below the packets put back.
+    private func readFromContainer(into packet: UnsafeMutablePointer<AVPacket>) -> Read {
         while true {
             if interrupt?.isRaised ?? false { return .end(.cancelled) }
             context.relay.readBegins()
@@ -177,6 +188,11 @@ final class Demuxer {
                 guard selected.isEmpty || selected.contains(index) else {
                     av_packet_unref(packet)
                     continue
+                }
+                if readsFromStart, firstTimestamps[index] == nil {
+                    let p = packet.pointee
+                    let time = p.pts != FFmpegConstants.noPTS ? p.pts : p.dts
+                    if time != FFmpegConstants.noPTS { firstTimestamps[index] = time }
                 }
                 lastPacketWasShort = packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0
                 if lastPacketWasShort {
@@ -308,6 +324,7 @@ final class Demuxer {
         dropPushedBack()
         // Even a failed seek may have moved the reading position (a search by reading).
         isFresh = false
+        readsFromStart = false
         context.relay.readBegins()
         let result = avformat_seek_file(context.pointer, stream, minimum, timestamp, maximum, 0)
         if context.relay.hasStalled {
@@ -318,18 +335,90 @@ final class Demuxer {
         }
     }
 
-    /// Back to the start of the data (to play it again).
+    /// Back to the start of the data (to play it again), so that reading gives what a fresh open
+    /// gave: every packet from each selected stream's first.
+    ///
+    /// A container's seek to its start is by one stream's index, and may drop other streams'
+    /// packets that come before that stream's first keyframe (WebM keeps Opus packets timed
+    /// before the first video cue; a seek by the audio stream instead can drop MPEG-TS or NUT
+    /// video). So the rewind is checked by evidence: the first packets read afterwards are looked
+    /// at (and put back), and a stream whose first packet comes after the first one known for it
+    /// (seen when it was read from the start, else the container's start time) lost packets; the
+    /// seek is then made by that stream instead. Nothing is decided from the format's name.
     func rewind() throws(PlayheadError) {
         guard !isFresh else { return }
         guard canSeek else {
             throw PlayheadError(code: .seekFailed, message: "the source cannot seek (a pipe or a live stream), so it plays only once", file: source)
         }
+        var by: Int32 = -1
+        var tried: Set<Int32> = []
+        while true {
+            tried.insert(by)
+            try seekToStart(by: by)
+            let lost = try streamsThatLostTheirStart()
+            guard let next = lost.first(where: { !tried.contains($0) }) else {
+                if !lost.isEmpty, by != -1 {
+                    // No seek keeps every stream: the container's own choice, as before.
+                    try seekToStart(by: -1)
+                }
+                readsFromStart = lost.isEmpty
+                return
+            }
+            by = next
+        }
+    }
+
+    private func seekToStart(by stream: Int32) throws(PlayheadError) {
         dropPushedBack()
-        var result = avformat_seek_file(context.pointer, -1, Int64.min, Int64.min, Int64.min, 0)
-        if result < 0 { result = avformat_seek_file(context.pointer, -1, Int64.min, 0, 0, AVSEEK_FLAG_BYTE) }
+        readsFromStart = false
+        context.relay.readBegins()
+        var result = avformat_seek_file(context.pointer, stream, Int64.min, Int64.min, Int64.min, 0)
+        if result < 0, stream == -1 { result = avformat_seek_file(context.pointer, -1, Int64.min, 0, 0, AVSEEK_FLAG_BYTE) }
+        if context.relay.hasStalled {
+            throw FFmpegError.error(.timedOut, "no data arrived within the stall timeout", function: "avformat_seek_file", result: result, file: source)
+        }
         guard result >= 0 else {
             throw FFmpegError.error(.seekFailed, "could not go back to the start", function: "avformat_seek_file", result: result, file: source)
         }
+    }
+
+    /// Reads ahead (putting everything back) until each selected stream whose first packet is
+    /// known has shown one, and returns the streams whose first packet now comes later.
+    private func streamsThatLostTheirStart() throws(PlayheadError) -> [Int32] {
+        var expected: [Int32: Int64] = [:]
+        for stream in context.streams where selected.isEmpty || selected.contains(stream.pointee.index) {
+            let type = stream.pointee.codecpar?.pointee.codec_type
+            guard type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_VIDEO else { continue }
+            let index = stream.pointee.index
+            let start = stream.pointee.start_time
+            if let first = firstTimestamps[index] ?? (start == FFmpegConstants.noPTS ? nil : start) { expected[index] = first }
+        }
+        var lost: [Int32] = []
+        var read: [OwnedPacket] = []
+        defer { pushedBack.insert(contentsOf: read, at: 0) }
+        let scratch = try spareOrNew()
+        defer { spare.append(scratch) }
+        while !expected.isEmpty, read.count < 2048 {
+            guard case .packet = readFromContainer(into: scratch.pointer) else { break }
+            let p = scratch.pointer.pointee
+            let holder: OwnedPacket
+            do throws(PlayheadError) { holder = try spareOrNew() } catch {
+                av_packet_unref(scratch.pointer)
+                throw error
+            }
+            av_packet_move_ref(holder.pointer, scratch.pointer)
+            read.append(holder)
+            let time = p.pts != FFmpegConstants.noPTS ? p.pts : p.dts
+            guard let first = expected[p.stream_index], time != FFmpegConstants.noPTS else { continue }
+            if time > first { lost.append(p.stream_index) }
+            expected[p.stream_index] = nil
+        }
+        return lost
+    }
+
+    private func spareOrNew() throws(PlayheadError) -> OwnedPacket {
+        if let reused = spare.popLast() { return reused }
+        return try OwnedPacket()
     }
 
     /// The index's timestamp of the last keyframe of `stream` at or before `timestamp` (for MP4 a

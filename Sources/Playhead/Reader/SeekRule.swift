@@ -146,6 +146,37 @@ enum SeekRule {
         try demuxer.rewind()
     }
 
+    /// The one audio seek rule, for audio read on its own (an audio-only session, a composition's
+    /// sound): positions `demuxer` so that a freshly opened decoder (``StreamDecoder/reset()``),
+    /// trimmed to `start` by the ``AudioStage``, gives from `start` on exactly what decoding the
+    /// stream from its beginning gives.
+    ///
+    /// - From the beginning (no start, or at or before the stream's first sample): an exact
+    ///   ``Demuxer/rewind()`` — the priming a fresh open drops is dropped again.
+    /// - Near the beginning (within ``unindexedForwardLimit``): from the beginning too, decoding
+    ///   forward; the samples are then counted from the stream's first, exact even where the
+    ///   container's timestamps are coarser than a sample (Matroska's milliseconds).
+    /// - Further in: a seek to the stream's pre-roll before `start` (``AudioStreamFacts/preroll``),
+    ///   checked by the first packet's own time and moved further back when it lands late, as
+    ///   video seeks are (``seekToShow(_:demuxer:stream:timeBase:scratch:)``).
+    static func positionAudio(_ demuxer: Demuxer, facts: AudioStreamFacts, at start: MediaTime?, scratch: OwnedPacket) throws(PlayheadError) {
+        let first = facts.startTime ?? .zero
+        guard let start, start.isNumeric, start - first > unindexedForwardLimit, demuxer.canSeek else {
+            // A fresh demuxer is at the beginning already; a pipe read once cannot go back (a typed error).
+            try demuxer.rewind()
+            return
+        }
+        let tb = facts.timeBase.ffmpeg
+        let from = (start - facts.preroll).ffmpegTimestamp(in: tb, rounding: .down)
+        do throws(PlayheadError) {
+            try seekToShow(from, demuxer: demuxer, stream: facts.index, timeBase: tb, scratch: scratch)
+        } catch {
+            if error.code == .cancelled || error.code == .timedOut { throw error }
+            // A source that cannot seek by time: from the beginning, decoding forward.
+            try demuxer.rewind()
+        }
+    }
+
     struct Keyframe {
         var pts: Int64
         /// The seek that lands on it, with an index; nil when it was found by reading.

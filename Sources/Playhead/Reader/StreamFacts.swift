@@ -78,10 +78,18 @@ struct AudioStreamFacts: Sendable, Hashable {
     var timeBase: Rational
     var duration: MediaTime?
     var startTime: MediaTime?
+    /// How much audio before a point a decoder needs to have decoded for its output from that
+    /// point on to be what decoding from the start gives: the codec's declared seek pre-roll
+    /// (Opus: 80 ms), and never less than 200 ms (an AAC or Vorbis window's overlap, an MP3 bit
+    /// reservoir span several frames).
+    var preroll: MediaTime
 
     init(stream: UnsafeMutablePointer<AVStream>, format: UnsafeMutablePointer<AVFormatContext>) {
         let st = stream.pointee
         index = st.index
+        let declared = st.codecpar.pointee.sample_rate > 0 && st.codecpar.pointee.seek_preroll > 0
+            ? MediaTime(value: Int64(st.codecpar.pointee.seek_preroll), timescale: st.codecpar.pointee.sample_rate) : .zero
+        preroll = max(declared, MediaTime(value: 1, timescale: 5))
         sampleRate = Int(st.codecpar.pointee.sample_rate)
         channelCount = Int(st.codecpar.pointee.ch_layout.nb_channels)
         timeBase = Rational(st.time_base)
