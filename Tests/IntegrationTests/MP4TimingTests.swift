@@ -143,4 +143,106 @@ import Testing
         #expect(abs((played - flash) - sourceGap) < 0.003, "played without gaps, the sound is \(((played - flash) - sourceGap) * 1000) ms from the picture",
                 sourceLocation: sourceLocation)
     }
+
+    // MARK: As ffmpeg's CLI decodes an export
+
+    /// Where a file's flashes and beeps are as `ffmpeg -i FILE` decodes it to raw frames and raw
+    /// sound (frames at the output's constant rate, the sound from its first sample without
+    /// timestamps): the numbers of the flash frames, the beeps' onsets in seconds, and the
+    /// streams' durations as ffprobe reads them.
+    struct Decoded: CustomStringConvertible {
+        var flashes: [Int]
+        var onsets: [Double]
+        var pictureDuration: Double
+        var soundDuration: Double
+        /// Seconds of sound decoded.
+        var decodedSound: Double
+        var description: String { "flashes \(flashes), onsets \(onsets.map { (($0 * 10000).rounded() / 10000) }), picture \(pictureDuration) s, sound \(soundDuration) s" }
+    }
+
+    static func decodedByFFmpeg(_ path: String) async throws -> Decoded {
+        let ffmpeg = try Reference.ffmpeg()
+        let grey = try await Reference.run(ffmpeg, ["-v", "error", "-i", path, "-map", "0:v:0", "-s", "8x8", "-pix_fmt", "gray", "-f", "rawvideo", "-"])
+        let flashes = stride(from: 0, to: grey.count / 64, by: 1).filter { i in grey[(i * 64)..<((i + 1) * 64)].reduce(0) { $0 + Int($1) } / 64 > 128 }
+        let sound = try await Reference.run(ffmpeg, ["-v", "error", "-i", path, "-map", "0:a:0", "-ac", "1", "-f", "s16le", "-"])
+        var onsets: [Double] = []
+        var index = 0
+        while index + 1 < sound.count {
+            let sample = Int16(bitPattern: UInt16(sound[index]) | UInt16(sound[index + 1]) << 8)
+            if abs(Int(sample)) > 3000 {
+                onsets.append(Double(index / 2) / 48000)
+                index += 2 * 24_000
+            } else {
+                index += 2
+            }
+        }
+        func duration(_ stream: String) async throws -> Double {
+            let text = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", "stream=duration",
+                                                                                    "-of", "csv=p=0", path]), as: UTF8.self)
+            return try #require(Double(text.trimmingCharacters(in: .whitespacesAndNewlines)), "\(path) \(stream): \(text)")
+        }
+        return Decoded(flashes: flashes, onsets: onsets, pictureDuration: try await duration("v:0"), soundDuration: try await duration("a:0"),
+                       decodedSound: Double(sound.count / 2) / 48000)
+    }
+
+    /// 4 s at 25 fps with B-frames: a white flash on frames 0, 25, 50 and 75 and a 1 kHz beep
+    /// for the first 50 ms of each second; `pictureDelay` starts the picture that much after the sound.
+    static func flashesAndBeeps(_ path: String, pictureDelay: Double = 0) async throws {
+        var video = "[0:v]geq=lum='if(eq(mod(N\\,25)\\,0)\\,235\\,16)':cb=128:cr=128"
+        if pictureDelay > 0 { video += ",setpts=PTS+\(pictureDelay)/TB" }
+        _ = try await Reference.run(try Reference.ffmpeg(), [
+            "-v", "error", "-y", "-f", "lavfi", "-i", "color=black:s=160x90:r=25:d=4", "-f", "lavfi", "-i", "sine=f=1000:sample_rate=48000:d=\(4 + pictureDelay)",
+            "-filter_complex", video + "[v];[1:a]volume=volume=0:enable='gte(mod(t\\,1)\\,0.05)'[a]",
+            "-map", "[v]", "-map", "[a]", "-c:v", "libx264", "-preset", "veryfast", "-bf", "2", "-c:a", "aac", path,
+        ])
+    }
+
+    /// Every export decoded as ffmpeg decodes any file: the flashes on the source's frame numbers
+    /// (no first frame repeated), each beep within 1 ms of the source's, for a file, a picture
+    /// that starts after its sound, a queue and a composition; the composition's sound as long as
+    /// its picture.
+    @Test func exportsDecodeLikeTheirSourceFrameForFrameAndSampleForSample() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let source = folder + "/flash.mp4", late = folder + "/late.mp4", variable = folder + "/vfr.mp4"
+        try await Self.flashesAndBeeps(source)
+        try await Self.flashesAndBeeps(late, pictureDelay: 0.5)
+        // 30 fps for a second, 10 fps for two, then 20 fps; one flash and beep at 2.2 s.
+        try await Self.flashAndBeep(variable, duration: 4, at: 2.2, timing: "if(lt(N,30),N/30,if(lt(N,50),1+(N-30)/10,3+(N-50)/20))")
+        for (input, name) in [(source, "flash.mp4"), (late, "late.mp4"), (variable, "vfr.mp4")] {
+            let original = try await Self.decodedByFFmpeg(input)
+            try #require(!original.flashes.isEmpty && !original.onsets.isEmpty, "the source: \(original)")
+            try await Self.play([input], out: folder + "/p-" + name)
+            let export = try await Self.decodedByFFmpeg(folder + "/p-\(name)/01-\(name)/video.mp4")
+            #expect(export.flashes == original.flashes, "\(name): export \(export), source \(original)")
+            #expect(export.onsets.count == original.onsets.count && zip(export.onsets, original.onsets).allSatisfy { abs($0 - $1) < 0.001 },
+                    "\(name): export \(export), source \(original)")
+            // The picture as long as the source's (the variable-rate source's edit list ends at its
+            // last frame's start; the export lasts through that frame's own duration, 1/30 s);
+            // the sound as long as the source's decoded sound (ffmpeg decodes the AAC padding
+            // after the last sample too; the export keeps it).
+            let lastFrame = name == "vfr.mp4" ? 1.0 / 30 + 0.001 : 0.001
+            #expect(abs(export.pictureDuration - original.pictureDuration) < lastFrame && abs(export.soundDuration - original.decodedSound) < 0.0015,
+                    "\(name): export \(export), source \(original)")
+        }
+        let original = try await Self.decodedByFFmpeg(source)
+        // A queue of the file twice: the second begins where the first's longer stream ends (its
+        // sound, with the AAC padding ffmpeg decodes: the sound joins sample for sample), its
+        // picture with it.
+        try await Self.play(["--queue", source, source], out: folder + "/q")
+        let queue = try await Self.decodedByFFmpeg(folder + "/q/queue/video.mp4")
+        let second = Int((original.decodedSound * 25).rounded())
+        #expect(queue.flashes == original.flashes + original.flashes.map { $0 + second }, "queue \(queue)")
+        let twice = original.onsets + original.onsets.map { $0 + original.decodedSound }
+        #expect(queue.onsets.count == twice.count && zip(queue.onsets, twice).allSatisfy { abs($0 - $1) < 0.001 }, "queue \(queue), expected \(twice)")
+        // A composition looping the file for 6 s: frames and beeps pass after pass, the sound as long as the picture.
+        let run = try await CLI.run(["compose", "--size", "160x90", "--rate", "25", "--duration", "6", "--format", "mp4", "--out", folder + "/c",
+                                     "--layer", "x=0,y=0,w=160,h=90,loop=forever,audio=yes,source=\(source)"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let composed = try await Self.decodedByFFmpeg(folder + "/c/composition/video.mp4")
+        #expect(composed.flashes == [0, 25, 50, 75, 100, 125], "composition \(composed)")
+        let composedOnsets = original.onsets + original.onsets.prefix(2).map { $0 + 4 }
+        #expect(composed.onsets.count == composedOnsets.count && zip(composed.onsets, composedOnsets).allSatisfy { abs($0 - $1) < 0.001 }, "composition \(composed)")
+        #expect(abs(composed.pictureDuration - 6) < 0.001 && abs(composed.soundDuration - 6) < 0.001, "composition \(composed)")
+    }
 }

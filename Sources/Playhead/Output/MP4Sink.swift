@@ -6,8 +6,11 @@ import CFFmpeg
 /// (``prepareAudio(_:)`` before `begin`, then ``writeAudio(_:)``), or fed by a player or session
 /// from its audio thread through ``soundInput()``.
 ///
-/// The MP4 is fragmented (an empty `moov`, then a fragment at every keyframe, one a second), so a
-/// file whose run was killed still plays up to its last complete fragment. Given up (`abort`),
+/// While it is written the MP4 is fragmented (a fragment at every keyframe, one a second), so the
+/// temporary file of a run that was killed still plays up to its last complete fragment. When
+/// complete it is copied into a plain MP4 whose edit lists hide the picture's reordering delay
+/// and the AAC priming (``MP4Rewrite``): every frame and sample where the source had them, for a
+/// gapless decoder and a timestamp-honouring player alike. Given up (`abort`),
 /// what was written is kept as a valid, shorter file and ``isPartial`` says so.
 public final class MP4Sink: AudioCarryingFrameSink, Sendable {
     public let pixelFormat: OutputPixelFormat = .yuv420p
