@@ -73,6 +73,9 @@ struct ComposeCommand: AsyncParsableCommand {
     @Flag(help: "Write frames at the canvas's rate on the machine's clock; late frames are counted, never dropped.")
     var realtime = false
 
+    @Flag(help: "Fail a layer's item on any damaged data (by default damaged packets are decoded past and counted in each layer's damagedPackets).")
+    var strict = false
+
     @Flag(help: "Print the summary as JSON on standard output.")
     var json = false
 
@@ -133,7 +136,7 @@ struct ComposeCommand: AsyncParsableCommand {
         }
 
         // Every layer is checked before the output folder is touched.
-        let compositor = Compositor(canvas: canvas)
+        let compositor = Compositor(canvas: canvas, strict: strict)
         var ids: [CompositionLayer.ID] = []
         for spec in specs {
             let assets = spec.sources.map { Asset(source: $0, options: sourceOptions.assetOptions) }
@@ -230,6 +233,8 @@ struct ComposeCommand: AsyncParsableCommand {
             summary.layers[index].framesShown = account.framesShown
             summary.layers[index].loopsCompleted = account.loopsCompleted
             summary.layers[index].error = account.failure.map(ErrorReport.init)
+            summary.layers[index].damagedPackets = account.damagedPackets
+            summary.layers[index].firstDamage = account.firstDamage.map(ErrorReport.init)
             // Each failed item of a playlist (passed over; all of them when the layer failed).
             let passedOver = specs[index].sources.count > 1 ? account.itemFailures : []
             if !passedOver.isEmpty {
@@ -244,7 +249,8 @@ struct ComposeCommand: AsyncParsableCommand {
             for layer in summary.layers where layer.error != nil { Console.err("  \(layer.source): \(layer.error?.message ?? "")\n") }
             for item in summary.layers.flatMap({ $0.itemErrors ?? [] }) { Console.err("  \(item.source) (passed over): \(item.error.message)\n") }
         }
-        let failed = report.error != nil || summary.layers.contains { $0.error != nil || $0.itemErrors != nil }
+        // The sound cut short (or failing) fails the run like a layer would.
+        let failed = report.error != nil || report.audioFailure != nil || summary.layers.contains { $0.error != nil || $0.itemErrors != nil }
         if let exit = CommandExit.status(failed: failed) { throw exit }
     }
 }
@@ -275,6 +281,9 @@ struct ComposeLayerReport: Encodable {
     var error: ErrorReport?
     /// Items of the layer's playlist that failed and were passed over.
     var itemErrors: [ComposeItemError]?
+    /// Damaged packets decoded past in the layer's items (`--strict` fails them), and the first.
+    var damagedPackets = 0
+    var firstDamage: ErrorReport?
 }
 
 /// An item of a layer's playlist that failed: its position (from 1), its source, why.

@@ -10,6 +10,7 @@ struct ThumbnailJob: Sendable {
         var size: PixelSize
         var format: ThumbnailsCommand.ImageFormat
         var sheet: Bool
+        var strict = false
     }
 
     var job: PlayJob
@@ -56,6 +57,7 @@ struct ThumbnailJob: Sendable {
         let times = settings.plan.times(duration: duration).map { $0 + origin }
         var generator = AssetImageGenerator(asset: asset)
         generator.maximumSize = settings.size
+        generator.strict = settings.strict
         if let tolerance = settings.tolerance {
             generator.requestedTimeToleranceBefore = tolerance
             generator.requestedTimeToleranceAfter = tolerance
@@ -63,7 +65,10 @@ struct ThumbnailJob: Sendable {
         var row = settings.sheet ? ContactRow(cells: times.count, cell: settings.size) : nil
         var images: [ThumbnailImageReport] = []
         images.reserveCapacity(times.count)
+        var damage = (count: 0, first: PlayheadError?.none)
         for await result in generator.images(for: times) {
+            damage.count += result.damagedPackets
+            damage.first = damage.first ?? result.firstDamage
             let number = images.count + 1
             var report = ThumbnailImageReport(requestedTime: (result.requestedTime - origin).jsonSeconds, actualTime: result.actualTime.flatMap { ($0 - origin).jsonSeconds })
             if let image = result.image {
@@ -93,7 +98,10 @@ struct ThumbnailJob: Sendable {
             return (ThumbnailFileReport(path: job.path, status: "failed", images: images, error: first), nil)
         }
         if images.allSatisfy({ $0.path == nil }) { await output.folder.removeIfEmpty(job.folderName) }
-        return (ThumbnailFileReport(path: job.path, status: "completed", images: images, error: nil), row)
+        var report = ThumbnailFileReport(path: job.path, status: "completed", images: images, error: nil)
+        report.damagedPackets = damage.count
+        report.firstDamage = damage.first.map(ErrorReport.init)
+        return (report, row)
     }
 
     private func failed(_ error: PlayheadError) -> ThumbnailFileReport {
@@ -113,6 +121,9 @@ struct ThumbnailFileReport: Encodable, Sendable {
     var status: String
     var images: [ThumbnailImageReport]
     var error: ErrorReport?
+    /// Damaged packets decoded past while the images were looked for (`--strict` fails them).
+    var damagedPackets = 0
+    var firstDamage: ErrorReport?
 
     init(path: String, status: String, images: [ThumbnailImageReport], error: ErrorReport?) {
         self.path = SourceRedaction.redacted(path)
@@ -130,6 +141,7 @@ struct ThumbnailFileReport: Encodable, Sendable {
         let made = images.filter { $0.path != nil }.count
         var text = "\(path)  \(status)  \(made) of \(images.count) images"
         if let error { text += "  [\(error.code)] \(error.reason)" }
+        if damagedPackets > 0 { text += ", \(damagedPackets) damaged packet(s) decoded past" }
         return text
     }
 }

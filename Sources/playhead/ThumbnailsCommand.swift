@@ -43,6 +43,9 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     @Flag(help: "Also draw DIR/sheet.png.")
     var sheet = false
 
+    @Flag(help: "Fail an image on any damaged data met while looking for it (by default damaged packets are decoded past and counted in damagedPackets).")
+    var strict = false
+
     @Option(name: .customLong("max-sessions"), help: "Files worked on at once.")
     var maxSessions: Int = 4
 
@@ -124,7 +127,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
 
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: maxSessions)
         let tolerance = self.tolerance.map { MediaTime(seconds: $0) }
-        let settings = ThumbnailJob.Settings(plan: plan, tolerance: tolerance, size: size, format: format, sheet: sheet)
+        let settings = ThumbnailJob.Settings(plan: plan, tolerance: tolerance, size: size, format: format, sheet: sheet, strict: strict)
         let json = self.json
         let work = Task {
             await withTaskGroup(of: (Int, ThumbnailFileReport, ContactRow?).self) { group in
@@ -180,7 +183,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         let output = try await RunOutput.open(folder, wait: wait, inputs: [])
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: maxSessions)
         let tolerance = self.tolerance.map { MediaTime(seconds: $0) }
-        let settings = ThumbnailJob.Settings(plan: TimePlan(count: count, every: every, at: at), tolerance: tolerance, size: size, format: format, sheet: false)
+        let settings = ThumbnailJob.Settings(plan: TimePlan(count: count, every: every, at: at), tolerance: tolerance, size: size, format: format, sheet: false, strict: strict)
         let run = BatchRun(options: batch, concurrency: maxSessions, command: "thumbnails", wait: wait)
         let options = sourceOptions.assetOptions
         let tally = try await run.run(ready: {

@@ -137,4 +137,80 @@ import Testing
             #expect((last.clock - first.clock).seconds < 5, "played over \((last.clock - first.clock).seconds) s of clock time")
         }
     }
+
+    // MARK: Images and compositions: the same rule
+
+    /// An exact image past the cut is not the last frame that exists: it fails as truncated; an
+    /// image before the cut is made. As sessions judge the same files.
+    @Test(arguments: ["damaged-cut.mp4", "cut.mkv", "cut.flv"])
+    func anImagePastACutFailsAsTruncated(name: String) async throws {
+        let path = name.hasPrefix("damaged") ? try Fixtures.clip(name) : try Fixtures.reader(name)
+        let frames = try await Reference.frameTimes(path)
+        let last = try #require(frames.last)
+        let generator = AssetImageGenerator(asset: Asset(path: path))
+        var results: [AssetImageGenerator.Result] = []
+        // The first frame's time, and a time after the last frame the data holds (inside the
+        // duration the container declares).
+        for await result in generator.images(for: [frames[0], last + MediaTime(value: 1, timescale: 4)]) { results.append(result) }
+        try #require(results.count == 2)
+        #expect(results[0].image != nil && results[0].error == nil, "\(name): \(String(describing: results[0].error))")
+        #expect(results[1].image == nil && results[1].error?.code == .truncated, "\(name): \(String(describing: results[1].error)), actual \(String(describing: results[1].actualTime))")
+    }
+
+    /// Damage met while looking for an image is counted in its result; `strict` fails it.
+    @Test func imagesCountDamageAndStrictFailsIt() async throws {
+        let path = try Fixtures.reader("zeroed.mkv")
+        let frames = try await Reference.frameTimes(path)
+        let times = [frames[frames.count / 2], frames[frames.count - 2]]
+        var lenient = AssetImageGenerator(asset: Asset(path: path))
+        lenient.decoderCount = 1
+        var counted = 0
+        for await result in lenient.images(for: times) {
+            #expect(result.image != nil, "\(String(describing: result.error))")
+            counted += result.damagedPackets
+        }
+        #expect(counted > 0, "the zeroed stretch was decoded past without a count")
+        var strict = lenient
+        strict.strict = true
+        var failures = 0
+        for await result in strict.images(for: times) where result.error != nil {
+            #expect(result.error?.code == .decodeFailed)
+            failures += 1
+        }
+        #expect(failures > 0, "strict images decoded past damage")
+    }
+
+    /// A composition's layer whose source is cut short fails there as truncated (it does not loop
+    /// at the cut); its sound fails the same way; the run exits 1 and says so.
+    @Test(arguments: ["damaged-cut.mp4", "cut.mkv"])
+    func aCompositionNamesATruncatedLayer(name: String) async throws {
+        let path = name.hasPrefix("damaged") ? try Fixtures.clip(name) : try Fixtures.reader(name)
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let run = try await CLI.run(["compose", "--size", "160x90", "--rate", "25", "--duration", "4", "--format", "y4m", "--out", out + "/c", "--json",
+                                     "--layer", "x=0,y=0,w=160,h=90,loop=forever,audio=yes,source=\(path)"])
+        #expect(run.status == 1, "\(run.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let layer = try #require((summary["layers"] as? [[String: Any]])?.first)
+        #expect((layer["error"] as? [String: Any])?["code"] as? String == "io.truncated", "\(layer)")
+        #expect(layer["loopsCompleted"] as? Int == 0, "it looped at the cut: \(layer)")
+    }
+
+    /// Damage in a layer is counted in the summary; `--strict` fails the layer.
+    @Test func aCompositionCountsDamageAndStrictFailsIt() async throws {
+        let path = try Fixtures.reader("zeroed.mkv")
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        for strict in [false, true] {
+            let run = try await CLI.run(["compose", "--size", "160x90", "--rate", "25", "--duration", "2", "--format", "none", "--out", out + "/\(strict)", "--json",
+                                         "--layer", "x=0,y=0,w=160,h=90,source=\(path)"] + (strict ? ["--strict"] : []))
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stderr)")
+            let layer = try #require((summary["layers"] as? [[String: Any]])?.first)
+            if strict {
+                #expect(run.status == 1 && (layer["error"] as? [String: Any])?["code"] as? String == "decode.decodeFailed", "\(layer)")
+            } else {
+                #expect(run.status == 0 && layer["error"] == nil && (layer["damagedPackets"] as? Int ?? 0) > 0, "\(layer)")
+            }
+        }
+    }
 }

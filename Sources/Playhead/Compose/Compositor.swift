@@ -30,9 +30,14 @@ public final class Compositor: Sendable {
     private let nextID = Locked(0)
     private let logger: Logger
 
+    /// Any damaged data in a layer's item fails that item (as ``DecodeConfiguration/strict`` fails
+    /// a session); by default damage is decoded past and counted (``LayerReport/damagedPackets``).
+    public let strict: Bool
+
     /// A compositor of `canvas` (its size must be even, at least 2x2 and at most 16384x16384).
-    public init(canvas: CompositionCanvas, logger: Logger? = nil) {
+    public init(canvas: CompositionCanvas, strict: Bool = false, logger: Logger? = nil) {
         self.canvas = canvas
+        self.strict = strict
         self.logger = logger ?? Logger(label: "playhead.compositor", factory: { _ in SwiftLogNoOpLogHandler() })
     }
 
@@ -211,7 +216,8 @@ public final class Compositor: Sendable {
         }
         if let error = report.error { logger.debug("composition stopped", metadata: ["error": "\(error)"]) }
         report.layers = (gone + layers).map { LayerReport(id: $0.id, framesShown: $0.framesShown, loopsCompleted: $0.loopsCompleted, failure: $0.failure,
-                                                                  itemFailures: $0.itemFailures.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }) }
+                                                                  itemFailures: $0.itemFailures.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+                                                                  damagedPackets: $0.damagedPackets, firstDamage: $0.firstDamage) }
             .sorted { $0.id.value < $1.id.value }
         return report
     }
@@ -243,7 +249,7 @@ public final class Compositor: Sendable {
         }
         let known = Set(readers.map(\.id))
         for (id, layer) in layers where !known.contains(id) {
-            readers.append(LayerReader(id: id, layer: layer, canvasSize: canvas.size, outputFormat: format, interrupt: interrupt))
+            readers.append(LayerReader(id: id, layer: layer, canvasSize: canvas.size, outputFormat: format, interrupt: interrupt, strict: strict))
         }
         // Stable: equal z-indexes keep the order they were added in.
         readers.sort { ($0.layer.zIndex, $0.id.value) < ($1.layer.zIndex, $1.id.value) }
@@ -301,4 +307,7 @@ public struct LayerReport: Sendable {
     public var failure: PlayheadError?
     /// Items of its playlist that failed and were passed over, by position, with why.
     public var itemFailures: [(item: Int, error: PlayheadError)] = []
+    /// Damaged packets decoded past in its items, and the first (see ``Compositor/strict``).
+    public var damagedPackets = 0
+    public var firstDamage: PlayheadError?
 }

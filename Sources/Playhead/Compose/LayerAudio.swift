@@ -182,7 +182,8 @@ final class AudioPullReader {
                 try stage.feed(packet.pointer)
             case .end(let reason):
                 if case .cancelled = reason { throw .cancelled(file: demuxer.source) }
-                if case .failed(let error) = reason { throw error }
+                // The one rule: sound cut short is a failure (reported), not an early silence.
+                if let failure = reason.failure { throw failure }
                 try stage.finish()
                 ended = true
             }

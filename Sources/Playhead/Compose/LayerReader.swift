@@ -30,6 +30,11 @@ final class LayerReader {
     /// composition's sound follows when it comes from this layer.
     private(set) var passes: [LayerPass]
     private(set) var framesShown = 0
+    /// Damaged packets decoded past in this layer's items, and the first.
+    private(set) var damagedPackets = 0
+    private(set) var firstDamage: PlayheadError?
+    /// Any damage fails the item (``Compositor/strict``).
+    private let strict: Bool
     private(set) var failure: PlayheadError?
     /// Items of a playlist that failed and were passed over (as a queue player skips a failed
     /// item), by item: the layer fails only when every item has.
@@ -37,8 +42,9 @@ final class LayerReader {
     var loopsCompleted: Int { timeline.loopsCompleted }
     var hasEnded: Bool { timeline.hasEnded }
 
-    init(id: CompositionLayer.ID, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: AVPixelFormat, interrupt: InterruptFlag) {
+    init(id: CompositionLayer.ID, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: AVPixelFormat, interrupt: InterruptFlag, strict: Bool = false) {
         self.id = id
+        self.strict = strict
         self.layer = layer
         self.canvasSize = canvasSize
         self.outputFormat = outputFormat
@@ -142,9 +148,18 @@ final class LayerReader {
             }
             let target = itemStart + offset
             try reader.seek(to: SeekRequest(time: target))
+            let damageBefore = reader.damage.count
             guard let held = try reader.selectedFrame() else {
-                throw PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: reader.source)
+                throw reader.end?.failure ?? PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: reader.source)
             }
+            let damage = reader.damage
+            if damage.count > damageBefore {
+                damagedPackets += damage.count - damageBefore
+                firstDamage = firstDamage ?? damage.first
+            }
+            // The one rule: an item cut short fails where its data stops (it does not loop at the
+            // cut); with `strict`, any damage fails it.
+            if let failure = reader.verdict(for: held, strict: strict) { throw failure }
             let timeBase = reader.facts.timeBase.ffmpeg
             let end = MediaTime(ffmpegTimestamp: held.pts + held.duration, timeBase: timeBase)
             if reader.end != nil, !(target < end) {

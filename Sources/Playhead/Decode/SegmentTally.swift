@@ -69,11 +69,8 @@ struct SegmentTally {
         if cancelled { return .cancelled }
         if let error = conversionError { return .failed(error) }
         if !limitReached {
-            switch dataEnd {
-            case .failed(let error)?, .truncated(let error)?: return .failed(error)
-            case .cancelled?: return .cancelled
-            case .complete?, nil: break
-            }
+            if let error = dataEnd?.failure { return .failed(error) }
+            if case .cancelled? = dataEnd { return .cancelled }
             if framesDecoded == 0 && audioFrames == 0 {
                 return .failed(damage.first.map { error in
                     var e = error
@@ -82,7 +79,7 @@ struct SegmentTally {
                 } ?? PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: source))
             }
         }
-        if strict, let error = damage.summary(file: source) { return .failed(error) }
+        if let error = damage.failure(strict: strict, file: source) { return .failed(error) }
         return .completed
     }
 }

@@ -27,6 +27,9 @@ public struct AssetImageGenerator: Sendable {
     public var appliesPreferredTrackTransform = true
     public var requestedTimeToleranceBefore = MediaTime.zero
     public var requestedTimeToleranceAfter = MediaTime.zero
+    /// Any damaged data met while decoding fails the image (as ``DecodeConfiguration/strict``
+    /// fails a session); by default it is decoded past and counted in each result.
+    public var strict = false
     /// Decoders working on one request at once, each on its own share of the times.
     public var decoderCount = min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
 
@@ -41,6 +44,10 @@ public struct AssetImageGenerator: Sendable {
         public var actualTime: MediaTime?
         public var image: GeneratedImage?
         public var error: PlayheadError?
+        /// Damaged packets decoded past while this image was looked for (see ``strict``).
+        public var damagedPackets = 0
+        /// The first damage met then, if any.
+        public var firstDamage: PlayheadError?
     }
 
     /// The image at `time` and the time of the frame it shows.
@@ -91,7 +98,7 @@ public struct AssetImageGenerator: Sendable {
         let decoders = description.isOneShot ? 1 : max(1, min(decoderCount, work.count))
         let settings = ImageSettings(maximumSize: maximumSize, appliesPreferredTrackTransform: appliesPreferredTrackTransform,
                                      toleranceBefore: requestedTimeToleranceBefore, toleranceAfter: requestedTimeToleranceAfter,
-                                     clipEnd: clipEnd)
+                                     clipEnd: clipEnd, strict: strict)
         let asset = self.asset
         let requested = work
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -130,6 +137,7 @@ struct ImageSettings: Sendable {
     var toleranceAfter: MediaTime
     /// Where the clip ends, when its duration is known.
     var clipEnd: MediaTime?
+    var strict = false
 }
 
 /// One requested time of a request: its place in the sorted list, and the time.
@@ -212,16 +220,24 @@ enum ImageGrabber {
             do throws(PlayheadError) {
                 let request = SeekRequest(time: item.time, toleranceBefore: settings.toleranceBefore, toleranceAfter: settings.toleranceAfter)
                 try reader.seek(to: request)
+                let damageBefore = reader.damage.count
                 guard let held = try reader.selectedFrame() else {
-                    throw PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: asset.source)
+                    throw reader.end?.failure ?? PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: asset.source)
                 }
+                // The one rule: a frame taken as displayed because the data ended there, when the
+                // data was cut short, is not the frame displayed at the time (that one is missing).
+                if let failure = reader.verdict(for: held, strict: settings.strict) { throw failure }
                 let timeBase = reader.facts.timeBase.ffmpeg
                 let actual = MediaTime(ffmpegTimestamp: held.pts, timeBase: timeBase)
                 if settings.clipEnd == nil, reader.end != nil, item.time >= MediaTime(ffmpegTimestamp: held.pts + held.duration, timeBase: timeBase) {
                     throw PlayheadError(code: .invalidArgument, message: "no frame at \(item.time.seconds) s: the video ends at \(MediaTime(ffmpegTimestamp: held.pts + held.duration, timeBase: timeBase).seconds) s", file: asset.source)
                 }
                 try converter.convert(held.frame, into: canvas)
-                emitter.put(item.index, AssetImageGenerator.Result(requestedTime: item.time, actualTime: actual, image: GeneratedImage.from(canvas)))
+                let damage = reader.damage
+                var result = AssetImageGenerator.Result(requestedTime: item.time, actualTime: actual, image: GeneratedImage.from(canvas))
+                result.damagedPackets = damage.count - damageBefore
+                if result.damagedPackets > 0 { result.firstDamage = damage.first }
+                emitter.put(item.index, result)
             } catch {
                 emitter.put(item.index, AssetImageGenerator.Result(requestedTime: item.time, error: interrupt.isRaised ? .cancelled(file: asset.source) : error))
             }

@@ -14,6 +14,18 @@ enum DataEnd: Sendable, Hashable {
     case cancelled
 }
 
+extension DataEnd {
+    /// The one rule for an end: data cut short or reading that failed is a failure, with its
+    /// evidence; a complete end is not (nor a cancellation, which the caller reports as such).
+    /// Sessions (``SegmentTally``), images, compositions and their sound all judge an end by it.
+    var failure: PlayheadError? {
+        switch self {
+        case .truncated(let error), .failed(let error): return error
+        case .complete, .cancelled: return nil
+        }
+    }
+}
+
 /// Damaged data passed over: packets the demuxer flagged corrupt or could not read, packets a
 /// decoder rejected, frames a decoder marked corrupt. One rule everywhere: decode past it, count
 /// it, keep the first error.
@@ -34,6 +46,11 @@ struct DamageTally: Sendable, Hashable {
     mutating func add(_ other: DamageTally) {
         count += other.count
         if first == nil { first = other.first }
+    }
+
+    /// The one damage rule: damage is decoded past and counted; in a strict run any is a failure.
+    func failure(strict: Bool, file: String) -> PlayheadError? {
+        strict ? summary(file: file) : nil
     }
 
     /// A failure for a strict run, or a note for a lenient one.

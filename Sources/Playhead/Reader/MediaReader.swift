@@ -147,6 +147,17 @@ final class MediaReader {
         }
     }
 
+    /// What the answer just given is worth, by the one rule sessions apply (``DataEnd/failure``,
+    /// ``DamageTally/failure(strict:file:)``): when reading reached an end that is not complete
+    /// (data cut short, reading that failed), an answer that needed the data there — the last
+    /// frame that exists, taken as the one displayed — is that failure; in a strict run, so is
+    /// any damage met so far.
+    func verdict(for held: DisplayedFrameWindow<OwnedFrame>.Held, strict: Bool) -> PlayheadError? {
+        // It needed the end when no frame after it is known and the stream ended there.
+        if let failure = end?.failure, video.window.ended, held.pts >= (video.window.newestPTS ?? held.pts) { return failure }
+        return damage.failure(strict: strict, file: source)
+    }
+
     /// Damage met so far: the demuxer's and the decoder's.
     var damage: DamageTally {
         var tally = demuxer.damage
