@@ -87,6 +87,8 @@ struct TrackReport: Encodable, Sendable {
     var mediaType: String
     var codec: String
     var isPlayable: Bool
+    /// The encryption scheme (`cenc`, `cbcs`, …) of an encrypted track.
+    var encryption: String?
     var naturalSize: SizeReport?
     var pixelAspectRatio: Ratio?
     var rotation: Int?
@@ -109,6 +111,7 @@ struct TrackReport: Encodable, Sendable {
         mediaType = track.mediaType.rawValue
         codec = track.codecName
         isPlayable = track.isPlayable
+        encryption = track.encryptionScheme
         if let video = track.video {
             naturalSize = SizeReport(video.naturalSize)
             pixelAspectRatio = Ratio(horizontal: video.pixelAspectRatio.horizontal, vertical: video.pixelAspectRatio.vertical)

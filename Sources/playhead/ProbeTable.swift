@@ -16,7 +16,7 @@ enum ProbeTable {
             header += (report.isPlayable == true) ? "  playable" : "  not playable"
             out += header + "\n"
             for track in report.tracks ?? [] {
-                out += "  #\(track.index) \(track.mediaType) \(track.codec)" + details(track) + (track.isPlayable ? "" : " (no decoder)") + "\n"
+                out += "  #\(track.index) \(track.mediaType) \(track.codec)" + details(track) + (track.encryption.map { " (encrypted: \($0))" } ?? (track.isPlayable ? "" : " (no decoder)")) + "\n"
             }
         }
         return out

@@ -11,8 +11,28 @@ struct AssetDescription: Sendable, Hashable {
     /// The source cannot seek or be opened again (a pipe, a FIFO, standard input).
     var isOneShot = false
 
-    /// Playable when at least one audio or video track has a decoder.
+    /// Playable when at least one audio or video track has a decoder and is in the clear.
     var isPlayable: Bool {
         tracks.contains { ($0.mediaType == .video || $0.mediaType == .audio) && $0.isPlayable }
+    }
+
+    /// Why nothing in the asset can be played, for `file` (nil when something can): its audio and
+    /// video are encrypted (`decode.encrypted`, naming the scheme), or have no decoder in this
+    /// build (`decode.decoderNotFound`, naming the codecs), or there is no audio or video at all
+    /// (`demux.noStreams`, naming what there is). The one place this is decided.
+    func unplayableReason(file: String) -> PlayheadError? {
+        guard !isPlayable else { return nil }
+        let media = tracks.filter { $0.mediaType == .video || $0.mediaType == .audio }
+        let list = { (tracks: [AssetTrack]) in tracks.map { "\($0.mediaType.rawValue) #\($0.index) \($0.codecName)" }.joined(separator: ", ") }
+        let encrypted = media.filter { $0.encryptionScheme != nil }
+        if let scheme = encrypted.first?.encryptionScheme {
+            return PlayheadError(code: .encrypted, message: "the tracks are encrypted (scheme \(scheme): \(list(encrypted))): they cannot be decoded without their key",
+                                 file: file)
+        }
+        if !media.isEmpty {
+            return PlayheadError(code: .decoderNotFound, message: "no decoder in this build for \(list(media))", file: file)
+        }
+        let others = tracks.isEmpty ? "no tracks" : "only \(list(tracks))"
+        return PlayheadError(code: .noStreams, message: "no audio or video track (\(others))", file: file)
     }
 }

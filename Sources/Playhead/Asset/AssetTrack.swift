@@ -15,8 +15,12 @@ public struct AssetTrack: Sendable, Hashable, Identifiable {
     public var mediaType: MediaType
     /// FFmpeg's short codec name, such as `h264`, `hevc`, `vp9`, `aac`, `opus`.
     public var codecName: String
-    /// `true` when a decoder for the codec exists in this build.
+    /// `true` when a decoder for the codec exists in this build and the track is not encrypted.
     public var isPlayable: Bool
+    /// The Common Encryption scheme protecting the track (`cenc`, `cbcs`, …; `encrypted` when its
+    /// packets name none), nil when it is in the clear. An encrypted track is not playable: reading
+    /// it fails with `decode.encrypted`.
+    public var encryptionScheme: String?
     /// The track's bit rate in bits per second, when known.
     public var bitRate: Int?
     /// The number of frames the container claims, when it says.

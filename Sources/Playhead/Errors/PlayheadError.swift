@@ -43,7 +43,7 @@ extension PlayheadError {
         enum Wrapped: String, Sendable, Hashable {
             case fileNotFound, notARegularFile, permissionDenied, readFailed, truncated, timedOut
             case emptyFile, unrecognizedFormat, openFailed, streamInfoFailed, noStreams, noVideoTrack, seekFailed
-            case decoderNotFound, decoderOpenFailed, decodeFailed
+            case decoderNotFound, decoderOpenFailed, decodeFailed, encrypted
             case encodeFailed, writeFailed, outputOpenFailed, conversionFailed, outputExists, diskFull, nameTooLong, outputBusy
             case cancelled, invalidArgument, invalidState
         }
@@ -54,7 +54,7 @@ extension PlayheadError {
             switch wrapped {
             case .fileNotFound, .notARegularFile, .permissionDenied, .readFailed, .truncated, .timedOut: return .io
             case .emptyFile, .unrecognizedFormat, .openFailed, .streamInfoFailed, .noStreams, .noVideoTrack, .seekFailed: return .demux
-            case .decoderNotFound, .decoderOpenFailed, .decodeFailed: return .decode
+            case .decoderNotFound, .decoderOpenFailed, .decodeFailed, .encrypted: return .decode
             case .encodeFailed, .writeFailed, .outputOpenFailed, .conversionFailed, .outputExists, .diskFull, .nameTooLong, .outputBusy: return .output
             case .cancelled, .invalidArgument, .invalidState: return .state
             }
@@ -96,6 +96,9 @@ extension PlayheadError {
         public static let decoderOpenFailed = Code(wrapped: .decoderOpenFailed)
         /// Decoding failed.
         public static let decodeFailed = Code(wrapped: .decodeFailed)
+        /// The track is encrypted (Common Encryption: `cenc`, `cbcs`, …): its packets cannot be
+        /// decoded without the key, and are refused rather than decoded into garbage.
+        public static let encrypted = Code(wrapped: .encrypted)
         /// Encoding an output image or stream failed.
         public static let encodeFailed = Code(wrapped: .encodeFailed)
         /// Writing output failed (full disk, unwritable folder, …).

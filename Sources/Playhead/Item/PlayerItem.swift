@@ -62,11 +62,12 @@ public final class PlayerItem: Sendable {
     /// the asset's error (also when nothing in it is playable). Safe to call more than once.
     public func prepare() async {
         do {
-            let (tracks, duration, playable) = try await asset.load(.tracks, .duration, .isPlayable)
-            guard playable else {
-                fail(PlayheadError(code: .decoderNotFound, message: "no playable audio or video track", file: asset.source))
+            let description = try await asset.loadDescription([.tracks, .duration, .isPlayable])
+            if let reason = description.unplayableReason(file: asset.source) {
+                fail(reason)
                 return
             }
+            let (tracks, duration) = (description.tracks, description.duration)
             let size = tracks.first { $0.mediaType == .video && $0.isPlayable }?.presentationSize
             update { guarded in
                 guarded.duration = duration

@@ -34,12 +34,13 @@ extension Demuxer {
             trackID: st.id != 0 ? Int(st.id) : Int(st.index) + 1,
             mediaType: mediaType,
             codecName: String(cString: avcodec_get_name(par.codec_id)),
-            isPlayable: avcodec_find_decoder(par.codec_id) != nil,
+            isPlayable: avcodec_find_decoder(par.codec_id) != nil && encryption[st.index] == nil,
             bitRate: par.bit_rate > 0 ? Int(par.bit_rate) : nil,
             frameCount: st.nb_frames > 0 ? Int(st.nb_frames) : nil,
             timeRange: TimeRange(start: trackStart, duration: duration),
             language: Self.dictionary(st.metadata)["language"].flatMap { $0 == "und" ? nil : $0 }
         )
+        track.encryptionScheme = encryption[st.index]
         switch mediaType {
         case .video:
             let facts = VideoStreamFacts(stream: stream, format: context.pointer)

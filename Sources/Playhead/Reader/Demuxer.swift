@@ -93,6 +93,9 @@ final class Demuxer {
     /// Each stream's first packet time (presentation, else decoding), as read from the start:
     /// what a rewind must give again.
     private var firstTimestamps: [Int32: Int64] = [:]
+    /// Streams whose packets are encrypted, with the scheme (`cenc`, `cbcs`, …), as the first
+    /// packets read showed it (see ``Encryption``).
+    private(set) var encryption: [Int32: String] = [:]
     /// Packets read ahead (to look at them) and put back, handed out first.
     private var pushedBack: [OwnedPacket] = []
     private var spare: [OwnedPacket] = []
@@ -155,7 +158,35 @@ final class Demuxer {
         guard context.streamCount > 0 else {
             throw PlayheadError(code: .noStreams, message: "the container holds no streams", file: source)
         }
-        return Demuxer(context: context)
+        let demuxer = Demuxer(context: context)
+        demuxer.lookAtFirstPackets()
+        return demuxer
+    }
+
+    /// Reads the first packets (those the analysis read are buffered already) until each audio
+    /// and video stream has shown one, at most 64 of them, and puts them back: what they say that
+    /// nothing before them does (which streams are encrypted) is known from the open on. The
+    /// demuxer stays fresh.
+    private func lookAtFirstPackets() {
+        var waiting = Set(context.streams.filter {
+            let type = $0.pointee.codecpar?.pointee.codec_type
+            return type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_VIDEO
+        }.map { $0.pointee.index })
+        var read: [OwnedPacket] = []
+        defer {
+            pushedBack.insert(contentsOf: read, at: 0)
+            isFresh = true
+        }
+        while !waiting.isEmpty, read.count < 64, let holder = try? spareOrNew() {
+            guard case .packet = readFromContainer(into: holder.pointer) else {
+                spare.append(holder)
+                break
+            }
+            let index = holder.pointer.pointee.stream_index
+            if let scheme = Encryption.scheme(of: holder.pointer) { encryption[index] = scheme }
+            waiting.remove(index)
+            read.append(holder)
+        }
     }
 
     /// Hands the demuxer to a new owner, whose flag interrupts it from now on (nil: nobody's, while idle).
@@ -183,13 +214,29 @@ final class Demuxer {
     /// damage; reading gives up after 32 failures in a row. At the end of the data, says whether
     /// it is complete or truncated, from the container's own evidence.
     func read(into packet: UnsafeMutablePointer<AVPacket>) -> Read {
+        // Packets put back of streams not selected since (looked at when the demuxer opened) are dropped.
+        while let held = pushedBack.first, !selected.isEmpty, !selected.contains(held.pointer.pointee.stream_index) {
+            pushedBack.removeFirst()
+            av_packet_unref(held.pointer)
+            spare.append(held)
+        }
         if let held = pushedBack.first {
             pushedBack.removeFirst()
             av_packet_move_ref(packet, held.pointer)
             spare.append(held)
-            return .packet
+            // Handed out: no longer at the start (the first packets may have been looked at).
+            isFresh = false
+        } else if case .end(let end) = readFromContainer(into: packet) {
+            return .end(end)
         }
-        return readFromContainer(into: packet)
+        // Encrypted packets are refused: decoded without the key they are garbage.
+        let index = packet.pointee.stream_index
+        if let scheme = encryption[index] ?? Encryption.scheme(of: packet) {
+            encryption[index] = scheme
+            av_packet_unref(packet)
+            return .end(.failed(Encryption.refusal(scheme: scheme, stream: index, file: source)))
+        }
+        return .packet
     }
 
     /// The read rule below the packets put back.
