@@ -166,6 +166,8 @@ final class AudioStage {
             // Before the sink may hold it (a paused player): a seek lands when its audio is ready.
             onFirstBuffer?(time)
         }
+        // A segment superseded meanwhile (a seek, a start retried from the data's start) delivers nothing more.
+        if let segment, segment.control.isSuperseded(segment.number) { return }
         try sink.write(buffer)
         framesDelivered += keep - skip
     }

@@ -271,12 +271,22 @@ final class DecodePipeline: Sendable {
             if let audio = demuxer.audio { try SeekRule.positionAudio(demuxer, facts: audio, at: request.time, scratch: setup.scratch) }
             return SegmentStart(segment: segment, selection: .everything, timelineStart: request.time, audioStart: request.time)
         }
-        let scratch = try OwnedPacket()
-        let (selection, _) = try SeekRule.position(demuxer, facts: video.facts, request: request,
-                                                   from: demuxer.isFresh ? DecodePosition(atStart: true) : .unknown, scratch: scratch)
         let tb = video.facts.timeBase.ffmpeg
+        if segment.fromTheStart {
+            // A retry: from the start of the data, decoding forward to the frame asked for.
+            try demuxer.rewind()
+            let selection = SeekRule.selection(for: request, facts: video.facts)
+            let audioStart = selection.low == .min ? nil : MediaTime(ffmpegTimestamp: selection.low, timeBase: tb)
+            return SegmentStart(segment: segment, selection: selection, timelineStart: request.time, audioStart: audioStart)
+        }
+        let atStart = demuxer.isFresh
+        let scratch = try OwnedPacket()
+        let (selection, moved) = try SeekRule.position(demuxer, facts: video.facts, request: request,
+                                                       from: atStart ? DecodePosition(atStart: true) : .unknown, scratch: scratch)
         let audioStart = selection.low == .min ? nil : MediaTime(ffmpegTimestamp: selection.low, timeBase: tb)
-        return SegmentStart(segment: segment, selection: selection, timelineStart: request.time, audioStart: audioStart)
+        var start = SegmentStart(segment: segment, selection: selection, timelineStart: request.time, audioStart: audioStart)
+        start.mayRetryFromTheStart = demuxer.canSeek && (moved || !atStart)
+        return start
     }
 
     private func failedStart(_ segment: Segment, _ setup: Setup) -> SegmentStart {

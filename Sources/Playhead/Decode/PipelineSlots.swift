@@ -14,6 +14,9 @@ struct SegmentStart: Sendable, Hashable {
     /// Audio from this on is not delivered: the segment's end time, or where its frame limit
     /// will stop the video (nil: to the end of the data).
     var audioEnd: MediaTime?
+    /// The demuxer moved to a point other than the data's start: a start that lands after the
+    /// frame asked for is retried from the start (as the image reader does).
+    var mayRetryFromTheStart = false
 }
 
 /// What a slot carries: a packet, or a marker that orders a segment's start or end among them.

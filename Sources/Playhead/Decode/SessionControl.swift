@@ -60,6 +60,20 @@ final class SessionControl: @unchecked Sendable {
         }
     }
 
+    /// Segment `number` landed late: it starts again from the start of the data (once), as a new
+    /// segment the stages take up like a seek's; what it delivered so far (nothing) is dropped.
+    func retryFromTheStart(_ number: Int) {
+        let retried = machine.withLock { m -> Bool in
+            var next = m.segment
+            next.number = numbers.add(1, ordering: .relaxed).newValue
+            next.fromTheStart = true
+            guard m.retryFromTheStart(number, as: next) else { return false }
+            latest.store(next.number, ordering: .releasing)
+            return true
+        }
+        if retried { broadcast() }
+    }
+
     func firstFrame(of segment: Int, at time: MediaTime) {
         perform(machine.withLock { $0.firstFrame(of: segment, at: time) })
     }

@@ -11,6 +11,9 @@ struct Segment: Sendable, Hashable {
     /// For a player: where on its timeline the segment's start is placed (nil: where the item's
     /// gate opens).
     var presentationPosition: Double?
+    /// Decode from the start of the data, never seeking: the retry of a start whose seek landed
+    /// after the frame asked for (see ``SessionStateMachine/retryFromTheStart(_:as:)``).
+    var fromTheStart = false
 }
 
 /// Which stages a segment ends in: the video (its last frame written) and the audio.
@@ -72,6 +75,18 @@ struct SessionStateMachine<Waiter, Report> {
         firstFrameSeen = false
         report = nil
         return actions
+    }
+
+    /// Segment `number`'s seek landed after the frame it asks for (every frame decoded came after
+    /// it): it is started again as `next`, from the start of the data, once. Its seek waiters wait
+    /// for `next`'s first frame.
+    mutating func retryFromTheStart(_ number: Int, as next: Segment) -> Bool {
+        guard number == segment.number, !isStopped, !segment.fromTheStart, !firstFrameSeen else { return false }
+        seekWaiters = seekWaiters.map { ($0.segment == number ? next.number : $0.segment, $0.waiter) }
+        segment = next
+        ended = []
+        report = nil
+        return true
     }
 
     /// The first frame (or, without video, the first audio) of segment `number` reached the output.

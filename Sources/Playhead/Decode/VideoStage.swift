@@ -26,13 +26,22 @@ struct VideoStageSetup {
         let stored = facts.storedSize
         let outputFormat = sinkFormat.ffmpeg ?? AVPixelFormat(rawValue: stream.pointee.codecpar.pointee.format)
         let alignment = Self.alignment(of: outputFormat)
-        var canvas = configuration.outputSize ?? stored.presentationSize(pixelAspectRatio: par, orientation: orientation)
-        canvas = PixelSize(width: (canvas.width + alignment - 1) / alignment * alignment,
-                           height: (canvas.height + alignment - 1) / alignment * alignment)
+        // A canvas asked for is rounded up to the output's alignment and the picture placed in it
+        // by the gravity; without one, the canvas is the picture, fitted once (its displayed size
+        // rounded to the alignment, the picture filling it).
+        let canvas: PixelSize
+        let gravity: VideoGravity
+        if let asked = configuration.outputSize {
+            canvas = PixelSize(width: (asked.width + alignment - 1) / alignment * alignment, height: (asked.height + alignment - 1) / alignment * alignment)
+            gravity = configuration.gravity
+        } else {
+            canvas = stored.fittedCanvas(pixelAspectRatio: par, orientation: orientation, alignment: alignment)
+            gravity = .resize
+        }
         guard canvas.width <= 16384, canvas.height <= 16384, !canvas.isEmpty else {
             throw PlayheadError(code: .invalidArgument, message: "output size \(canvas) is out of range", file: source)
         }
-        let layout = configuration.gravity.layout(stored: stored, pixelAspectRatio: par, orientation: orientation, canvas: canvas, alignment: alignment)
+        let layout = gravity.layout(stored: stored, pixelAspectRatio: par, orientation: orientation, canvas: canvas, alignment: alignment)
         let passthrough = sinkFormat == .native && canvas == stored && !layout.hasBars
             && layout.sourceCrop == PixelRect(size: stored) && orientation == .identity
         var frames: [CanvasSlot] = []
@@ -103,17 +112,30 @@ struct VideoStage {
                 progress.superseded = false
                 progress.limitReached = false
                 setup.stepper.restart(start.selection)
+                setup.stepper.retriesLateStart = start.mayRetryFromTheStart
                 guard forward(.start(start), segment: progress.segment) else { return false }
             case .packet:
                 guard progress.active, holder.segment == progress.segment else { return true }
-                if !feed(holder.packet.pointer, progress) { finish(progress) }
+                if !feed(holder.packet.pointer, progress) { finishOrRetry(progress) }
             case .end:
                 guard progress.active, holder.segment == progress.segment else { return true }
                 _ = feed(nil, progress)
-                finish(progress)
+                finishOrRetry(progress)
             }
             return !pipeline.session.isStopping
         }
+    }
+
+    /// A start that landed late is retried from the start of the data (a new segment the demux
+    /// thread takes up; this one is dropped); otherwise the segment is done.
+    private func finishOrRetry(_ progress: Progress) {
+        if setup.stepper.retriesLateStart, setup.stepper.startedLate {
+            setup.stepper.retriesLateStart = false
+            progress.active = false
+            pipeline.control.retryFromTheStart(progress.segment)
+            return
+        }
+        finish(progress)
     }
 
     /// Decodes a packet (nil: the end of the data). False when delivery stopped (limit, end time,

@@ -82,13 +82,14 @@ public struct AssetImageGenerator: Sendable {
             return
         }
         let start = description.startTime
-        let clipEnd = description.duration.isNumeric ? start + description.duration : nil
+        // Where the clip ends is known from the data, not from its header (which may say less
+        // than the last frame's end, or hours more than the file holds): a time after the
+        // declared end is looked for all the same, and fails only when the data ends before it.
         var work: [ImageWork] = []
         for (i, time) in times.enumerated() {
-            if !time.isNumeric || time < start || clipEnd.map({ time > $0 }) == true {
-                let end = clipEnd.map { "\($0.seconds) s" } ?? "its end"
+            if !time.isNumeric || time < start {
                 emitter.put(i, Result(requestedTime: time, error: PlayheadError(
-                    code: .invalidArgument, message: "\(time.seconds) s is outside the clip (\(start.seconds) s … \(end))", file: asset.source)))
+                    code: .invalidArgument, message: "\(time.seconds) s is outside the clip (it starts at \(start.seconds) s)", file: asset.source)))
             } else {
                 work.append(ImageWork(index: i, time: time))
             }
@@ -98,7 +99,7 @@ public struct AssetImageGenerator: Sendable {
         let decoders = description.isOneShot ? 1 : max(1, min(decoderCount, work.count))
         let settings = ImageSettings(maximumSize: maximumSize, appliesPreferredTrackTransform: appliesPreferredTrackTransform,
                                      toleranceBefore: requestedTimeToleranceBefore, toleranceAfter: requestedTimeToleranceAfter,
-                                     clipEnd: clipEnd, strict: strict)
+                                     strict: strict)
         let asset = self.asset
         let requested = work
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -135,8 +136,6 @@ struct ImageSettings: Sendable {
     var appliesPreferredTrackTransform: Bool
     var toleranceBefore: MediaTime
     var toleranceAfter: MediaTime
-    /// Where the clip ends, when its duration is known.
-    var clipEnd: MediaTime?
     var strict = false
 }
 
@@ -203,9 +202,9 @@ enum ImageGrabber {
             let facts = reader.facts
             let par = settings.appliesPreferredTrackTransform ? facts.pixelAspectRatio : .square
             let orientation = settings.appliesPreferredTrackTransform ? facts.orientation : .identity
-            let shown = facts.storedSize.presentationSize(pixelAspectRatio: par, orientation: orientation)
-            let size = fitted(shown, within: settings.maximumSize)
-            let layout = VideoGravity.resizeAspect.layout(stored: facts.storedSize, pixelAspectRatio: par, orientation: orientation, canvas: size)
+            // Fitted once: the image is the picture, its size rounded (no bar beside it).
+            let size = facts.storedSize.fittedCanvas(pixelAspectRatio: par, orientation: orientation, within: settings.maximumSize)
+            let layout = VideoGravity.resize.layout(stored: facts.storedSize, pixelAspectRatio: par, orientation: orientation, canvas: size)
             converter = FrameConverter(layout: layout, outputFormat: AV_PIX_FMT_RGB24, source: asset.source)
             canvas = try OwnedFrame(size: size, format: AV_PIX_FMT_RGB24)
         } catch {
@@ -229,8 +228,13 @@ enum ImageGrabber {
                 if let failure = reader.verdict(for: held, strict: settings.strict) { throw failure }
                 let timeBase = reader.facts.timeBase.ffmpeg
                 let actual = MediaTime(ffmpegTimestamp: held.pts, timeBase: timeBase)
-                if settings.clipEnd == nil, reader.end != nil, item.time >= MediaTime(ffmpegTimestamp: held.pts + held.duration, timeBase: timeBase) {
-                    throw PlayheadError(code: .invalidArgument, message: "no frame at \(item.time.seconds) s: the video ends at \(MediaTime(ffmpegTimestamp: held.pts + held.duration, timeBase: timeBase).seconds) s", file: asset.source)
+                // Past the data's end (a complete end: one cut short failed above; its very end still
+                // shows the last frame, as at a clip's duration), by evidence: the
+                // last frame lasts its duration, or as long as the frame before it did when that
+                // is longer (a declared 1 ms is not the last frame's length).
+                let lastEnd = MediaTime(ffmpegTimestamp: held.pts + max(held.duration, reader.video.lastInterval), timeBase: timeBase)
+                if reader.end != nil, reader.video.window.ended, held.pts >= (reader.video.window.newestPTS ?? held.pts), item.time > lastEnd {
+                    throw PlayheadError(code: .invalidArgument, message: "no frame at \(item.time.seconds) s: the video ends at \(lastEnd.seconds) s", file: asset.source)
                 }
                 try converter.convert(held.frame, into: canvas)
                 let damage = reader.damage
@@ -242,12 +246,5 @@ enum ImageGrabber {
                 emitter.put(item.index, AssetImageGenerator.Result(requestedTime: item.time, error: interrupt.isRaised ? .cancelled(file: asset.source) : error))
             }
         }
-    }
-
-    /// The displayed size scaled down (never up) to fit inside `maximum`, proportions kept.
-    static func fitted(_ shown: PixelSize, within maximum: PixelSize?) -> PixelSize {
-        guard let maximum, !maximum.isEmpty, shown.width > maximum.width || shown.height > maximum.height else { return shown }
-        let scale = min(Double(maximum.width) / Double(shown.width), Double(maximum.height) / Double(shown.height))
-        return PixelSize(width: max(1, Int((Double(shown.width) * scale).rounded())), height: max(1, Int((Double(shown.height) * scale).rounded())))
     }
 }

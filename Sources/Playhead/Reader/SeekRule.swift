@@ -42,17 +42,25 @@ enum SeekRule {
 
     /// Positions `demuxer` for `request` on `facts`'s stream and returns the selection the
     /// decoder then applies, and whether the demuxer moved (the decoder must then be flushed).
+    /// The selection `request` asks of `facts`'s stream, in its time base, without moving anything:
+    /// frames at or before the time (the tick at or before it); a window's frames from its start's
+    /// tick at or after, to its end's tick at or before.
+    static func selection(for request: SeekRequest, facts: VideoStreamFacts) -> StartSelection {
+        let tb = facts.timeBase.ffmpeg
+        let t = request.time.ffmpegTimestamp(in: tb, rounding: .down)
+        guard !request.isExact else { return .displayed(at: t) }
+        let low = request.toleranceBefore.isNumeric ? (request.time - request.toleranceBefore).ffmpegTimestamp(in: tb, rounding: .up) : Int64.min
+        let high = request.toleranceAfter.isNumeric ? (request.time + request.toleranceAfter).ffmpegTimestamp(in: tb, rounding: .down) : Int64.max
+        return StartSelection(low: low, target: t, high: high)
+    }
+
     static func position(_ demuxer: Demuxer, facts: VideoStreamFacts, request: SeekRequest, from position: DecodePosition,
                          scratch: OwnedPacket) throws(PlayheadError) -> (selection: StartSelection, moved: Bool) {
-        let tb = facts.timeBase.ffmpeg
-        // Frames at or before t: the tick at or before it; a window's frames from its start's tick
-        // at or after, to its end's tick at or before.
-        let t = request.time.ffmpegTimestamp(in: tb, rounding: .down)
+        let t = request.time.ffmpegTimestamp(in: facts.timeBase.ffmpeg, rounding: .down)
         let stream = facts.index
         if !request.isExact {
-            let low = request.toleranceBefore.isNumeric ? (request.time - request.toleranceBefore).ffmpegTimestamp(in: tb, rounding: .up) : Int64.min
-            let high = request.toleranceAfter.isNumeric ? (request.time + request.toleranceAfter).ffmpegTimestamp(in: tb, rounding: .down) : Int64.max
-            let window = StartSelection(low: low, target: t, high: high)
+            let window = selection(for: request, facts: facts)
+            let (low, high) = (window.low, window.high)
             guard demuxer.canSeek else { return try exact(demuxer, facts: facts, selection: window, from: position, scratch: scratch) }
             if let keyframe = nearestKeyframe(demuxer, facts: facts, to: t, in: low...high, scratch: scratch) {
                 if keyframe.isUnderReadPosition {
@@ -70,7 +78,7 @@ enum SeekRule {
             // Looking for keyframes moved the demuxer: decoding cannot go on from where it was.
             return try exact(demuxer, facts: facts, selection: window, from: .unknown, scratch: scratch)
         }
-        return try exact(demuxer, facts: facts, selection: .displayed(at: t), from: position, scratch: scratch)
+        return try exact(demuxer, facts: facts, selection: selection(for: request, facts: facts), from: position, scratch: scratch)
     }
 
     /// Decodes forward or seeks so that decoding reaches `selection.low`.

@@ -50,8 +50,19 @@ final class VideoFrameStepper {
     private(set) var selection: StartSelection?
     /// `true` when the start frame came after the selection's window (see ``StartSelection/choose``).
     private(set) var startedLate = false
+    /// A start that lands late delivers nothing (``startedLate`` says so): the caller retries it
+    /// from the start of the data — the same decision the image reader makes (``MediaReader``).
+    var retriesLateStart = false
     private var lastPTS: Int64?
     private var lastDuration: Int64 = 0
+    /// The presentation time of the last frame taken, and how far after the one before it it
+    /// came: evidence of how long the last frame of a stream lasts, where its declared duration
+    /// may say 1 ms.
+    private var previousTaken: Int64?
+    private(set) var lastInterval: Int64 = 0
+    /// The latest presentation time at or before the selection's start among the packets sent
+    /// since the last restart (see `applySkipPolicy`).
+    private var latestStartBeforeLow: Int64?
     /// Frames out of the decoder since the last restart.
     private(set) var framesDecoded = 0
     /// Decode keyframes only (a keyframe image: nothing else is needed).
@@ -71,10 +82,14 @@ final class VideoFrameStepper {
         startedLate = false
         lastPTS = nil
         lastDuration = 0
+        latestStartBeforeLow = nil
+        previousTaken = nil
     }
 
     /// A new selection without flushing (decoding forward to a later time): held frames stay.
     func retarget(_ selection: StartSelection) {
+        // What was sent before still counts for a later start (it only moves forward).
+        if let old = self.selection?.low, selection.low < old { latestStartBeforeLow = nil }
         self.selection = selection
         startedLate = false
     }
@@ -95,6 +110,8 @@ final class VideoFrameStepper {
     private func take(_ frame: OwnedFrame) throws(PlayheadError) {
         framesDecoded += 1
         let (pts, duration) = timing(of: frame.pointer)
+        if let previous = previousTaken, pts > previous { lastInterval = pts - previous }
+        previousTaken = pts
         let holder = if let spare = spare.popLast() { spare } else { try OwnedFrame() }
         av_frame_move_ref(holder.pointer, frame.pointer)
         // Past the start every frame queues behind the others (a target before them all).
@@ -102,8 +119,12 @@ final class VideoFrameStepper {
         if let old = window.offer(holder, pts: pts, duration: duration, target: target) { recycle(old) }
     }
 
-    /// Non-reference frames that end more than a frame before where delivery starts are needed
-    /// only as references of later frames: the decoder may leave them out.
+    /// A packet whose frame is certainly not shown at or after where delivery starts — a later
+    /// frame, starting at or before that point, is already known from a packet sent since the
+    /// restart — is needed only as a reference of later frames: the decoder may leave it out if
+    /// it is not one (`AVDISCARD_NONREF`). Decided from presentation times seen, never from a
+    /// packet's declared duration (phone Matroska and FLV files declare 1 ms for every packet,
+    /// which made the rule drop the B-frame displayed at the time asked).
     private func applySkipPolicy(for packet: UnsafeMutablePointer<AVPacket>) {
         let p = packet.pointee
         if keyframesOnly {
@@ -114,9 +135,8 @@ final class VideoFrameStepper {
             if decoder.skip != AVDISCARD_DEFAULT { decoder.skip = AVDISCARD_DEFAULT }
             return
         }
-        let frame = facts.frameDurationTicks
-        let duration = p.duration > 0 ? p.duration : frame
-        let skip = p.pts + duration <= low - frame ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
+        let skip = latestStartBeforeLow.map { p.pts < $0 } == true ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
+        if p.pts <= low, p.pts > (latestStartBeforeLow ?? .min) { latestStartBeforeLow = p.pts }
         if decoder.skip != skip { decoder.skip = skip }
     }
 
@@ -178,6 +198,11 @@ final class VideoFrameStepper {
             released.removeAll(keepingCapacity: true)
             guard let choice = StartSelection.choose(answer, following: window.following, selection: selection) else { return true }
             startedLate = choice.late
+            if choice.late, retriesLateStart {
+                // The caller starts again from the data's start: nothing of this start is delivered.
+                recycle(window.reset())
+                return false
+            }
             if !choice.startAtCandidate, let dropped = window.dropCandidate() { recycle(dropped) }
             self.selection = nil
         }

@@ -1,0 +1,41 @@
+import Testing
+@testable import Playhead
+
+/// The session's pure rules for a start retried from the data's start (a seek that landed late).
+@Suite struct SessionStateMachineTests {
+    typealias Machine = SessionStateMachine<String, String>
+
+    static func segment(_ number: Int) -> Segment {
+        Segment(number: number, start: SeekRequest(time: MediaTime(value: 5, timescale: 1)), end: nil, frameLimit: nil, presentationPosition: nil)
+    }
+
+    @Test func aLateStartIsRetriedOnceAndItsSeekWaitsForTheRetry() {
+        var machine = Machine(mode: .interactive, routes: [.video, .audio], first: Self.segment(0))
+        _ = machine.seek(Self.segment(1), waiter: "seek")
+        var retry = Self.segment(2)
+        retry.fromTheStart = true
+        let retried = machine.retryFromTheStart(1, as: retry)
+        #expect(retried)
+        #expect(machine.segment.number == 2 && machine.segment.fromTheStart && machine.segment.start == Self.segment(1).start)
+        // The old segment's first frame resumes nothing; the retry's does.
+        #expect(machine.firstFrame(of: 1, at: .zero).resume.isEmpty)
+        let landed = machine.firstFrame(of: 2, at: MediaTime(value: 5, timescale: 1)).resume
+        #expect(landed.map(\.0) == ["seek"] && landed.first?.1 == MediaTime(value: 5, timescale: 1))
+        // A retry is not retried, nor is a segment that is no longer the latest.
+        var again = Self.segment(3)
+        again.fromTheStart = true
+        let twice = machine.retryFromTheStart(2, as: again), old = machine.retryFromTheStart(1, as: again)
+        #expect(!twice && !old)
+    }
+
+    @Test func aStoppedSessionOrAShownStartIsNotRetried() {
+        var machine = Machine(mode: .interactive, routes: [.video], first: Self.segment(0))
+        _ = machine.firstFrame(of: 0, at: .zero)
+        let shown = machine.retryFromTheStart(0, as: Self.segment(1))
+        #expect(!shown, "a segment that showed a frame already")
+        var stopped = Machine(mode: .once, routes: [.video], first: Self.segment(0))
+        _ = stopped.stop()
+        let afterStop = stopped.retryFromTheStart(0, as: Self.segment(1))
+        #expect(!afterStop)
+    }
+}
