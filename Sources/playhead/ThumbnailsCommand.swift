@@ -25,8 +25,8 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     @Option(help: "A time every SECONDS, from 0.")
     var every: Double?
 
-    @Option(help: "Times in seconds, comma-separated.", transform: ThumbnailsCommand.parseTimes)
-    var at: [Double]?
+    @Option(help: "Times in seconds, comma-separated (exact decimals).", transform: ThumbnailsCommand.parseTimes)
+    var at: [MediaTime]?
 
     @Flag(help: "The frame showing at each time (the default).")
     var exact = false
@@ -68,10 +68,11 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         var format: ImageSequenceSink.Format { self == .png ? .png : .ppm }
     }
 
-    static func parseTimes(_ text: String) throws -> [Double] {
-        let times = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard !times.isEmpty, times.allSatisfy({ $0?.isFinite == true }) else {
-            throw ValidationError("--at takes seconds separated by commas, like 1,2.5,10")
+    /// Times as exact decimals (`6.4731334` is that, not the nearest microsecond).
+    static func parseTimes(_ text: String) throws -> [MediaTime] {
+        let times = text.split(separator: ",", omittingEmptySubsequences: false).map { MediaTime(decimal: String($0)) }
+        guard !times.isEmpty, times.allSatisfy({ $0 != nil }) else {
+            throw ValidationError("--at takes seconds separated by commas, like 1,2.5,10 (decimal numbers of at most 10 digits before the point)")
         }
         return times.compactMap { $0 }
     }
@@ -237,7 +238,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
 struct TimePlan: Sendable {
     var count: Int?
     var every: Double?
-    var at: [Double]?
+    var at: [MediaTime]?
 
     func times(duration: MediaTime) -> [MediaTime] {
         if let count {
@@ -246,7 +247,7 @@ struct TimePlan: Sendable {
         if let every {
             return (0..<timeCount(duration: duration)).map { MediaTime(seconds: Double($0) * every) }
         }
-        return (at ?? []).sorted().map { MediaTime(seconds: $0) }
+        return (at ?? []).sorted()
     }
 
     /// How many times a file of `duration` gets (for `--every`: 0, every, 2·every, … before the

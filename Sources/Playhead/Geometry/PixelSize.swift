@@ -48,3 +48,27 @@ extension PixelSize {
         return orientation.swapsDimensions ? upright.transposed : upright
     }
 }
+
+extension PixelSize {
+    /// The canvas a picture of `self` stored pixels is shown in when no canvas is asked for —
+    /// fitted once: its displayed size (continuous: the width stretched by the pixel aspect
+    /// ratio, then turned), scaled down (never up) to fit inside `maximum` when given, each side
+    /// then rounded to the nearest multiple of `alignment` (2 for 4:2:0 output). The picture fills
+    /// it (``VideoGravity/resize``): rounding stretches it by less than a pixel, as ffmpeg's scale
+    /// filter does, rather than fitting it a second time into the rounded size with a bar of
+    /// black beside it.
+    public func fittedCanvas(pixelAspectRatio par: PixelAspectRatio, orientation: VideoOrientation, within maximum: PixelSize? = nil,
+                             alignment: Int = 1) -> PixelSize {
+        let stretch = par.horizontal > 0 && par.vertical > 0 ? Double(par.horizontal) / Double(par.vertical) : 1
+        var width = Double(self.width) * stretch, height = Double(self.height)
+        if orientation.swapsDimensions { swap(&width, &height) }
+        if let maximum, !maximum.isEmpty, width > Double(maximum.width) || height > Double(maximum.height) {
+            let scale = min(Double(maximum.width) / width, Double(maximum.height) / height)
+            width *= scale
+            height *= scale
+        }
+        let step = Double(max(1, alignment))
+        let side = { (value: Double) in max(Int(step), Int((value / step).rounded()) * Int(step)) }
+        return PixelSize(width: side(width), height: side(height))
+    }
+}

@@ -43,6 +43,37 @@ public struct MediaTime: Sendable {
         }
     }
 
+    /// The time a decimal number of seconds says, exactly (`"6.4731334"` is 64731334/10⁷ s, not
+    /// the nearest microsecond), as people and manifests write times: an optional sign, digits,
+    /// an optional fraction. Beyond nanoseconds the fraction is rounded to the nearest
+    /// nanosecond. Nil for anything else, or a time of more than about 9·10⁹ seconds.
+    public init?(decimal text: String) {
+        var digits = Substring(text)
+        while digits.first == " " { digits = digits.dropFirst() }
+        while digits.last == " " { digits = digits.dropLast() }
+        var negative = false
+        if let sign = digits.first, sign == "-" || sign == "+" {
+            negative = sign == "-"
+            digits = digits.dropFirst()
+        }
+        let parts = digits.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let whole = parts[0], fraction = parts.count > 1 ? parts[1] : ""
+        guard !(whole.isEmpty && fraction.isEmpty), whole.allSatisfy(Self.isDigit), fraction.allSatisfy(Self.isDigit),
+              whole.count <= 10 else { return nil }
+        var kept = fraction.prefix(9)
+        var roundUp = false
+        if fraction.count > 9, let next = fraction.dropFirst(9).first, next >= "5" { roundUp = true }
+        while kept.count > 0, kept.last == "0", !roundUp { kept = kept.dropLast() }
+        var scale: Int64 = 1
+        for _ in 0..<kept.count { scale *= 10 }
+        guard var value = Int64(whole.isEmpty ? "0" : whole).map({ $0 * scale }) else { return nil }
+        value += Int64(kept.isEmpty ? "0" : kept) ?? 0
+        if roundUp { value += 1 }
+        self.init(value: negative ? -value : value, timescale: Int32(scale), rounded: fraction.count > 9)
+    }
+
+    private static func isDigit(_ c: Character) -> Bool { c.isASCII && c.isNumber }
+
     /// The nearest time to `seconds` on the given timescale (rounded half away from zero).
     /// NaN gives ``invalid``; ±infinity gives ``positiveInfinity`` / ``negativeInfinity``.
     public init(seconds: Double, preferredTimescale: Int32 = 1_000_000) {

@@ -1,4 +1,5 @@
 import Foundation
+import Playhead
 import Glibc
 
 /// One source of a manifest: a line with a path or URL, or a JSON object with `source` and
@@ -7,8 +8,8 @@ struct ManifestEntry: Sendable {
     var source: String
     /// The line's number in the manifest (from 1).
     var line: Int
-    /// Per-file thumbnail times (`"at": [1, 2.5]`), overriding the command's.
-    var at: [Double]?
+    /// Per-file thumbnail times (`"at": [1, 2.5]`, exact decimals), overriding the command's.
+    var at: [MediaTime]?
     /// Why the line could not be read (the entry is then reported failed, with the line as its
     /// source).
     var problem: String?
@@ -78,17 +79,19 @@ final class ManifestReader: @unchecked Sendable {
     private static func parseObject(_ text: String, line: Int, path: String) -> ManifestEntry {
         struct Object: Decodable {
             var source: String
-            var at: [Double]?
+            /// Decimal keeps the digits written (a Double would round 6.4731334).
+            var at: [Decimal]?
         }
         guard let object = try? JSONDecoder().decode(Object.self, from: Data(text.utf8)), !object.source.isEmpty else {
             return ManifestEntry(source: "line \(line)", line: line,
                                  problem: "line \(line) of \(path) is not a JSON object with a \"source\" string (and optional \"at\" seconds)")
         }
-        if let at = object.at, at.isEmpty || at.count > Limits.timesPerFile || !at.allSatisfy({ $0.isFinite }) {
+        let times = object.at.map { $0.map { MediaTime(decimal: NSDecimalNumber(decimal: $0).stringValue) } }
+        if let times, times.isEmpty || times.count > Limits.timesPerFile || !times.allSatisfy({ $0 != nil }) {
             return ManifestEntry(source: object.source, line: line,
                                  problem: "line \(line) of \(path): \"at\" must hold 1 … \(Limits.timesPerFile) finite seconds")
         }
-        return ManifestEntry(source: object.source, line: line, at: object.at)
+        return ManifestEntry(source: object.source, line: line, at: times?.compactMap { $0 })
     }
 
     /// The next line's bytes without its newline (a line longer than `maximumLineBytes` is an
