@@ -14,7 +14,7 @@ struct ComposeCommand: AsyncParsableCommand {
               --layer "x=0,y=0,w=1280,h=720,gravity=aspect-fill,loop=forever,z=0,source=bg.mp4"
             Keys: x, y, w, h (canvas pixels, rounded down to even), z, gravity (aspect-fit, aspect-fill, stretch),
             loop (once, N, forever), start and duration (seconds of each source), after-end
-            (hold, clear), audio (yes: the sound comes from this layer, one layer at most: into the MP4, or audio.wav beside frames), source. --grid RxC lays the sources given after the options out in
+            (hold, clear), audio (yes: this layer's sound is heard, mixed with other such layers: into the MP4, or audio.wav beside frames), source. --grid RxC lays the sources given after the options out in
             R rows and C columns, each aspect-fit.
             A layout file is a JSON array, one object per layer (bottom first unless z says):
               {"source": "bg.mp4" | "sources": ["a.mp4", "b.mp4"], "rect": [x, y, w, h],
@@ -218,9 +218,10 @@ struct ComposeCommand: AsyncParsableCommand {
                 summary.output = nil
             }
         }
-        if let index = specs.firstIndex(where: \.audio) {
+        if specs.contains(where: \.audio) {
             let silent = report.soundlessSources.map(SourceRedaction.redacted)
-            summary.audio = ComposeAudioReport(source: SourceRedaction.redacted(specs[index].sources[0]), error: report.audioFailure.map(ErrorReport.init),
+            let sources = specs.filter(\.audio).map { SourceRedaction.redacted($0.sources[0]) }
+            summary.audio = ComposeAudioReport(source: sources[0], sources: sources.count > 1 ? sources : nil, error: report.audioFailure.map(ErrorReport.init),
                                                silent: silent.isEmpty ? nil : silent)
             if let soundPath, WrittenLog.counts(soundPath), let written = OutputInventory.wavFrames(soundPath) {
                 summary.audio?.path = soundPath
@@ -294,7 +295,9 @@ struct ComposeItemError: Encodable {
 }
 
 struct ComposeAudioReport: Encodable {
+    /// The first layer that gives sound, and every one when several are mixed.
     var source: String
+    var sources: [String]?
     /// Beside frames: the WAV the sound went into, and its samples per channel.
     var path: String?
     var frames: Int?

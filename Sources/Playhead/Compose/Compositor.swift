@@ -26,20 +26,38 @@ public final class Compositor: Sendable {
     public let canvas: CompositionCanvas
     /// The layers, in the order added, and a count of changes (a render picks up a change when
     /// the count moves).
-    private let state = Locked<(generation: Int, layers: [(id: CompositionLayer.ID, layer: CompositionLayer)])>((0, []))
+    private let state = Locked<(generation: Int, layers: [(id: CompositionLayer.ID, layer: CompositionLayer)], updates: [CompositionLayer.ID: CompositionLayer])>(
+        (0, [], [:]))
     private let nextID = Locked(0)
     private let logger: Logger
+    /// What the render thread shows now (frames, each layer's item), for a status report.
+    private let current = Locked(CompositionProgress())
+    private let recordHandler: (@Sendable (LayerItemRecord) -> Void)?
 
     /// Any damaged data in a layer's item fails that item (as ``DecodeConfiguration/strict`` fails
     /// a session); by default damage is decoded past and counted (``LayerReport/damagedPackets``).
     public let strict: Bool
+    /// The sound's format; nil: that of the first sound layer's first item (48 kHz stereo when it
+    /// has none).
+    public let soundFormat: AudioStreamInfo?
+    /// What a layer does when an item fails (``LayerFailurePolicy``).
+    public let failurePolicy: LayerFailurePolicy
 
     /// A compositor of `canvas` (its size must be even, at least 2x2 and at most 16384x16384).
-    public init(canvas: CompositionCanvas, strict: Bool = false, logger: Logger? = nil) {
+    /// `onRecord` is told of every item a layer played, failed or filled, as it ends, on the
+    /// render thread (keep it short: an as-run log's line).
+    public init(canvas: CompositionCanvas, strict: Bool = false, soundFormat: AudioStreamInfo? = nil, failurePolicy: LayerFailurePolicy = .passOver,
+                logger: Logger? = nil, onRecord: (@Sendable (LayerItemRecord) -> Void)? = nil) {
         self.canvas = canvas
         self.strict = strict
+        self.soundFormat = soundFormat
+        self.failurePolicy = failurePolicy
+        self.recordHandler = onRecord
         self.logger = logger ?? Logger(label: "playhead.compositor", factory: { _ in SwiftLogNoOpLogHandler() })
     }
+
+    /// What is being rendered now: frames so far, the canvas time, each layer's current item.
+    public var progress: CompositionProgress { current.withLock { $0 } }
 
     /// Adds a layer (above those of lower or equal z-index added before it); it shows from the
     /// next frame rendered. Throws `state.invalidArgument` for a layer without assets or whose
@@ -56,14 +74,25 @@ public final class Compositor: Sendable {
             value += 1
             return value
         })
-        let added = state.withLock { state -> Bool in
-            if layer.providesAudio, state.layers.contains(where: { $0.layer.providesAudio }) { return false }
+        state.withLock { state in
             state.layers.append((id, layer))
             state.generation += 1
-            return true
         }
-        guard added else { throw PlayheadError(code: .invalidArgument, message: "the sound comes from one layer: another layer provides it already") }
         return id
+    }
+
+    /// Replaces a layer (its playlist, place, gravity, sound) at its next item boundary: the new
+    /// playlist then plays from its first item. A live edit of a running channel.
+    public func update(_ id: CompositionLayer.ID, to layer: CompositionLayer) throws(PlayheadError) {
+        guard !layer.assets.isEmpty else { throw PlayheadError(code: .invalidArgument, message: "a layer needs at least one asset") }
+        var layer = layer
+        layer.rect = try checked(layer.rect)
+        state.withLock {
+            guard let index = $0.layers.firstIndex(where: { $0.id == id }) else { return }
+            $0.layers[index].layer = layer
+            $0.updates[id] = layer
+            $0.generation += 1
+        }
     }
 
     /// Removes a layer from the next frame on.
@@ -98,23 +127,25 @@ public final class Compositor: Sendable {
     }
 
     /// Renders output frames `0 ..< frames` into `sink` (begun, written, then finished; aborted
-    /// when rendering stops early), and says what each layer showed.
+    /// when rendering stops early), and says what each layer showed. With `frames` nil it renders
+    /// until ``stop()`` (then finishing the sink, as at a last frame) or cancellation (aborting it).
     ///
     /// With a `realtime` clock, frames are written at the canvas's rate on that clock (frame *n*
     /// no sooner than *n / rate* after the first); one written more than half a frame late is
     /// counted in ``CompositionReport/lateFrames``, and never dropped.
     ///
-    /// The sound of the layer that provides it (``CompositionLayer/providesAudio``) goes into
-    /// `sink` when it carries sound (``MP4Sink``), else into `sound` when one is given (a
+    /// The sound of the layers that provide it (``CompositionLayer/providesAudio``), mixed, goes
+    /// into `sink` when it carries sound (``MP4Sink``), else into `sound` when one is given (a
     /// ``WAVSink`` beside Y4M or image frames): the samples that go with each frame, from the
     /// first to the end of the last frame.
-    public func render(frames: Int, into sink: sending some FrameSink, sound: sending (any AudioSink)? = nil,
+    public func render(frames: Int?, into sink: sending some FrameSink, sound: sending (any AudioSink)? = nil,
                        realtime: (any PlaybackClock)? = nil) async -> CompositionReport {
         // `sink` is `sending`: the caller gave it up; only the render thread touches it from here.
         let combined: any FrameSink = if let sound, !(sink is any AudioCarryingFrameSink) { FrameAndSoundSink(frames: sink, sound: sound) } else { sink }
         let owner = SoleOwner(handingOver: combined)
         let interrupt = InterruptFlag()
         let canvas = self.canvas
+        stopRequested.withLock { $0 = false }
         return await withTaskCancellationHandler {
             await WorkerPool.shared.value("playhead.compose") { () -> CompositionReport in
                 self.renderBlocking(frames: frames, canvas: canvas, sink: owner.value, interrupt: interrupt, pacing: realtime)
@@ -124,13 +155,21 @@ public final class Compositor: Sendable {
         }
     }
 
+    /// Ends a render after the frame being drawn: the sink is finished (its sound up to that
+    /// frame's end), as when the last frame of a counted render is written.
+    public func stop() {
+        stopRequested.withLock { $0 = true }
+    }
+
+    private let stopRequested = Locked(false)
+
     /// Pictures in circulation between the render thread and the output thread: one being
     /// drawn, one being written, one waiting.
     private static let pictureCount = 3
 
     /// The render thread: draws each output frame into a free picture and hands it to the output
     /// thread, which writes it while the next one is drawn.
-    private func renderBlocking(frames: Int, canvas: CompositionCanvas, sink: any FrameSink, interrupt: InterruptFlag,
+    private func renderBlocking(frames: Int?, canvas: CompositionCanvas, sink: any FrameSink, interrupt: InterruptFlag,
                                 pacing: (any PlaybackClock)?) -> CompositionReport {
         var report = CompositionReport(framesWritten: 0, layers: [], error: nil)
         var layers: [LayerReader] = []
@@ -139,46 +178,51 @@ public final class Compositor: Sendable {
         let outputFormat: OutputPixelFormat = sink.pixelFormat == .rgb24 ? .rgb24 : .yuv420p
         var output: CompositionOutput?
         var seenGeneration = -1
+        var mixer: SoundMixer?
+        var rendered = 0
         do throws(PlayheadError) {
             try canvas.check()
-            guard frames >= 0 else { throw PlayheadError(code: .invalidArgument, message: "a negative frame count (\(frames))") }
+            if let frames, frames < 0 { throw PlayheadError(code: .invalidArgument, message: "a negative frame count (\(frames))") }
             var pictures: [OwnedFrame] = []
             for _ in 0..<Self.pictureCount { pictures.append(try OwnedFrame(size: canvas.size, format: format)) }
-            // The sound, when the sink writes one and a layer provides it (there from the start).
-            let sound = sink is any AudioCarryingFrameSink ? state.withLock { $0.layers.first { $0.layer.providesAudio } } : nil
-            let audio = sound.map { LayerAudio(assets: $0.layer.assets, format: Self.soundFormat(of: $0.layer, interrupt: interrupt), interrupt: interrupt) }
-            let started = CompositionOutput(sink: SoleOwner(handingOver: sink), pictures: pictures, canvas: canvas, pixelFormat: outputFormat, pacing: pacing,
-                                            audio: audio?.format)
-            output = started
-            var soundPasses: [LayerPass] = []
-            /// The sound up to `time` into `slot`: the sound layer's passes so far (closed where it
-            /// was removed or failed), read by `audio`.
-            func addSound(upTo time: MediaTime, slot: Int) throws(PlayheadError) {
-                guard let audio, let sound else { return }
-                if let reader = layers.first(where: { $0.id == sound.id }) {
-                    soundPasses = reader.passes
-                } else if let last = soundPasses.indices.last, soundPasses[last].length == nil {
-                    soundPasses[last].length = max(.zero, time - soundPasses[last].layerStart)
+            // The sound, when the sink writes one: of the given format, or that of the first
+            // sound layer there from the start (none: no sound).
+            if sink is any AudioCarryingFrameSink {
+                let first = state.withLock { $0.layers.first { $0.layer.providesAudio } }
+                if let format = soundFormat ?? first.map({ Self.soundFormat(of: $0.layer, interrupt: interrupt) }) {
+                    mixer = SoundMixer(format: format, interrupt: interrupt)
                 }
-                try audio.samples(upTo: audio.sample(at: time), passes: soundPasses, into: &started.sounds[slot].samples)
-                report.audioFailure = audio.failure
-                report.soundlessSources = audio.soundless.sorted().map { sound.layer.assets[$0].source }
             }
-            /// Passes no longer needed: a second behind the sound, or anything before `time` for
-            /// layers that give no sound.
+            let started = CompositionOutput(sink: SoleOwner(handingOver: sink), pictures: pictures, canvas: canvas, pixelFormat: outputFormat, pacing: pacing,
+                                            audio: mixer?.format)
+            output = started
+            /// The mixed sound up to `time` into `slot`: every layer's passes so far (a removed
+            /// layer's closed where it was removed).
+            func addSound(upTo time: MediaTime, slot: Int) throws(PlayheadError) {
+                guard let mixer else { return }
+                try mixer.mix(upTo: time, layers: layers + gone, into: &started.sounds[slot].samples)
+                report.audioFailure = mixer.failure
+                report.soundlessSources = mixer.soundless
+            }
+            /// Passes no longer needed: a second behind the sound.
             func forgetPasses(before time: MediaTime) {
-                for layer in layers {
-                    let soundTime = MediaTime(value: audio?.position ?? 0, timescale: Int32(audio?.format.sampleRate ?? 1)) - MediaTime(value: 1, timescale: 1)
-                    layer.forgetPasses(endedBy: layer.id == sound?.id ? soundTime : time)
-                }
+                let soundTime = mixer.map { MediaTime(value: $0.position, timescale: Int32($0.format.sampleRate)) - MediaTime(value: 1, timescale: 1) } ?? time
+                for layer in layers { layer.forgetPasses(endedBy: min(time, soundTime)) }
+                gone.removeAll { $0.isRetired && !(mixer?.needs($0) ?? false) }
             }
             var stopped = false
-            for n in 0..<frames {
+            var n = 0
+            while frames.map({ n < $0 }) ?? true {
                 if interrupt.isRaised { throw PlayheadError.cancelled() }
-                let current = state.withLock { $0.generation == seenGeneration ? nil : $0 }
-                if let current {
-                    seenGeneration = current.generation
-                    sync(&layers, with: current.layers, gone: &gone, canvas: canvas, format: format, interrupt: interrupt)
+                let time = canvas.time(ofFrame: n)
+                let pending = state.withLock { s -> (generation: Int, layers: [(id: CompositionLayer.ID, layer: CompositionLayer)], updates: [CompositionLayer.ID: CompositionLayer])? in
+                    guard s.generation != seenGeneration else { return nil }
+                    defer { s.updates = [:] }
+                    return s
+                }
+                if let pending {
+                    seenGeneration = pending.generation
+                    sync(&layers, with: pending.layers, updates: pending.updates, gone: &gone, at: time, canvas: canvas, format: format, interrupt: interrupt)
                 }
                 // Nil: the output thread stopped (its sink failed).
                 guard let slot = started.free.receive() else {
@@ -186,23 +230,28 @@ public final class Compositor: Sendable {
                     break
                 }
                 let picture = pictures[slot]
-                let time = canvas.time(ofFrame: n)
                 Self.paint(picture, with: canvas.background, format: format)
                 for layer in layers { try layer.draw(at: time, into: picture) }
-                // The sound up to this picture's time (the layer's passes are known up to it).
+                // The sound up to this picture's time (the layers' passes are known up to it).
                 started.sounds[slot].hasPicture = true
                 try addSound(upTo: time, slot: slot)
                 if n % 64 == 63 { forgetPasses(before: time) }
                 started.ready.send(slot)
+                n += 1
+                rendered = n
+                current.withLock { $0.note(frame: n, time: time, layers: layers) }
+                if frames == nil, stopRequested.withLock({ $0 }) { break }
             }
-            if !stopped, let sound, frames > 0, let slot = started.free.receive() {
-                // The sound of the last picture's span, once the layer's timeline has reached its end.
-                let end = canvas.time(ofFrame: frames)
-                try layers.first { $0.id == sound.id }?.reach(end)
+            if !stopped, mixer != nil, n > 0, let slot = started.free.receive() {
+                // The sound of the last picture's span, once the layers' timelines have reached its end.
+                let end = canvas.time(ofFrame: n)
+                for layer in layers { try layer.reach(end) }
                 started.sounds[slot].hasPicture = false
                 try addSound(upTo: end, slot: slot)
                 started.ready.send(slot)
             }
+            // What each layer was playing when the render ended is recorded too.
+            for layer in layers { layer.endPass(at: canvas.time(ofFrame: n)) }
             let outcome = started.finish(abort: false)
             report.framesWritten = outcome.written
             report.error = outcome.error
@@ -213,6 +262,7 @@ public final class Compositor: Sendable {
             report.framesWritten = outcome?.written ?? 0
             report.error = error
             if pacing != nil { (report.lateFrames, report.lateness) = (outcome?.late ?? 0, outcome?.lateness) }
+            for layer in layers { layer.endPass(at: canvas.time(ofFrame: rendered)) }
         }
         if let error = report.error { logger.debug("composition stopped", metadata: ["error": "\(error)"]) }
         report.layers = (gone + layers).map { LayerReport(id: $0.id, framesShown: $0.framesShown, loopsCompleted: $0.loopsCompleted, failure: $0.failure,
@@ -235,21 +285,34 @@ public final class Compositor: Sendable {
         return info
     }
 
-    /// Brings the render's readers in line with the compositor's layers: new ones opened lazily,
-    /// removed ones kept aside for the report, moved ones redrawn at their new place.
-    private func sync(_ readers: inout [LayerReader], with layers: [(id: CompositionLayer.ID, layer: CompositionLayer)], gone: inout [LayerReader],
+    /// Brings the render's readers in line with the compositor's layers: new ones start at `time`,
+    /// removed ones end there (kept aside for the report and their sound's last span), moved
+    /// ones are redrawn at their new place, updated ones take the new version at their next item
+    /// boundary.
+    private func sync(_ readers: inout [LayerReader], with layers: [(id: CompositionLayer.ID, layer: CompositionLayer)],
+                      updates: [CompositionLayer.ID: CompositionLayer], gone: inout [LayerReader], at time: MediaTime,
                       canvas: CompositionCanvas, format: AVPixelFormat, interrupt: InterruptFlag) {
         let wanted = Dictionary(uniqueKeysWithValues: layers.map { ($0.id, $0.layer) })
-        gone += readers.filter { wanted[$0.id] == nil }
+        for reader in readers where wanted[reader.id] == nil {
+            reader.endPass(at: time)
+            reader.retire()
+            gone.append(reader)
+        }
         readers.removeAll { wanted[$0.id] == nil }
         for reader in readers {
-            if let layer = wanted[reader.id], layer.rect != reader.layer.rect || layer.zIndex != reader.layer.zIndex {
+            if let update = updates[reader.id] {
+                reader.update(to: update)
+            } else if let layer = wanted[reader.id], layer.rect != reader.layer.rect || layer.zIndex != reader.layer.zIndex {
                 reader.move(rect: layer.rect, zIndex: layer.zIndex)
             }
         }
         let known = Set(readers.map(\.id))
+        let handler = recordHandler
         for (id, layer) in layers where !known.contains(id) {
-            readers.append(LayerReader(id: id, layer: layer, canvasSize: canvas.size, outputFormat: format, interrupt: interrupt, strict: strict))
+            let reader = LayerReader(id: id, layer: layer, canvasSize: canvas.size, outputFormat: format, interrupt: interrupt, strict: strict,
+                                     start: time, failurePolicy: failurePolicy)
+            if let handler { reader.onRecord = { handler($0) } }
+            readers.append(reader)
         }
         // Stable: equal z-indexes keep the order they were added in.
         readers.sort { ($0.layer.zIndex, $0.id.value) < ($1.layer.zIndex, $1.id.value) }

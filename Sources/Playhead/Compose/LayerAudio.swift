@@ -1,8 +1,9 @@
 import CFFmpeg
+import Foundation
 
 /// One pass of a layer through one of its items, as its timeline played it: where on the layer's
 /// timeline it began, from what time of the item, and how long it lasted (nil while it plays).
-struct LayerPass: Sendable, Hashable {
+struct LayerPass: Sendable {
     /// The pass's number on its layer (0 for the first): passes already played may be forgotten.
     var number: Int
     var item: Int
@@ -10,6 +11,14 @@ struct LayerPass: Sendable, Hashable {
     /// The item's time at the pass's start (its time range's start, or its first frame).
     var sourceStart: MediaTime?
     var length: MediaTime?
+    /// The asset whose sound plays in the pass (the item's, a filler's); nil: silence.
+    var asset: Asset?
+    /// The layer gave the composition's sound when the pass began.
+    var audible = false
+    /// A filler slot in place of a failed item.
+    var filler = false
+    /// When the pass began on the wall clock (for an as-run log).
+    var wallClockStart: Date?
 }
 
 /// The audio of the one layer a composition takes its sound from, following that layer's own
@@ -21,22 +30,23 @@ struct LayerPass: Sendable, Hashable {
 /// Not `Sendable`: owned by the compositor's render thread.
 final class LayerAudio {
     let format: AudioStreamInfo
-    private let assets: [Asset]
     private let interrupt: InterruptFlag
     /// Where the composition's samples stand: the next sample asked for.
-    private(set) var position: Int64 = 0
+    private(set) var position: Int64
     private var reader: AudioPullReader?
     /// The number of the pass whose audio `reader` reads.
     private var readerPass: Int?
     /// The first failure (the audio then stays silent); reported with the layer.
     private(set) var failure: PlayheadError?
-    /// The items that have no sound (silent where they play).
-    private(set) var soundless: Set<Int> = []
+    /// The sources that have no sound (silent where they play).
+    private(set) var soundless: Set<String> = []
 
-    init(assets: [Asset], format: AudioStreamInfo, interrupt: InterruptFlag) {
-        self.assets = assets
+    /// The sound of one layer, from output sample `position` on (a layer added while rendering
+    /// starts where it is added).
+    init(format: AudioStreamInfo, interrupt: InterruptFlag, position: Int64 = 0) {
         self.format = format
         self.interrupt = interrupt
+        self.position = position
     }
 
     /// The output sample at layer time `time` (rounded to the nearest).
@@ -65,17 +75,21 @@ final class LayerAudio {
             if failure == nil, readerPass != pass.number {
                 reader = nil
                 readerPass = pass.number
-                do throws(PlayheadError) {
-                    guard let sourceStart = pass.sourceStart else { throw PlayheadError(code: .invalidState, message: "a pass without a start", file: nil) }
-                    // Into the pass already (a layer added while rendering, or the first sample
-                    // after a pass that began between two samples).
-                    let into = MediaTime(value: max(0, position - sample(at: pass.layerStart)), timescale: Int32(format.sampleRate))
-                    reader = try AudioPullReader(asset: assets[pass.item], start: sourceStart + into, format: format, interrupt: interrupt)
-                } catch {
-                    if error.code == .cancelled { throw error }
-                    // An item without audio is silent; any other failure ends the layer's sound.
-                    if error.code != .noStreams { failure = error } else { soundless.insert(pass.item) }
-                    reader = nil
+                // A pass of a layer that gives no sound, or of nothing (a filler slot without a
+                // filler), is silent.
+                if pass.audible, let asset = pass.asset {
+                    do throws(PlayheadError) {
+                        guard let sourceStart = pass.sourceStart else { throw PlayheadError(code: .invalidState, message: "a pass without a start", file: nil) }
+                        // Into the pass already (the first sample after a pass that began between two samples).
+                        let into = MediaTime(value: max(0, position - sample(at: pass.layerStart)), timescale: Int32(format.sampleRate))
+                        reader = try AudioPullReader(asset: asset, start: sourceStart + into, format: format, interrupt: interrupt)
+                    } catch {
+                        if error.code == .cancelled { throw error }
+                        // An item without audio is silent; a filler's failure too; any other
+                        // failure ends the layer's sound.
+                        if error.code == .noStreams { soundless.insert(asset.source) } else if !pass.filler { failure = error }
+                        reader = nil
+                    }
                 }
             }
             let count = Int(until - position)

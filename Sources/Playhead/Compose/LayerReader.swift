@@ -1,4 +1,5 @@
 import CFFmpeg
+import Foundation
 
 /// Draws one layer into the canvas at each output time, on the compositor's thread: the frame of
 /// its playlist displayed at that time on the layer's own timeline (the last frame whose
@@ -25,9 +26,15 @@ final class LayerReader {
     /// The last frame drawn, kept to hold after the content ends.
     private var lastFrame: OwnedFrame?
     private var lastConverter: FrameConverter?
+    /// What plays in place of a failed item (``LayerFailurePolicy/filler(_:slot:)``).
+    private let failurePolicy: LayerFailurePolicy
+    /// The filler slot playing now, if one is.
+    private var fillerSlot: FillerSlot?
+    /// A new version of the layer (a live edit), taken up at its next item boundary.
+    private var pending: CompositionLayer?
 
     /// The passes its timeline has played so far (the last one may still be playing): what the
-    /// composition's sound follows when it comes from this layer.
+    /// composition's sound follows.
     private(set) var passes: [LayerPass]
     private(set) var framesShown = 0
     /// Damaged packets decoded past in this layer's items, and the first.
@@ -39,21 +46,48 @@ final class LayerReader {
     /// Items of a playlist that failed and were passed over (as a queue player skips a failed
     /// item), by item: the layer fails only when every item has.
     private(set) var itemFailures: [Int: PlayheadError] = [:]
+    /// Told of every pass that ends (an item played, one that failed, a filler slot), on the
+    /// render thread: what an as-run log records.
+    var onRecord: ((LayerItemRecord) -> Void)?
     var loopsCompleted: Int { timeline.loopsCompleted }
     var hasEnded: Bool { timeline.hasEnded }
 
-    init(id: CompositionLayer.ID, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: AVPixelFormat, interrupt: InterruptFlag, strict: Bool = false) {
+    /// A reader whose timeline starts at canvas time `start` (a layer added while rendering starts
+    /// its playlist when it is added).
+    init(id: CompositionLayer.ID, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: AVPixelFormat, interrupt: InterruptFlag,
+         strict: Bool = false, start: MediaTime = .zero, failurePolicy: LayerFailurePolicy = .passOver) {
         self.id = id
         self.strict = strict
         self.layer = layer
         self.canvasSize = canvasSize
         self.outputFormat = outputFormat
         self.interrupt = interrupt
-        timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop)
-        passes = timeline.hasEnded ? [] : [LayerPass(number: 0, item: 0, layerStart: .zero)]
+        self.failurePolicy = failurePolicy
+        timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop, start: start)
+        passes = []
+        if !timeline.hasEnded { beginPass(at: start) }
     }
 
     deinit { closeItem() }
+
+    /// The layer was removed: what it holds to draw (readers, frames) is let go; its passes stay
+    /// for the sound's last span and its account for the report.
+    func retire() {
+        closeItem()
+        lastFrame = nil
+        lastConverter = nil
+        fillerSlot = nil
+        isRetired = true
+    }
+
+    private(set) var isRetired = false
+
+    /// The item playing now and how far into it (its own time), for a status report.
+    var now: (item: Int, source: String, filler: Bool)? {
+        guard !timeline.hasEnded, failure == nil else { return nil }
+        if let fillerSlot { return (timeline.item, fillerSlot.asset?.source ?? "background", true) }
+        return (timeline.item, layer.assets[timeline.item].source, false)
+    }
 
     /// Forgets the passes that ended at or before `time` (keeping the last one), so that a layer
     /// looping for days keeps only what its sound may still read.
@@ -69,6 +103,13 @@ final class LayerReader {
         layer.zIndex = zIndex
         converter = nil
         lastConverter = nil
+        fillerSlot?.converter = nil
+    }
+
+    /// A new version of the layer (its playlist, place, sound), taken up at its next item boundary:
+    /// the new playlist then plays from its first item.
+    func update(to layer: CompositionLayer) {
+        pending = layer
     }
 
     /// Draws the layer's frame at layer time `time` into `canvas`. A source that fails ends the
@@ -77,6 +118,9 @@ final class LayerReader {
         try follow(to: time) { frame throws(PlayheadError) in
             if let frame {
                 try converterForCurrent().convert(frame, into: canvas)
+                framesShown += 1
+            } else if let slot = fillerSlot, let filler = slot.frame {
+                try slot.converter(layer: layer, canvasSize: canvasSize, outputFormat: outputFormat).convert(filler, into: canvas)
                 framesShown += 1
             } else if timeline.hasEnded, layer.afterEnd == .holdLastFrame, let lastFrame, let lastConverter {
                 try lastConverter.convert(lastFrame, into: canvas)
@@ -91,8 +135,8 @@ final class LayerReader {
     }
 
     /// A source's failure passes over its item when others of the playlist may still play (the
-    /// pass ends at `time`, the next begins there); otherwise it ends the layer. Cancellation is
-    /// thrown.
+    /// pass ends at `time`, the next begins there), or, with a filler policy, plays the filler
+    /// for the item's slot; otherwise it ends the layer. Cancellation is thrown.
     private func follow(to time: MediaTime, _ body: (OwnedFrame?) throws(PlayheadError) -> Void) throws(PlayheadError) {
         while failure == nil {
             do throws(PlayheadError) {
@@ -103,32 +147,56 @@ final class LayerReader {
                 let item = timeline.item
                 itemFailures[item] = itemFailures[item] ?? error
                 closeItem()
+                if case .filler(let asset, let slot) = failurePolicy, !timeline.hasEnded {
+                    // The failed item's pass ends here; the filler plays for its slot.
+                    let played = max(.zero, timeline.offset(at: time))
+                    closePass(endingAt: timeline.passStart + played, status: .failed, error: error)
+                    let length = layer.timeRange.map(\.duration).flatMap { $0.isNumeric && $0 > .zero ? $0 : nil } ?? slot
+                    fillerSlot = FillerSlot(asset: asset, start: timeline.passStart + played, length: length, interrupt: interrupt)
+                    passes.append(LayerPass(number: (passes.last?.number ?? -1) + 1, item: item, layerStart: timeline.passStart + played,
+                                            sourceStart: .zero, asset: asset, audible: layer.providesAudio, filler: true))
+                    continue
+                }
                 if itemFailures.count < layer.assets.count, !timeline.hasEnded {
                     // Passed over: what it showed of its pass stays, the next item starts now.
                     let length = max(.zero, timeline.offset(at: time))
-                    advance(length: length)
+                    advance(length: length, status: .failed, error: error)
                     continue
                 }
                 failure = error
-                endPass(at: time)
+                endPass(at: time, status: .failed, error: error)
                 timeline.end()
             }
         }
     }
 
     /// The layer stops here (removed, or failed): its last pass, if still playing, ends at `time`.
-    func endPass(at time: MediaTime) {
+    func endPass(at time: MediaTime, status: LayerItemRecord.Status = .played, error: PlayheadError? = nil) {
         guard let last = passes.indices.last, passes[last].length == nil else { return }
-        passes[last].length = max(.zero, time - passes[last].layerStart)
+        let length = max(.zero, time - passes[last].layerStart)
+        passes[last].length = length
+        record(passes[last], status: passes[last].filler ? .filler : status, error: error)
     }
 
-    /// The frame displayed at `time`, or nil once the content has ended.
+    /// The frame displayed at `time`, or nil once the content has ended (or a filler slot shows
+    /// its own frame, or nothing).
     private func frame(at time: MediaTime) throws(PlayheadError) -> OwnedFrame? {
         var tries = 0
         while !timeline.hasEnded {
             tries += 1
             if tries > 10_000 {
                 throw PlayheadError(code: .decodeFailed, message: "the layer's items hold no time to play", file: layer.assets.first?.source)
+            }
+            if let slot = fillerSlot {
+                if time < slot.start + slot.length {
+                    slot.show(at: time)
+                    return nil
+                }
+                // The slot is over: the failed item's pass (its part and the filler's) ends.
+                fillerSlot = nil
+                closePass(endingAt: slot.start + slot.length, status: .filler, error: nil)
+                advance(length: slot.start + slot.length - timeline.passStart, status: nil, error: nil)
+                continue
             }
             let opened = try openItem()
             if let last = self.passes.indices.last, self.passes[last].sourceStart == nil { self.passes[last].sourceStart = itemStart }
@@ -137,13 +205,13 @@ final class LayerReader {
                 // Sound alone: nothing drawn until the pass has lasted the item's length.
                 guard let soundLength else { throw PlayheadError(code: .invalidState, message: "no item open", file: nil) }
                 if !(offset < soundLength) {
-                    advance(length: soundLength)
+                    advance(length: soundLength, status: .played, error: nil)
                     continue
                 }
                 return nil
             }
             if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
-                advance(length: range.duration)
+                advance(length: range.duration, status: .played, error: nil)
                 continue
             }
             let target = itemStart + offset
@@ -168,7 +236,7 @@ final class LayerReader {
                 guard length > .zero else {
                     throw PlayheadError(code: .decodeFailed, message: "the item holds no time to play", file: reader.source)
                 }
-                advance(length: length)
+                advance(length: length, status: .played, error: nil)
                 continue
             }
             lastFrame = held.frame
@@ -178,12 +246,47 @@ final class LayerReader {
         return nil
     }
 
-    private func advance(length: MediaTime) {
+    /// The current item's pass ended after `length` (a nil `status`: its record was made already):
+    /// the next item (or the first again) starts there — in a new version of the layer, if one
+    /// is waiting.
+    private func advance(length: MediaTime, status: LayerItemRecord.Status?, error: PlayheadError?) {
         let item = timeline.item
-        let next = timeline.passEnded(length: length)
-        if let last = passes.indices.last { passes[last].length = length }
-        if next { passes.append(LayerPass(number: (passes.last?.number ?? -1) + 1, item: timeline.item, layerStart: timeline.passStart)) }
-        if !next || timeline.item != item { closeItem() }
+        if let status { closePass(endingAt: timeline.passStart + length, status: status, error: error) }
+        let end = timeline.passStart + length
+        if let next = pending {
+            pending = nil
+            closeItem()
+            layer = next
+            itemFailures = [:]
+            lastConverter = nil
+            timeline = LayerTimeline(itemCount: next.assets.count, loop: next.loop, start: end)
+            if !timeline.hasEnded { beginPass(at: end) }
+            return
+        }
+        let more = timeline.passEnded(length: length)
+        if more { beginPass(at: timeline.passStart) }
+        if !more || timeline.item != item { closeItem() }
+    }
+
+    private func beginPass(at start: MediaTime) {
+        let asset = layer.assets[timeline.item]
+        passes.append(LayerPass(number: (passes.last?.number ?? -1) + 1, item: timeline.item, layerStart: start, asset: asset,
+                                audible: layer.providesAudio, wallClockStart: Date()))
+    }
+
+    /// Gives the last pass its length (ending at canvas time `end`), if it has none yet, and
+    /// records it.
+    private func closePass(endingAt end: MediaTime, status: LayerItemRecord.Status, error: PlayheadError?) {
+        guard let last = passes.indices.last, passes[last].length == nil else { return }
+        passes[last].length = max(.zero, end - passes[last].layerStart)
+        record(passes[last], status: status, error: error)
+    }
+
+    private func record(_ pass: LayerPass, status: LayerItemRecord.Status, error: PlayheadError?) {
+        guard let onRecord else { return }
+        onRecord(LayerItemRecord(layer: id, item: pass.item, source: pass.filler ? (pass.asset?.source ?? "background") : (pass.asset?.source ?? ""),
+                                 start: pass.layerStart, end: pass.layerStart + (pass.length ?? .zero), wallClockStart: pass.wallClockStart,
+                                 status: status, error: error))
     }
 
     /// The current item's reader; nil for an item of sound alone (``soundLength`` is then set).
@@ -228,6 +331,13 @@ final class LayerReader {
     private func converterForCurrent() throws(PlayheadError) -> FrameConverter {
         if let converter { return converter }
         guard let reader else { throw PlayheadError(code: .invalidState, message: "no item open", file: nil) }
+        let made = Self.converter(for: reader, layer: layer, canvasSize: canvasSize, outputFormat: outputFormat)
+        converter = made
+        return made
+    }
+
+    /// A converter of `reader`'s pictures into `layer`'s rectangle of the canvas.
+    static func converter(for reader: MediaReader, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: AVPixelFormat) -> FrameConverter {
         let facts = reader.facts
         let rect = layer.rect
         var layout = layer.gravity.layout(stored: facts.storedSize, pixelAspectRatio: facts.pixelAspectRatio, orientation: facts.orientation,
@@ -235,9 +345,7 @@ final class LayerReader {
         layout.canvas = canvasSize
         layout.content.x += rect.x
         layout.content.y += rect.y
-        let made = FrameConverter(layout: layout, outputFormat: outputFormat, source: reader.source)
-        converter = made
-        return made
+        return FrameConverter(layout: layout, outputFormat: outputFormat, source: reader.source)
     }
 
     private func closeItem() {

@@ -14,9 +14,11 @@ struct LayerTimeline: Sendable, Hashable {
     /// The content has ended (every pass the loop policy allows was played).
     private(set) var hasEnded: Bool
 
-    init(itemCount: Int, loop: LayerLoop) {
+    /// A timeline whose first pass begins at layer time `start`.
+    init(itemCount: Int, loop: LayerLoop, start: MediaTime = .zero) {
         self.itemCount = itemCount
         self.loop = loop
+        passStart = start
         hasEnded = itemCount == 0
     }
 

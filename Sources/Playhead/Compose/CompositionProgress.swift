@@ -1,0 +1,33 @@
+/// What a render shows now, updated by the render thread after every frame: for a status report
+/// (a channel's `/status`).
+public struct CompositionProgress: Sendable {
+    /// Frames rendered so far.
+    public var frames = 0
+    /// The canvas time of the last frame rendered.
+    public var time = MediaTime.zero
+    /// Each layer's current item (nil once its content has ended or it failed for good).
+    public var layers: [LayerProgress] = []
+
+    public struct LayerProgress: Sendable {
+        public var id: CompositionLayer.ID
+        /// The item's position in the layer's playlist (from 0).
+        public var item: Int?
+        public var source: String?
+        /// A filler plays in place of a failed item.
+        public var filler = false
+        /// How long the item has played so far.
+        public var position: MediaTime?
+        public var loopsCompleted: Int
+    }
+
+    mutating func note(frame: Int, time: MediaTime, layers: [LayerReader]) {
+        frames = frame
+        self.time = time
+        self.layers = layers.map { reader in
+            let now = reader.now
+            let start = reader.passes.last.map(\.layerStart)
+            return LayerProgress(id: reader.id, item: now?.item, source: now?.source, filler: now?.filler ?? false,
+                                 position: start.map { time - $0 }, loopsCompleted: reader.loopsCompleted)
+        }
+    }
+}
