@@ -14,6 +14,9 @@ struct LayerSpec {
     var afterEnd = LayerAfterEnd.holdLastFrame
     /// The composition's sound comes from this layer.
     var audio = false
+    /// The layer's identity across versions of a layout (a live edit changes the layer of that
+    /// name); nil: its position.
+    var name: String?
 
     init(sources: [String], rect: PixelRect, z: Int) {
         self.sources = sources
@@ -119,6 +122,7 @@ struct LayerSpec {
             var timeRange: Range?
             var afterEnd: String?
             var audio: Bool?
+            var name: String?
         }
         enum LoopValue: Decodable {
             case text(String)
@@ -137,8 +141,12 @@ struct LayerSpec {
             throw ValidationError("the layout \(path) is not a JSON array of layers (\(error))")
         }
         guard (1...64).contains(entries.count) else { throw ValidationError("the layout \(path) holds 1 … 64 layers") }
+        let names = entries.compactMap(\.name)
+        guard Set(names).count == names.count, !names.contains(where: \.isEmpty) else {
+            throw ValidationError("the layout \(path) gives a layer name twice (or an empty one): names tell layers apart")
+        }
         // A misspelt key would otherwise be dropped without a word (as --layer refuses one).
-        let known: Set<String> = ["source", "sources", "rect", "z", "gravity", "loop", "timeRange", "afterEnd", "audio"]
+        let known: Set<String> = ["source", "sources", "rect", "z", "gravity", "loop", "timeRange", "afterEnd", "audio", "name"]
         if let objects = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] {
             for (index, object) in objects.enumerated() {
                 if let unknown = object.keys.filter({ !known.contains($0) }).sorted().first {
@@ -176,6 +184,7 @@ struct LayerSpec {
                 if let duration = entry.timeRange?.duration { try spec.setRange("duration", duration) }
                 if let afterEnd = entry.afterEnd { spec.afterEnd = try Self.afterEnd(afterEnd) }
                 spec.audio = entry.audio ?? false
+                spec.name = entry.name
                 try spec.checkLoopedRange("layer \(index + 1)")
             } catch let error as ValidationError {
                 throw ValidationError("\(what): \(error.message)")

@@ -8,7 +8,7 @@ struct PlayheadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playhead",
         abstract: "A headless media engine: probe files, play them into frame dumps, take thumbnails.",
-        subcommands: [ProbeCommand.self, PlayCommand.self, ThumbnailsCommand.self, ComposeCommand.self]
+        subcommands: [ProbeCommand.self, PlayCommand.self, ThumbnailsCommand.self, ComposeCommand.self, PlayoutCommand.self]
     )
 }
 

@@ -17,6 +17,8 @@ final class SignalWatcher: Sendable {
         var settled = false
         var lateSignals = 0
         var handler: (@Sendable (Int32) -> Void)?
+        /// SIGHUP asks a long-running command to reload (a channel's layout), not to stop.
+        var reload: (@Sendable () -> Void)?
         var sources: [any DispatchSourceSignal] = []
     }
     private let state = Locked(State())
@@ -67,7 +69,16 @@ final class SignalWatcher: Sendable {
         if let already { handler(already) }
     }
 
+    /// What SIGHUP does from now on: reload (each time) instead of stopping the command.
+    func onReload(_ handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.reload = handler }
+    }
+
     private func received(_ number: Int32) {
+        if number == SIGHUP, let reload = state.withLock({ $0.reload }) {
+            reload()
+            return
+        }
         let (first, handler) = state.withLock { s -> (Bool, (@Sendable (Int32) -> Void)?) in
             if s.settled, s.received == nil {
                 // The run is writing what it finished: only a second signal stops it.

@@ -18,8 +18,12 @@ final class CompositionOutput: Sendable {
     /// travelling with the picture's number.
     let sounds: [SlotSound]
 
+    /// Told of each frame written late (for a live count), on the output thread.
+    private let onLate: (@Sendable () -> Void)?
+
     init(sink: SoleOwner<any FrameSink>, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat, pacing: (any PlaybackClock)?,
-         audio: AudioStreamInfo?) {
+         audio: AudioStreamInfo?, onLate: (@Sendable () -> Void)? = nil) {
+        self.onLate = onLate
         let sounds = pictures.map { _ in SlotSound() }
         self.sounds = sounds
         free = SlotChannel(capacity: pictures.count, filledWith: 0..<pictures.count)
@@ -71,6 +75,7 @@ final class CompositionOutput: Sendable {
                         $0.lateness.record(max(0, lateness))
                         if lateness > halfFrame { $0.late += 1 }
                     }
+                    if lateness > halfFrame { onLate?() }
                 }
                 try sink.write(frame)
                 if let audio, let soundSink { try Self.write(sound, of: audio, at: &samplesWritten, into: soundSink) }

@@ -5,6 +5,8 @@ public struct CompositionProgress: Sendable {
     public var frames = 0
     /// The canvas time of the last frame rendered.
     public var time = MediaTime.zero
+    /// Realtime only: frames written more than half a frame after they were due, so far.
+    public var lateFrames = 0
     /// Each layer's current item (nil once its content has ended or it failed for good).
     public var layers: [LayerProgress] = []
 

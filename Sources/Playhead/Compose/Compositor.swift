@@ -193,8 +193,9 @@ public final class Compositor: Sendable {
                     mixer = SoundMixer(format: format, interrupt: interrupt)
                 }
             }
+            let progress = current
             let started = CompositionOutput(sink: SoleOwner(handingOver: sink), pictures: pictures, canvas: canvas, pixelFormat: outputFormat, pacing: pacing,
-                                            audio: mixer?.format)
+                                            audio: mixer?.format, onLate: { progress.withLock { $0.lateFrames += 1 } })
             output = started
             /// The mixed sound up to `time` into `slot`: every layer's passes so far (a removed
             /// layer's closed where it was removed).

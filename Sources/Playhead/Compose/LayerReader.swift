@@ -154,7 +154,7 @@ final class LayerReader {
                     let length = layer.timeRange.map(\.duration).flatMap { $0.isNumeric && $0 > .zero ? $0 : nil } ?? slot
                     fillerSlot = FillerSlot(asset: asset, start: timeline.passStart + played, length: length, interrupt: interrupt)
                     passes.append(LayerPass(number: (passes.last?.number ?? -1) + 1, item: item, layerStart: timeline.passStart + played,
-                                            sourceStart: .zero, asset: asset, audible: layer.providesAudio, filler: true))
+                                            sourceStart: .zero, asset: asset, audible: layer.providesAudio, filler: true, wallClockStart: Date()))
                     continue
                 }
                 if itemFailures.count < layer.assets.count, !timeline.hasEnded {

@@ -1,0 +1,70 @@
+import CFFmpeg
+
+/// The channel's two encoders — H.264 (libx264, low latency: no B-frames, a keyframe every
+/// segment) and AAC — whose packets go to every target. Output frame *n* is stamped *n* in a
+/// time base of one frame (rate.den / rate.num), output sample *m* is stamped *m* (1 / rate):
+/// the timeline is exact by construction, however long it runs. Used on the channel's output
+/// thread only.
+final class ChannelEncoder {
+    let video: FrameEncoder
+    let audio: AudioEncoder?
+    let videoTimeBase: AVRational
+    let audioTimeBase: AVRational
+    /// Frames between keyframes (one segment).
+    let keyframeInterval: Int
+    private let staging: OwnedFrame
+    private var nextFrame: Int64 = 0
+    private let target: String
+
+    struct Settings: Sendable {
+        var preset = "veryfast"
+        var crf = 23
+        /// Seconds between keyframes: an HLS segment's length.
+        var keyframeSeconds = 2.0
+        /// The picture's peak rate in kbit/s (nil: chosen from the canvas, 0.1 bit per pixel and frame).
+        var maxBitRate: Int?
+    }
+
+    init(size: PixelSize, rate: FrameRate, sound: AudioStreamInfo?, settings: Settings, target: String) throws(PlayheadError) {
+        self.target = target
+        videoTimeBase = AVRational(num: Int32(rate.denominator), den: Int32(rate.numerator))
+        keyframeInterval = max(1, Int((settings.keyframeSeconds * rate.value).rounded()))
+        let peak = settings.maxBitRate ?? max(300, Int(Double(size.width * size.height) * rate.value * 0.1 / 1000))
+        let parameters = "keyint=\(keyframeInterval):min-keyint=\(keyframeInterval):scenecut=0:vbv-maxrate=\(peak):vbv-bufsize=\(2 * peak)"
+        video = try FrameEncoder(named: "libx264", size: size, format: AV_PIX_FMT_YUV420P, timeBase: videoTimeBase, target: target,
+                                 options: ["preset": settings.preset, "tune": "zerolatency", "crf": String(settings.crf), "x264-params": parameters],
+                                 threads: 0, globalHeader: true, groupOfPictures: Int32(keyframeInterval),
+                                 frameRate: AVRational(num: Int32(rate.numerator), den: Int32(rate.denominator)))
+        staging = try OwnedFrame(size: size, format: AV_PIX_FMT_YUV420P)
+        if let sound {
+            audio = try AudioEncoder(sampleRate: sound.sampleRate, channelCount: sound.channelCount, target: target)
+            audioTimeBase = AVRational(num: 1, den: Int32(sound.sampleRate))
+        } else {
+            audio = nil
+            audioTimeBase = AVRational(num: 1, den: 48_000)
+        }
+    }
+
+    /// Encodes the next output frame; each packet is handed to `body` (valid during the call).
+    func encode(_ frame: VideoFrame, _ body: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void) throws(PlayheadError) {
+        // The encoder may keep what it is given until a later call: each frame goes in a copy.
+        let writable = av_frame_make_writable(staging.pointer)
+        let copied = writable >= 0 ? av_frame_copy(staging.pointer, frame.frame) : writable
+        guard copied >= 0 else { throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: target) }
+        staging.pointer.pointee.pts = nextFrame
+        nextFrame += 1
+        try video.encode(staging.pointer, body)
+    }
+
+    /// Encodes the next samples (interleaved 16-bit, following the previous ones without a gap).
+    func encode(_ sound: AudioBuffer, _ body: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void) throws(PlayheadError) {
+        try audio?.encode(sound.samples, frames: sound.frameCount, body)
+    }
+
+    /// Drains both encoders.
+    func finish(video videoBody: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void,
+                audio audioBody: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void) throws(PlayheadError) {
+        try video.encode(nil, videoBody)
+        try audio?.finish(audioBody)
+    }
+}

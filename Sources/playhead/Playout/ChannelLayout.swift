@@ -1,0 +1,125 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import Playhead
+
+/// A channel's layout file and the compositor's layers made from it: read at the start, and again
+/// when the file changes (an editor's or a deploy tool's atomic rename: its identity or its time
+/// changes) or on SIGHUP. A version that does not parse is refused with a line on standard error,
+/// and the channel goes on with the layers it has. Layers are told apart by their `name`, or by
+/// their position when they have none: a layer that is gone is removed at once, a new one added
+/// at once (its playlist starts then), a changed one takes its new version at its next item
+/// boundary (``Compositor/update(_:to:)``).
+final class ChannelLayout: @unchecked Sendable {
+    // @unchecked Sendable: `layers` and `stamp` are read and written only under `lock`; the
+    // compositor and the assets' table are thread-safe.
+    private let path: String
+    private let compositor: Compositor
+    private let assetOptions: AssetOptions
+    private let timeout: Double
+    private let lock = NSLock()
+    private var layers: [(key: String, spec: LayerSpec, id: CompositionLayer.ID)] = []
+    private var stamp: FileStamp?
+    /// Told of each version taken or refused (a line for the log).
+    private let report: @Sendable (String) -> Void
+    /// Each source's asset, made once: a playlist that comes back in a new version reuses its
+    /// probed assets (and their idle demuxers).
+    private let assets = Locked<[String: Asset]>([:])
+
+    struct FileStamp: Equatable {
+        var device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int
+    }
+
+    init(path: String, compositor: Compositor, assetOptions: AssetOptions, timeout: Double, report: @escaping @Sendable (String) -> Void) {
+        self.path = path
+        self.compositor = compositor
+        self.assetOptions = assetOptions
+        self.timeout = timeout
+        self.report = report
+    }
+
+    static func stamp(of path: String) -> FileStamp? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileStamp(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                         seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))
+    }
+
+    /// Reads the layout and puts its layers in the compositor (the first version: a bad one is a
+    /// usage error).
+    func load() throws {
+        let stamp = Self.stamp(of: path)
+        let specs = try LayerSpec.layoutFile(path, timeout: timeout)
+        try apply(specs)
+        lock.withLock { self.stamp = stamp }
+    }
+
+    /// Takes the file's new version if it changed (or `force`, for SIGHUP).
+    func reloadIfChanged(force: Bool = false) {
+        let now = Self.stamp(of: path)
+        let changed = lock.withLock { () -> Bool in
+            guard force || now != stamp else { return false }
+            stamp = now
+            return true
+        }
+        guard changed else { return }
+        do {
+            try apply(try LayerSpec.layoutFile(path, timeout: timeout))
+            report("layout \(path): new version taken")
+        } catch let error as ValidationError {
+            report("layout \(path): new version refused, the channel goes on with the one it has: \(error.message)")
+        } catch {
+            report("layout \(path): new version refused, the channel goes on with the one it has: \(error)")
+        }
+    }
+
+    private func asset(_ source: String) -> Asset {
+        assets.withLock { table in
+            if let made = table[source] { return made }
+            let made = Asset(source: source, options: assetOptions)
+            table[source] = made
+            return made
+        }
+    }
+
+    /// Makes the compositor's layers those of `specs`. Every layer is checked before any is changed.
+    private func apply(_ specs: [LayerSpec]) throws {
+        let keyed = specs.enumerated().map { index, spec in (key: spec.name ?? "#\(index + 1)", spec: spec) }
+        let made = keyed.map { ($0.key, $0.spec, $0.spec.layer(assets: $0.spec.sources.map(asset))) }
+        for (key, _, layer) in made {
+            guard !layer.assets.isEmpty else { throw ValidationError("layer \(key) has no source") }
+        }
+        try lock.withLock {
+            let wanted = Set(keyed.map(\.key))
+            for old in layers where !wanted.contains(old.key) { compositor.remove(old.id) }
+            var next: [(key: String, spec: LayerSpec, id: CompositionLayer.ID)] = []
+            for (key, spec, layer) in made {
+                if let old = layers.first(where: { $0.key == key }) {
+                    if old.spec != spec {
+                        do throws(PlayheadError) { try compositor.update(old.id, to: layer) } catch { throw ValidationError("layer \(key): \(error.message)") }
+                    }
+                    next.append((key, spec, old.id))
+                } else {
+                    do throws(PlayheadError) {
+                        next.append((key, spec, try compositor.add(layer)))
+                    } catch {
+                        throw ValidationError("layer \(key): \(error.message)")
+                    }
+                }
+            }
+            layers = next
+        }
+    }
+
+    /// The layer's name in the layout (or its position), for the as-run log and the status.
+    func name(of id: CompositionLayer.ID) -> String {
+        lock.withLock { layers.first { $0.id == id }?.key } ?? id.description
+    }
+}
+
+extension LayerSpec: Equatable {
+    static func == (a: LayerSpec, b: LayerSpec) -> Bool {
+        a.sources == b.sources && a.rect == b.rect && a.z == b.z && a.gravity == b.gravity && a.loop == b.loop && a.start == b.start
+            && a.duration == b.duration && a.afterEnd == b.afterEnd && a.audio == b.audio && a.name == b.name
+    }
+}
