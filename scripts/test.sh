@@ -3,12 +3,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh debug
+scripts/test-servers.sh
 if [ $# -gt 0 ]; then exec swift test "$@"; fi
 # Tests that measure the whole process (its clock-paced frames, its thread count) run alone,
 # after everything else has run in parallel, so that other tests' load does not blur them; so do
 # the suites that run many CLI processes at once (manifests, hostile operations), whose load would
 # blur the time bounds of the others.
-isolated="RealtimeAudioTests|ThreadBudgetTests|ManifestTests|HostileOperationsTests|BatchOperationsTests|SourceTests|CompositorTests|CLIComposeTests|CompositionAudioTests|CompositionOracleTests|SeamTests"
+isolated="PlayoutTests|PlayoutLiveTests|RealtimeAudioTests|ThreadBudgetTests|ManifestTests|HostileOperationsTests|BatchOperationsTests|SourceTests|CompositorTests|CLIComposeTests|CompositionAudioTests|CompositionOracleTests|SeamTests"
 swift test --skip "$isolated"
 swift test --skip-build --filter RealtimeAudioTests
 swift test --skip-build --filter ThreadBudgetTests
@@ -20,3 +21,6 @@ swift test --skip-build --filter SourceTests
 swift test --skip-build --filter "CompositorTests|CLIComposeTests|CompositionAudioTests|CompositionOracleTests"
 # Every pass of every loop against ffmpeg, several runs each: many short CLI runs.
 swift test --skip-build --filter SeamTests
+# A channel: one virtual hour rendered (CPU-bound), then a live one against real servers.
+swift test --skip-build --filter PlayoutTests
+swift test --skip-build --filter PlayoutLiveTests

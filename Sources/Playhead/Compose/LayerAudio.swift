@@ -100,10 +100,10 @@ final class LayerAudio {
                     if error.code == .cancelled { throw error }
                     failure = error
                     self.reader = nil
-                    out.append(contentsOf: repeatElement(0, count: count * channels))
+                    out.append(contentsOf: SampleBlocks.zeros(count * channels))
                 }
             } else {
-                out.append(contentsOf: repeatElement(0, count: count * channels))
+                out.append(contentsOf: SampleBlocks.zeros(count * channels))
             }
             position = until
         }
@@ -111,7 +111,7 @@ final class LayerAudio {
 
     private func silence(until end: Int64, into out: inout [Int16], channels: Int) throws(PlayheadError) {
         guard end > position else { return }
-        out.append(contentsOf: repeatElement(0, count: Int(end - position) * channels))
+        out.append(contentsOf: SampleBlocks.zeros(Int(end - position) * channels))
         position = end
     }
 }
@@ -175,7 +175,7 @@ final class AudioPullReader {
                 if start > next {
                     // A gap in the audio: silence until it resumes.
                     let gap = min(start, end) - next
-                    out.append(contentsOf: repeatElement(0, count: Int(gap) * channels))
+                    out.append(contentsOf: SampleBlocks.zeros(Int(gap) * channels))
                     next += gap
                     continue
                 }
@@ -186,7 +186,7 @@ final class AudioPullReader {
                 continue
             }
             if ended {
-                out.append(contentsOf: repeatElement(0, count: Int(end - next) * channels))
+                out.append(contentsOf: SampleBlocks.zeros(Int(end - next) * channels))
                 next = end
                 continue
             }

@@ -175,6 +175,8 @@ final class LayerReader {
         guard let last = passes.indices.last, passes[last].length == nil else { return }
         let length = max(.zero, time - passes[last].layerStart)
         passes[last].length = length
+        // A pass that had not begun to play (the render ended where it starts) is not a record.
+        if length == .zero, status == .played { return }
         record(passes[last], status: passes[last].filler ? .filler : status, error: error)
     }
 

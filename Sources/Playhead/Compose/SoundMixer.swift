@@ -39,22 +39,51 @@ final class SoundMixer {
         let end = sample(at: time)
         guard end > position else { return }
         let count = Int(end - position) * format.channelCount
-        sum.removeAll(keepingCapacity: true)
-        sum.append(contentsOf: repeatElement(0, count: count))
-        for layer in layers where layer.passes.contains(where: \.audible) || audios[layer.id] != nil {
+        var heard = 0
+        if sum.count != count { sum = [Int32](repeating: 0, count: count) } else { sum.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+        for layer in layers where audios[layer.id] != nil || layer.passes.contains(where: \.audible) {
             // A layer's sound starts where the mix is when it is first heard.
             let audio = audios[layer.id] ?? LayerAudio(format: format, interrupt: interrupt, position: position)
             audios[layer.id] = audio
             scratch.removeAll(keepingCapacity: true)
             try audio.samples(upTo: end, passes: layer.passes, into: &scratch)
             if failure == nil { failure = audio.failure }
-            for i in 0..<min(count, scratch.count) { sum[i] += Int32(scratch[i]) }
+            let n = min(count, scratch.count)
+            scratch.withUnsafeBufferPointer { source in
+                sum.withUnsafeMutableBufferPointer { total in
+                    for i in 0..<n { total[i] &+= Int32(source[i]) }
+                }
+            }
+            heard += 1
         }
-        out.reserveCapacity(out.count + count)
-        for value in sum { out.append(Int16(clamping: value)) }
+        let start = out.count
+        out.append(contentsOf: SampleBlocks.zeros(count))
+        if heard > 0 {
+            sum.withUnsafeBufferPointer { total in
+                out.withUnsafeMutableBufferPointer { samples in
+                    for i in 0..<count {
+                        let value = total[i]
+                        samples[start + i] = Int16(truncatingIfNeeded: value < -32768 ? -32768 : (value > 32767 ? 32767 : value))
+                    }
+                }
+            }
+        }
         position = end
         // A removed layer whose last pass has been mixed is done with.
-        let present = Set(layers.map(\.id))
-        for id in audios.keys where !present.contains(id) { audios[id] = nil }
+        if audios.count > layers.count || audios.keys.contains(where: { id in !layers.contains { $0.id == id } }) {
+            let present = Set(layers.map(\.id))
+            for id in audios.keys where !present.contains(id) { audios[id] = nil }
+        }
+    }
+}
+
+/// Blocks of silence to append from (a contiguous copy, not an element at a time).
+enum SampleBlocks {
+    private static let block = [Int16](repeating: 0, count: 1 << 16)
+
+    /// `count` zero samples, as an array slice (repeated blocks for more than one block's worth).
+    static func zeros(_ count: Int) -> [Int16] {
+        if count <= block.count { return Array(block[0..<count]) }
+        return [Int16](repeating: 0, count: count)
     }
 }

@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+@testable import Playhead
+
+/// `playhead playout` on the virtual clock: a long timeline whose every flash and beep stays
+/// where it is at the start (no drift across a loop's seams), exactly duration × rate frames,
+/// the sound as long as the picture.
+@Suite struct PlayoutTests {
+    /// A 4 s background at 25 fps with a white flash on frames 0, 25, 50, 75 and a 1 kHz beep for
+    /// the first 50 ms of each second (as its 1024-sample frames fall), and its layout under a
+    /// playlist zone (the right half: the left half shows the flashes).
+    static func channel(in folder: String) async throws -> String {
+        let ffmpeg = try Reference.ffmpeg()
+        let background = folder + "/background.mp4"
+        _ = try await Reference.run(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=black:s=64x36:r=25:d=4,geq=lum='if(eq(mod(N\\,25)\\,0)\\,235\\,16)':cb=128:cr=128",
+                                             "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=4",
+                                             "-filter_complex", "[1:a]volume=volume=0:enable='gte(mod(t\\,1)\\,0.05)'[a]", "-map", "0:v", "-map", "[a]",
+                                             "-c:v", "libx264", "-preset", "veryfast", "-bf", "2", "-pix_fmt", "yuv420p", "-c:a", "aac", background])
+        let layout = folder + "/channel.json"
+        let zone = [try Fixtures.clip("h264-aac.mp4"), try Fixtures.clip("4x3.mp4")].map { "\"\($0)\"" }.joined(separator: ", ")
+        try Data("""
+        [{"name": "background", "source": "background.mp4", "rect": [0, 0, 64, 36], "loop": "forever", "audio": true},
+         {"name": "zone", "sources": [\(zone)], "rect": [32, 0, 32, 36], "z": 1, "loop": "forever"}]
+        """.utf8).write(to: URL(fileURLWithPath: layout))
+        return layout
+    }
+
+    /// Where the flashes (frame numbers, the left half brighter than mid-grey) and the beeps (the
+    /// first sample louder than 2000 (of 32767) after half a second of quiet, in the sound
+    /// decoded at 8 kHz mono, counted from the first sample) are in `path`; how long its sound
+    /// lasts, and where its picture starts after its sound.
+    static func marks(_ path: String) async throws -> (frames: Int, flashes: [Int], onsets: [Double], sound: Double, videoStart: Double) {
+        let ffmpeg = try Reference.ffmpeg()
+        let grey = try await Reference.run(ffmpeg, ["-v", "error", "-i", path, "-map", "0:v", "-vf", "crop=32:36:0:0,scale=4:4", "-pix_fmt", "gray",
+                                                    "-fps_mode", "passthrough", "-f", "rawvideo", "-"])
+        let frames = grey.count / 16
+        let flashes = (0..<frames).filter { n in grey[(n * 16)..<((n + 1) * 16)].reduce(0) { $0 + Int($1) } / 16 > 128 }
+        let sound = try await Reference.run(ffmpeg, ["-v", "error", "-i", path, "-map", "0:a", "-ac", "1", "-ar", "8000", "-f", "s16le", "-"])
+        var onsets: [Double] = []
+        sound.withUnsafeBytes { raw in
+            let samples = raw.bindMemory(to: Int16.self)
+            var quiet = 0
+            for i in 0..<samples.count {
+                let loud = abs(Int(samples[i])) > 2000
+                if loud, quiet >= 4000 { onsets.append(Double(i) / 8000) }
+                quiet = loud ? 0 : quiet + 1
+            }
+        }
+        let starts = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,start_time",
+                                                                                  "-of", "csv=p=0", path]), as: UTF8.self)
+        var start: [String: Double] = [:]
+        for line in starts.split(separator: "\n") {
+            let fields = line.split(separator: ",")
+            if fields.count == 2, let value = Double(fields[1]) { start[String(fields[0])] = start[String(fields[0])] ?? value }
+        }
+        return (frames, flashes, onsets, Double(sound.count / 2) / 8000, (start["video"] ?? 0) - (start["audio"] ?? 0))
+    }
+
+    @Test func aVirtualHourKeepsEveryFlashAndBeepInPlace() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let layout = try await Self.channel(in: folder)
+        let source = try await Self.marks(folder + "/background.mp4")
+        try #require(source.flashes == [0, 25, 50, 75] && source.onsets.count == 3, "the background: \(source)")
+        let recording = folder + "/hour.ts"
+        let run = try await CLI.run(["playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "virtual", "--duration", "3600",
+                                     "--out", recording, "--as-run", folder + "/as-run.jsonl"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let channel = try await Self.marks(recording)
+        #expect(channel.frames == 90_000, "\(channel.frames) frames")
+        // A flash every second, on frame 25k, to the last.
+        #expect(channel.flashes.count == 3600 && channel.flashes.enumerated().allSatisfy { $0.element == 25 * $0.offset },
+                "\(channel.flashes.count) flashes; first off \(channel.flashes.enumerated().first { $0.element != 25 * $0.offset }.map { "\($0)" } ?? "none")")
+        // Every beep where the background has it within its second (its first pass's beep at 0
+        // follows no silence), on the picture's timeline: the same at the end as at the start.
+        let placed = channel.onsets.map { $0 - channel.videoStart }
+        let seconds = placed.map { $0.rounded(.down) }
+        let offsets = placed.map { $0 - $0.rounded(.down) }
+        #expect(channel.onsets.count == 3599 && seconds.enumerated().allSatisfy { Int($0.element) == $0.offset + 1 }, "\(channel.onsets.count) beeps")
+        let expected = source.onsets.map { ($0 - source.videoStart) - ($0 - source.videoStart).rounded(.down) }
+        var worst = 0.0
+        for (second, offset) in zip(seconds, offsets) where Int(second) % 4 != 0 {
+            worst = max(worst, abs(offset - expected[Int(second) % 4 - 1]))
+        }
+        #expect(worst < 0.001, "a beep is \(worst * 1000) ms from where the background has it")
+        let drift = zip(offsets, offsets.dropFirst(4)).map { abs($0 - $1) }.max() ?? 1
+        #expect(drift < 0.001, "a beep moved \(drift * 1000) ms from one pass to the next")
+        // The sound as long as the picture (and the AAC padding of its last frame).
+        #expect(abs(channel.sound - channel.videoStart - 3600) < 0.05, "\(channel.sound) s of sound")
+        // The as-run log: the background's 900 passes and the zone's items, in order.
+        let lines = try String(contentsOfFile: folder + "/as-run.jsonl", encoding: .utf8).split(separator: "\n")
+        let records = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(records.filter { $0["layer"] as? String == "background" && $0["status"] as? String == "played" }.count == 900)
+        #expect(records.contains { $0["kind"] as? String == "output" && $0["state"] as? String == "finished" })
+    }
+}
