@@ -93,4 +93,38 @@ import Testing
         #expect(records.filter { $0["layer"] as? String == "background" && $0["status"] as? String == "played" }.count == 900)
         #expect(records.contains { $0["kind"] as? String == "output" && $0["state"] as? String == "finished" })
     }
+
+    /// `--loudness -23`: each item of a layer that gives sound is brought to the target (EBU R128,
+    /// measured by libavfilter's ebur128 both here and in the channel), its measure in the as-run log.
+    @Test func itemsAreBroughtToTheLoudnessTarget() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let ffmpeg = try Reference.ffmpeg()
+        for (name, volume) in [("quiet", "0.1"), ("loud", "0.5")] {
+            _ = try await Reference.run(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=3",
+                                                 "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=3,volume=\(volume)",
+                                                 "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "\(folder)/\(name).mp4"])
+        }
+        try Data(#"[{"name": "music", "sources": ["quiet.mp4", "loud.mp4"], "rect": [0, 0, 64, 36], "loop": "forever", "audio": true}]"#.utf8)
+            .write(to: URL(fileURLWithPath: folder + "/channel.json"))
+        let run = try await CLI.run(["playout", "--layout", folder + "/channel.json", "--size", "64x36", "--rate", "25", "--clock", "virtual", "--duration", "12",
+                                     "--loudness", "-23", "--out", folder + "/out.ts", "--as-run", folder + "/as-run.jsonl"])
+        #expect(run.status == 0, "\(run.stderr)")
+        /// The integrated loudness of `seconds` of the channel's sound from `start`.
+        func loudness(from start: Double, seconds: Double) async throws -> Double? {
+            let text = String(decoding: try await Reference.run(ffmpeg, ["-v", "error", "-ss", String(start), "-t", String(seconds), "-i", folder + "/out.ts", "-map", "0:a",
+                                                                        "-af", "ebur128=metadata=1,ametadata=mode=print:key=lavfi.r128.I:file=-", "-f", "null", "-"]), as: UTF8.self)
+            return text.split(separator: "\n").last { $0.hasPrefix("lavfi.r128.I=") }.flatMap { Double($0.dropFirst("lavfi.r128.I=".count)) }
+        }
+        // Each pass of each item (the middle 2 s of each 3 s pass).
+        for start in [0.5, 3.5, 6.5, 9.5] {
+            let measured = try #require(try await loudness(from: start, seconds: 2), "no loudness at \(start) s")
+            #expect(abs(measured + 23) < 0.5, "\(measured) LUFS from \(start) s, not -23")
+        }
+        let records = try String(contentsOfFile: folder + "/as-run.jsonl", encoding: .utf8).split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.filter { $0["kind"] as? String == "item" }
+        let measures = Dictionary(records.compactMap { record in (record["source"] as? String).map { ($0, record["loudness"] as? Double) } }, uniquingKeysWith: { a, _ in a })
+        #expect(measures.count == 2 && measures.values.allSatisfy { $0 != nil } && (measures[folder + "/loud.mp4"] ?? 0)! > (measures[folder + "/quiet.mp4"] ?? 0)!,
+                "\(measures)")
+    }
 }

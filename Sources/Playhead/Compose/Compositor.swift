@@ -42,18 +42,44 @@ public final class Compositor: Sendable {
     public let soundFormat: AudioStreamInfo?
     /// What a layer does when an item fails (``LayerFailurePolicy``).
     public let failurePolicy: LayerFailurePolicy
+    /// Each item of a layer that gives sound is brought to this loudness (EBU R128 integrated
+    /// loudness, LUFS; broadcast: −23) by a gain of at most ±20 dB, measured once per item with
+    /// libavfilter's `ebur128` on a worker thread; nil: as it is. An item plays at unity gain
+    /// until it has been measured (measuring starts when its layer is added).
+    public let loudnessTarget: Double?
+    private let loudness: LoudnessTable?
 
     /// A compositor of `canvas` (its size must be even, at least 2x2 and at most 16384x16384).
     /// `onRecord` is told of every item a layer played, failed or filled, as it ends, on the
     /// render thread (keep it short: an as-run log's line).
     public init(canvas: CompositionCanvas, strict: Bool = false, soundFormat: AudioStreamInfo? = nil, failurePolicy: LayerFailurePolicy = .passOver,
-                logger: Logger? = nil, onRecord: (@Sendable (LayerItemRecord) -> Void)? = nil) {
+                loudnessTarget: Double? = nil, logger: Logger? = nil, onRecord: (@Sendable (LayerItemRecord) -> Void)? = nil) {
         self.canvas = canvas
         self.strict = strict
         self.soundFormat = soundFormat
         self.failurePolicy = failurePolicy
-        self.recordHandler = onRecord
+        self.loudnessTarget = loudnessTarget
+        let table = loudnessTarget.map { LoudnessTable(target: $0) }
+        loudness = table
+        if let onRecord {
+            self.recordHandler = { @Sendable (record: LayerItemRecord) -> Void in
+                var record = record
+                if let table, record.status != .failed, let asset = record.asset { record.loudness = table.loudness(of: asset) }
+                onRecord(record)
+            }
+        } else {
+            self.recordHandler = nil
+        }
         self.logger = logger ?? Logger(label: "playhead.compositor", factory: { _ in SwiftLogNoOpLogHandler() })
+    }
+
+    /// Measures the loudness of every item of the layers that give sound (with a
+    /// ``loudnessTarget``), and returns when all are measured: call before rendering so that the
+    /// first items are brought to the target from their first sample.
+    public func measureLoudness() async {
+        guard let loudness else { return }
+        let assets = state.withLock { $0.layers.filter(\.layer.providesAudio).flatMap(\.layer.assets) }
+        await loudness.measure(assets)
     }
 
     /// What is being rendered now: frames so far, the canvas time, each layer's current item.
@@ -190,7 +216,7 @@ public final class Compositor: Sendable {
             if sink is any AudioCarryingFrameSink {
                 let first = state.withLock { $0.layers.first { $0.layer.providesAudio } }
                 if let format = soundFormat ?? first.map({ Self.soundFormat(of: $0.layer, interrupt: interrupt) }) {
-                    mixer = SoundMixer(format: format, interrupt: interrupt)
+                    mixer = SoundMixer(format: format, interrupt: interrupt, loudness: loudness)
                 }
             }
             let progress = current
@@ -302,6 +328,7 @@ public final class Compositor: Sendable {
         readers.removeAll { wanted[$0.id] == nil }
         for reader in readers {
             if let update = updates[reader.id] {
+                if let loudness, update.providesAudio { for asset in update.assets { _ = loudness.loudness(of: asset) } }
                 reader.update(to: update)
             } else if let layer = wanted[reader.id], layer.rect != reader.layer.rect || layer.zIndex != reader.layer.zIndex {
                 reader.move(rect: layer.rect, zIndex: layer.zIndex)
@@ -310,6 +337,8 @@ public final class Compositor: Sendable {
         let known = Set(readers.map(\.id))
         let handler = recordHandler
         for (id, layer) in layers where !known.contains(id) {
+            // Items of a layer that gives sound are measured ahead of their first pass.
+            if let loudness, layer.providesAudio { for asset in layer.assets { _ = loudness.loudness(of: asset) } }
             let reader = LayerReader(id: id, layer: layer, canvasSize: canvas.size, outputFormat: format, interrupt: interrupt, strict: strict,
                                      start: time, failurePolicy: failurePolicy)
             if let handler { reader.onRecord = { handler($0) } }

@@ -43,11 +43,17 @@ final class LayerAudio {
 
     /// The sound of one layer, from output sample `position` on (a layer added while rendering
     /// starts where it is added).
-    init(format: AudioStreamInfo, interrupt: InterruptFlag, position: Int64 = 0) {
+    init(format: AudioStreamInfo, interrupt: InterruptFlag, position: Int64 = 0, loudness: LoudnessTable? = nil) {
         self.format = format
         self.interrupt = interrupt
         self.position = position
+        self.loudness = loudness
     }
+
+    /// Each item brought to a loudness target (nil: as it is).
+    private let loudness: LoudnessTable?
+    /// The gain of the pass being read.
+    private var gain: Float = 1
 
     /// The output sample at layer time `time` (rounded to the nearest).
     func sample(at time: MediaTime) -> Int64 { Int64((time.seconds * Double(format.sampleRate)).rounded()) }
@@ -83,6 +89,7 @@ final class LayerAudio {
                         // Into the pass already (the first sample after a pass that began between two samples).
                         let into = MediaTime(value: max(0, position - sample(at: pass.layerStart)), timescale: Int32(format.sampleRate))
                         reader = try AudioPullReader(asset: asset, start: sourceStart + into, format: format, interrupt: interrupt)
+                        gain = loudness?.gain(for: asset) ?? 1
                     } catch {
                         if error.code == .cancelled { throw error }
                         // An item without audio is silent; a filler's failure too; any other
@@ -95,7 +102,9 @@ final class LayerAudio {
             let count = Int(until - position)
             if let reader {
                 do throws(PlayheadError) {
+                    let from = out.count
                     try reader.read(count, into: &out)
+                    if gain != 1 { Self.scale(&out, from: from, by: gain) }
                 } catch {
                     if error.code == .cancelled { throw error }
                     failure = error
@@ -106,6 +115,16 @@ final class LayerAudio {
                 out.append(contentsOf: SampleBlocks.zeros(count * channels))
             }
             position = until
+        }
+    }
+
+    /// Multiplies the samples from `from` on by `gain`, clipped to 16 bits.
+    static func scale(_ samples: inout [Int16], from: Int, by gain: Float) {
+        samples.withUnsafeMutableBufferPointer { buffer in
+            for i in from..<buffer.count {
+                let value = Float(buffer[i]) * gain
+                buffer[i] = Int16(value < -32768 ? -32768 : (value > 32767 ? 32767 : value))
+            }
         }
     }
 

@@ -35,4 +35,9 @@ public struct LayerItemRecord: Sendable {
     public var wallClockStart: Date?
     public var status: Status
     public var error: PlayheadError?
+    /// The item's integrated loudness (EBU R128, LUFS) when the compositor brings items to a
+    /// loudness target and it was measured.
+    public var loudness: Double?
+    /// The asset played (for the loudness lookup).
+    var asset: Asset?
 }

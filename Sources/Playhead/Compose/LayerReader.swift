@@ -288,7 +288,7 @@ final class LayerReader {
         guard let onRecord else { return }
         onRecord(LayerItemRecord(layer: id, item: pass.item, source: pass.filler ? (pass.asset?.source ?? "background") : (pass.asset?.source ?? ""),
                                  start: pass.layerStart, end: pass.layerStart + (pass.length ?? .zero), wallClockStart: pass.wallClockStart,
-                                 status: status, error: error))
+                                 status: status, error: error, asset: pass.asset))
     }
 
     /// The current item's reader; nil for an item of sound alone (``soundLength`` is then set).

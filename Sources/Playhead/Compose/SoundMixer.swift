@@ -17,9 +17,12 @@ final class SoundMixer {
     /// The first layer whose sound failed (it is silent from then on).
     private(set) var failure: PlayheadError?
 
-    init(format: AudioStreamInfo, interrupt: InterruptFlag) {
+    private let loudness: LoudnessTable?
+
+    init(format: AudioStreamInfo, interrupt: InterruptFlag, loudness: LoudnessTable? = nil) {
         self.format = format
         self.interrupt = interrupt
+        self.loudness = loudness
     }
 
     /// The sources, over every layer, that had no sound where they played.
@@ -43,7 +46,7 @@ final class SoundMixer {
         if sum.count != count { sum = [Int32](repeating: 0, count: count) } else { sum.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
         for layer in layers where audios[layer.id] != nil || layer.passes.contains(where: \.audible) {
             // A layer's sound starts where the mix is when it is first heard.
-            let audio = audios[layer.id] ?? LayerAudio(format: format, interrupt: interrupt, position: position)
+            let audio = audios[layer.id] ?? LayerAudio(format: format, interrupt: interrupt, position: position, loudness: loudness)
             audios[layer.id] = audio
             scratch.removeAll(keepingCapacity: true)
             try audio.samples(upTo: end, passes: layer.passes, into: &scratch)

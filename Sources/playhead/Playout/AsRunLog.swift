@@ -53,7 +53,7 @@ final class AsRunLog: Sendable {
     func record(_ record: LayerItemRecord, layer: String) {
         append(ItemLine(layer: layer, item: record.item + 1, source: SourceRedaction.redacted(record.source), canvasStart: record.start.seconds,
                         canvasEnd: record.end.seconds, wallClockStart: record.wallClockStart.map { Self.timestamp($0) },
-                        status: record.status.rawValue, error: record.error.map(ErrorReport.init)))
+                        status: record.status.rawValue, error: record.error.map(ErrorReport.init), loudness: record.loudness))
     }
 
     func record(_ status: ChannelTargetStatus) {

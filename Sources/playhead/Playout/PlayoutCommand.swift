@@ -60,6 +60,9 @@ struct PlayoutCommand: AsyncParsableCommand {
     @Option(help: "Seconds a failed item's slot lasts when its layer has no time range (default: the filler's duration, else 10).")
     var slot: Double?
 
+    @Option(parsing: .unconditional, help: "Bring each item of a layer that gives sound to this loudness (EBU R128 integrated, LUFS; broadcast: -23), measured once per item.")
+    var loudness: Double?
+
     @Option(help: "Background colour: #RRGGBB or black, white, gray, red, green, blue.")
     var background = "black"
 
@@ -109,6 +112,7 @@ struct PlayoutCommand: AsyncParsableCommand {
         if !(segment >= 0.5 && segment <= 30) { throw ValidationError("--segment must be 0.5 … 30 seconds") }
         if let slot, !(slot >= 0.1 && slot <= 86_400) { throw ValidationError("--slot must be 0.1 … 86400 seconds") }
         if let status, StatusAddress(status) == nil { throw ValidationError("--status must be HOST:PORT, like 127.0.0.1:8080") }
+        if let loudness, !(loudness >= -70 && loudness <= -5) { throw ValidationError("--loudness must be -70 … -5 LUFS (broadcast: -23)") }
     }
 
     func run() async throws {
@@ -120,7 +124,7 @@ struct PlayoutCommand: AsyncParsableCommand {
         if slotLength == nil, let fillerAsset, let length = try? await fillerAsset.load(.duration), length.isNumeric, length > .zero { slotLength = length }
         let names = Locked<ChannelLayout?>(nil)
         let compositor = Compositor(canvas: canvas, soundFormat: AudioStreamInfo(source: "channel", sampleRate: 48_000, channelCount: 2),
-                                    failurePolicy: .filler(fillerAsset, slot: slotLength ?? MediaTime(value: 10, timescale: 1)),
+                                    failurePolicy: .filler(fillerAsset, slot: slotLength ?? MediaTime(value: 10, timescale: 1)), loudnessTarget: loudness,
                                     onRecord: { record in
                                         let layer = names.withLock { $0?.name(of: record.layer) } ?? record.layer.description
                                         log?.record(record, layer: layer)
@@ -132,6 +136,8 @@ struct PlayoutCommand: AsyncParsableCommand {
                                           report: { Console.err("playhead: \($0)\n") })
         try channelLayout.load()
         names.withLock { $0 = channelLayout }
+        // The first items are measured before the first frame (later ones ahead of their turn).
+        await compositor.measureLoudness()
         let targets = outputs.compactMap(ChannelTarget.init)
         let sink = ChannelSink(targets: targets, rate: rate, preset: preset, crf: crf, segmentSeconds: segment, timeout: min(10, sourceOptions.timeout))
         let started = Date()
