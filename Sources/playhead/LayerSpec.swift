@@ -17,6 +17,9 @@ struct LayerSpec {
     /// The layer's identity across versions of a layout (a live edit changes the layer of that
     /// name); nil: its position.
     var name: String?
+    /// The playlist's schedule: when its first item began (ISO 8601), so that a restarted channel
+    /// comes back where the schedule is.
+    var startsAt: Date?
 
     init(sources: [String], rect: PixelRect, z: Int) {
         self.sources = sources
@@ -123,6 +126,7 @@ struct LayerSpec {
             var afterEnd: String?
             var audio: Bool?
             var name: String?
+            var startsAt: String?
         }
         enum LoopValue: Decodable {
             case text(String)
@@ -146,7 +150,7 @@ struct LayerSpec {
             throw ValidationError("the layout \(path) gives a layer name twice (or an empty one): names tell layers apart")
         }
         // A misspelt key would otherwise be dropped without a word (as --layer refuses one).
-        let known: Set<String> = ["source", "sources", "rect", "z", "gravity", "loop", "timeRange", "afterEnd", "audio", "name"]
+        let known: Set<String> = ["source", "sources", "rect", "z", "gravity", "loop", "timeRange", "afterEnd", "audio", "name", "startsAt"]
         if let objects = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] {
             for (index, object) in objects.enumerated() {
                 if let unknown = object.keys.filter({ !known.contains($0) }).sorted().first {
@@ -185,6 +189,12 @@ struct LayerSpec {
                 if let afterEnd = entry.afterEnd { spec.afterEnd = try Self.afterEnd(afterEnd) }
                 spec.audio = entry.audio ?? false
                 spec.name = entry.name
+                if let text = entry.startsAt {
+                    guard let date = try? Date(text, strategy: .iso8601) else {
+                        throw ValidationError("\"startsAt\" must be an ISO 8601 time with its zone, like 2026-11-26T06:00:00Z, not \(text)")
+                    }
+                    spec.startsAt = date
+                }
                 try spec.checkLoopedRange("layer \(index + 1)")
             } catch let error as ValidationError {
                 throw ValidationError("\(what): \(error.message)")
@@ -203,6 +213,7 @@ struct LayerSpec {
     func layer(assets: [Asset]) -> CompositionLayer {
         let range: TimeRange? = start == nil && duration == nil ? nil
             : TimeRange(start: MediaTime(seconds: start ?? 0), duration: duration.map { MediaTime(seconds: $0) } ?? .positiveInfinity)
-        return CompositionLayer(assets: assets, rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: range, afterEnd: afterEnd, providesAudio: audio)
+        return CompositionLayer(assets: assets, rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: range, afterEnd: afterEnd, providesAudio: audio,
+                                scheduledStart: startsAt)
     }
 }

@@ -127,4 +127,27 @@ import Testing
         #expect(measures.count == 2 && measures.values.allSatisfy { $0 != nil } && (measures[folder + "/loud.mp4"] ?? 0)! > (measures[folder + "/quiet.mp4"] ?? 0)!,
                 "\(measures)")
     }
+
+    /// A layer anchored to a schedule (`startsAt`) comes back where the schedule is: a channel
+    /// (re)started 7.3 s into a playlist of a 2 s and a 3 s item that loops starts the second item
+    /// 0.3 s in, its first pass begun 0.3 s before the channel's first frame, one loop completed.
+    @Test func aRestartResumesOnSchedule() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let second = folder + "/three.mp4"
+        _ = try await Reference.run(try Reference.ffmpeg(), ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=3",
+                                                             "-c:v", "libx264", "-pix_fmt", "yuv420p", second])
+        let startsAt = Date().addingTimeInterval(-7.3).formatted(.iso8601)
+        try Data("""
+        [{"name": "show", "sources": ["\(try Fixtures.clip("video-only.mp4"))", "\(second)"], "rect": [0, 0, 64, 36], "loop": "forever", "startsAt": "\(startsAt)"}]
+        """.utf8).write(to: URL(fileURLWithPath: folder + "/channel.json"))
+        let run = try await CLI.run(["playout", "--layout", folder + "/channel.json", "--size", "64x36", "--rate", "25", "--clock", "virtual", "--duration", "1",
+                                     "--out", folder + "/out.ts", "--as-run", folder + "/as-run.jsonl"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let first = try #require(try String(contentsOfFile: folder + "/as-run.jsonl", encoding: .utf8).split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.first { $0["kind"] as? String == "item" })
+        let start = try #require(first["canvasStart"] as? Double)
+        // ISO 8601 keeps whole seconds: the schedule is 7.3 s old, less up to a second.
+        #expect(first["item"] as? Int == 2 && start <= -0.3 + 0.05 && start >= -1.3 - 0.05, "\(first)")
+    }
 }

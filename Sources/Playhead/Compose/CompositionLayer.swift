@@ -1,3 +1,5 @@
+import Foundation
+
 /// One layer of a composition: what it shows (a playlist of assets, looped or not, or a part of
 /// each), where (a rectangle of the canvas, in canvas pixels), how the picture sits in it
 /// (``VideoGravity``: fit with bars of the background, fill cropped, or stretch — pixel aspect
@@ -29,9 +31,16 @@ public struct CompositionLayer: Sendable {
     /// where it shows nothing of its own. Written by sinks that carry sound
     /// (``AudioCarryingFrameSink``: ``MP4Sink``).
     public var providesAudio: Bool
+    /// The playlist's schedule: when (on the wall clock) its first item began. A layer with one
+    /// joins its playlist where the schedule says it is now — the item, the position in it, the
+    /// loops completed (from the items' durations) — so a channel restarted after a crash or a
+    /// deploy comes back on schedule rather than at the top of its playlist. Nil: the playlist
+    /// starts when the layer does.
+    public var scheduledStart: Date?
 
     public init(assets: [Asset], rect: PixelRect, zIndex: Int = 0, gravity: VideoGravity = .resizeAspect, loop: LayerLoop = .once,
-                timeRange: TimeRange? = nil, afterEnd: LayerAfterEnd = .holdLastFrame, providesAudio: Bool = false) {
+                timeRange: TimeRange? = nil, afterEnd: LayerAfterEnd = .holdLastFrame, providesAudio: Bool = false, scheduledStart: Date? = nil) {
+        self.scheduledStart = scheduledStart
         self.providesAudio = providesAudio
         self.assets = assets
         self.rect = rect

@@ -65,7 +65,35 @@ final class LayerReader {
         self.failurePolicy = failurePolicy
         timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop, start: start)
         passes = []
+        if let scheduled = layer.scheduledStart, let lengths = Self.lengths(of: layer, interrupt: interrupt) {
+            // On schedule: the item the schedule plays now, begun as long ago as it says.
+            let elapsed = MediaTime(seconds: Date().timeIntervalSince(scheduled), preferredTimescale: 90_000)
+            guard let position = LayerTimeline.position(after: elapsed, lengths: lengths, loop: layer.loop) else {
+                timeline.end()
+                return
+            }
+            timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop, start: start - position.offset, item: position.item, loops: position.loops)
+            beginPass(at: start - position.offset)
+            return
+        }
         if !timeline.hasEnded { beginPass(at: start) }
+    }
+
+    /// How long each item's pass lasts (its time range's duration, else its picture's declared
+    /// duration, else its sound's), for a schedule; nil when one is not known.
+    private static func lengths(of layer: CompositionLayer, interrupt: InterruptFlag) -> [MediaTime]? {
+        var lengths: [MediaTime] = []
+        for asset in layer.assets {
+            if let range = layer.timeRange, range.duration.isNumeric, range.duration > .zero {
+                lengths.append(range.duration)
+                continue
+            }
+            guard let demuxer = try? asset.openDemuxer(interrupt: interrupt) else { return nil }
+            defer { asset.giveBack(demuxer) }
+            guard let length = demuxer.video?.duration ?? demuxer.audio?.duration, length.isNumeric, length > .zero else { return nil }
+            lengths.append(length)
+        }
+        return lengths
     }
 
     deinit { closeItem() }

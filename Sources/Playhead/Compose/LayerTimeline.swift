@@ -14,12 +14,35 @@ struct LayerTimeline: Sendable, Hashable {
     /// The content has ended (every pass the loop policy allows was played).
     private(set) var hasEnded: Bool
 
-    /// A timeline whose first pass begins at layer time `start`.
-    init(itemCount: Int, loop: LayerLoop, start: MediaTime = .zero) {
+    /// A timeline whose first pass (of `item`, after `loops` loops of the playlist) begins at
+    /// layer time `start`.
+    init(itemCount: Int, loop: LayerLoop, start: MediaTime = .zero, item: Int = 0, loops: Int = 0) {
         self.itemCount = itemCount
         self.loop = loop
         passStart = start
+        self.item = max(0, min(item, itemCount - 1))
+        loopsCompleted = loops
         hasEnded = itemCount == 0
+    }
+
+    /// Where a playlist whose passes last `lengths` stands `elapsed` after its first item began:
+    /// the item, how far into it, the loops completed; nil once the loop policy has ended it.
+    static func position(after elapsed: MediaTime, lengths: [MediaTime], loop: LayerLoop) -> (item: Int, offset: MediaTime, loops: Int)? {
+        let cycle = lengths.reduce(MediaTime.zero, +)
+        guard cycle > .zero, !lengths.isEmpty else { return nil }
+        let seconds = max(0, elapsed.seconds)
+        let loops = Int((seconds / cycle.seconds).rounded(.down))
+        switch loop {
+        case .once where loops >= 1: return nil
+        case .times(let count) where loops >= max(1, count): return nil
+        default: break
+        }
+        var into = MediaTime(seconds: seconds - Double(loops) * cycle.seconds, preferredTimescale: 90_000)
+        for (index, length) in lengths.enumerated() {
+            if into < length { return (index, into, loops) }
+            into = into - length
+        }
+        return (lengths.count - 1, .zero, loops)
     }
 
     /// How far into the current pass layer time `time` is.

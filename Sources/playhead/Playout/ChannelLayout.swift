@@ -120,6 +120,6 @@ final class ChannelLayout: @unchecked Sendable {
 extension LayerSpec: Equatable {
     static func == (a: LayerSpec, b: LayerSpec) -> Bool {
         a.sources == b.sources && a.rect == b.rect && a.z == b.z && a.gravity == b.gravity && a.loop == b.loop && a.start == b.start
-            && a.duration == b.duration && a.afterEnd == b.afterEnd && a.audio == b.audio && a.name == b.name
+            && a.duration == b.duration && a.afterEnd == b.afterEnd && a.audio == b.audio && a.name == b.name && a.startsAt == b.startsAt
     }
 }
