@@ -18,11 +18,11 @@ final class CompositionOutput: Sendable {
     /// travelling with the picture's number.
     let sounds: [SlotSound]
 
-    /// Told of each frame written late (for a live count), on the output thread.
-    private let onLate: (@Sendable () -> Void)?
+    /// Told how late each paced frame was written (seconds, 0 when on time), on the output thread.
+    private let onLate: (@Sendable (Double) -> Void)?
 
     init(sink: SoleOwner<any FrameSink>, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat, pacing: (any PlaybackClock)?,
-         audio: AudioStreamInfo?, onLate: (@Sendable () -> Void)? = nil) {
+         audio: AudioStreamInfo?, onLate: (@Sendable (Double) -> Void)? = nil) {
         self.onLate = onLate
         let sounds = pictures.map { _ in SlotSound() }
         self.sounds = sounds
@@ -75,7 +75,7 @@ final class CompositionOutput: Sendable {
                         $0.lateness.record(max(0, lateness))
                         if lateness > halfFrame { $0.late += 1 }
                     }
-                    if lateness > halfFrame { onLate?() }
+                    onLate?(max(0, lateness))
                 }
                 try sink.write(frame)
                 if let audio, let soundSink { try Self.write(sound, of: audio, at: &samplesWritten, into: soundSink) }

@@ -7,6 +7,8 @@ public struct CompositionProgress: Sendable {
     public var time = MediaTime.zero
     /// Realtime only: frames written more than half a frame after they were due, so far.
     public var lateFrames = 0
+    /// Realtime only: how late each frame was written, in seconds (0 when on time).
+    public var lateness = LatenessHistogram()
     /// Each layer's current item (nil once its content has ended or it failed for good).
     public var layers: [LayerProgress] = []
 

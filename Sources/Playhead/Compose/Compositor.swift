@@ -221,7 +221,13 @@ public final class Compositor: Sendable {
             }
             let progress = current
             let started = CompositionOutput(sink: SoleOwner(handingOver: sink), pictures: pictures, canvas: canvas, pixelFormat: outputFormat, pacing: pacing,
-                                            audio: mixer?.format, onLate: { progress.withLock { $0.lateFrames += 1 } })
+                                            audio: mixer?.format, onLate: { lateness in
+                                                let halfFrame = canvas.time(ofFrame: 1).seconds / 2
+                                                progress.withLock {
+                                                    $0.lateness.record(lateness)
+                                                    if lateness > halfFrame { $0.lateFrames += 1 }
+                                                }
+                                            })
             output = started
             /// The mixed sound up to `time` into `slot`: every layer's passes so far (a removed
             /// layer's closed where it was removed).

@@ -195,6 +195,7 @@ struct PlayoutCommand: AsyncParsableCommand {
             let outputs = sink.status
             let document = ChannelStatus(
                 uptime: Date().timeIntervalSince(started), canvasTime: progress.time.seconds, framesOut: progress.frames, lateFrames: progress.lateFrames,
+                latenessP99: progress.lateness.percentile(0.99),
                 droppedFrames: outputs.reduce(0) { $0 + $1.framesDropped }, soundPictureOffset: sink.soundPictureOffset,
                 layers: progress.layers.map { layer in
                     ChannelStatus.Layer(name: layout.name(of: layer.id), item: layer.item.map { $0 + 1 }, source: layer.source.map(SourceRedaction.redacted),
@@ -226,6 +227,8 @@ struct ChannelStatus: Encodable {
     var canvasTime: Double
     var framesOut: Int
     var lateFrames: Int
+    /// Realtime: the 99th percentile of how late frames were written, in seconds.
+    var latenessP99: Double?
     var droppedFrames: Int
     var soundPictureOffset: Double
     var layers: [Layer]
