@@ -22,7 +22,9 @@ public struct CompositionLayer: Sendable {
     public var gravity: VideoGravity
     /// How often the playlist plays.
     public var loop: LayerLoop
-    /// The part of every asset that plays (from the asset's own timestamps); nil: all of it.
+    /// The part of every item that plays, counted from each item's start as its container gives
+    /// it (so the same span of every item of a playlist, whatever their first timestamps — as the
+    /// `thumbnails` command's `--at` counts); nil: all of it, from its first frame.
     public var timeRange: TimeRange?
     /// What the layer shows once its content has ended.
     public var afterEnd: LayerAfterEnd

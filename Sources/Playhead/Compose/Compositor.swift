@@ -48,6 +48,8 @@ public final class Compositor: Sendable {
     /// until it has been measured (measuring starts when its layer is added).
     public let loudnessTarget: Double?
     private let loudness: LoudnessTable?
+    /// Sound-only items' lengths, measured once per source for every layer.
+    private let soundExtents = SoundExtentTable()
 
     /// A compositor of `canvas` (its size must be even, at least 2x2 and at most 16384x16384).
     /// `onRecord` is told of every item a layer played, failed or filled, as it ends, on the
@@ -346,7 +348,7 @@ public final class Compositor: Sendable {
             // Items of a layer that gives sound are measured ahead of their first pass.
             if let loudness, layer.providesAudio { for asset in layer.assets { _ = loudness.loudness(of: asset) } }
             let reader = LayerReader(id: id, layer: layer, canvasSize: canvas.size, outputFormat: format, interrupt: interrupt, strict: strict,
-                                     start: time, failurePolicy: failurePolicy)
+                                     start: time, failurePolicy: failurePolicy, soundExtents: soundExtents)
             if let handler { reader.onRecord = { handler($0) } }
             readers.append(reader)
         }

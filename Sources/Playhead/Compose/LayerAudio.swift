@@ -155,6 +155,8 @@ final class AudioPullReader {
             guard let audio = demuxer.audio, let stream = demuxer.context.stream(at: Int(audio.index)) else {
                 throw PlayheadError(code: .noStreams, message: "no audio track", file: demuxer.source)
             }
+            // Encrypted sound is refused as the read rule refuses it (decoded without the key, it is noise).
+            if let scheme = demuxer.encryption[audio.index] { throw Encryption.refusal(scheme: scheme, stream: audio.index, file: demuxer.source) }
             demuxer.select([audio.index])
             // The one audio seek rule: every pass starts as the first did (an exact rewind, or a
             // seek with the codec's pre-roll); the stage trims to `start`.

@@ -23,8 +23,11 @@ final class LayerReader {
     private var converter: FrameConverter?
     /// Where the current item's frames start (its time range's start, or its first frame).
     private var itemStart: MediaTime = .zero
-    /// The last frame drawn, kept to hold after the content ends.
+    /// The last frame drawn, kept to hold after the content ends: its own reference to the
+    /// picture (the reader reuses the frames it holds).
     private var lastFrame: OwnedFrame?
+    /// Where `lastFrame` came from (its reader and time), so that it is referenced once.
+    private var lastFrameOrigin: (reader: ObjectIdentifier, pts: Int64)?
     private var lastConverter: FrameConverter?
     /// What plays in place of a failed item (``LayerFailurePolicy/filler(_:slot:)``).
     private let failurePolicy: LayerFailurePolicy
@@ -32,6 +35,8 @@ final class LayerReader {
     private var fillerSlot: FillerSlot?
     /// A new version of the layer (a live edit), taken up at its next item boundary.
     private var pending: CompositionLayer?
+    /// Sound-only items' lengths, by evidence (shared by the compositor's layers).
+    private let soundExtents: SoundExtentTable
 
     /// The passes its timeline has played so far (the last one may still be playing): what the
     /// composition's sound follows.
@@ -55,8 +60,9 @@ final class LayerReader {
     /// A reader whose timeline starts at canvas time `start` (a layer added while rendering starts
     /// its playlist when it is added).
     init(id: CompositionLayer.ID, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: AVPixelFormat, interrupt: InterruptFlag,
-         strict: Bool = false, start: MediaTime = .zero, failurePolicy: LayerFailurePolicy = .passOver) {
+         strict: Bool = false, start: MediaTime = .zero, failurePolicy: LayerFailurePolicy = .passOver, soundExtents: SoundExtentTable = SoundExtentTable()) {
         self.id = id
+        self.soundExtents = soundExtents
         self.strict = strict
         self.layer = layer
         self.canvasSize = canvasSize
@@ -65,7 +71,7 @@ final class LayerReader {
         self.failurePolicy = failurePolicy
         timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop, start: start)
         passes = []
-        if let scheduled = layer.scheduledStart, let lengths = Self.lengths(of: layer, interrupt: interrupt) {
+        if let scheduled = layer.scheduledStart, let lengths = Self.lengths(of: layer, soundExtents: soundExtents, interrupt: interrupt) {
             // On schedule: the item the schedule plays now, begun as long ago as it says.
             let elapsed = MediaTime(seconds: Date().timeIntervalSince(scheduled), preferredTimescale: 90_000)
             guard let position = LayerTimeline.position(after: elapsed, lengths: lengths, loop: layer.loop) else {
@@ -80,8 +86,8 @@ final class LayerReader {
     }
 
     /// How long each item's pass lasts (its time range's duration, else its picture's declared
-    /// duration, else its sound's), for a schedule; nil when one is not known.
-    private static func lengths(of layer: CompositionLayer, interrupt: InterruptFlag) -> [MediaTime]? {
+    /// duration, else its decoded sound's), for a schedule; nil when one is not known.
+    private static func lengths(of layer: CompositionLayer, soundExtents: SoundExtentTable, interrupt: InterruptFlag) -> [MediaTime]? {
         var lengths: [MediaTime] = []
         for asset in layer.assets {
             if let range = layer.timeRange, range.duration.isNumeric, range.duration > .zero {
@@ -89,9 +95,14 @@ final class LayerReader {
                 continue
             }
             guard let demuxer = try? asset.openDemuxer(interrupt: interrupt) else { return nil }
-            defer { asset.giveBack(demuxer) }
-            guard let length = demuxer.video?.duration ?? demuxer.audio?.duration, length.isNumeric, length > .zero else { return nil }
-            lengths.append(length)
+            let declared = demuxer.video?.duration
+            asset.giveBack(demuxer)
+            if let declared, declared.isNumeric, declared > .zero {
+                lengths.append(declared)
+                continue
+            }
+            guard let extent = try? soundExtents.extent(of: asset, interrupt: interrupt), extent.end > extent.start else { return nil }
+            lengths.append(extent.end - extent.start)
         }
         return lengths
     }
@@ -103,6 +114,7 @@ final class LayerReader {
     func retire() {
         closeItem()
         lastFrame = nil
+        lastFrameOrigin = nil
         lastConverter = nil
         fillerSlot = nil
         isRetired = true
@@ -244,7 +256,10 @@ final class LayerReader {
                 advance(length: range.duration, status: .played, error: nil)
                 continue
             }
-            let target = itemStart + offset
+            // Half a tick of the stream's time base later: a frame whose time the container
+            // rounded up (milliseconds in Matroska) is still the one displayed at its own instant.
+            let timeBase = reader.facts.timeBase.ffmpeg
+            let target = itemStart + offset + Self.halfTick(timeBase)
             try reader.seek(to: SeekRequest(time: target))
             let damageBefore = reader.damage.count
             guard let held = try reader.selectedFrame() else {
@@ -258,9 +273,10 @@ final class LayerReader {
             // The one rule: an item cut short fails where its data stops (it does not loop at the
             // cut); with `strict`, any damage fails it.
             if let failure = reader.verdict(for: held, strict: strict) { throw failure }
-            let timeBase = reader.facts.timeBase.ffmpeg
             let end = MediaTime(ffmpegTimestamp: held.pts + held.duration, timeBase: timeBase)
-            if reader.end != nil, !(target < end) {
+            let window = reader.video.window
+            let isLast = window.ended && held.pts >= (window.newestPTS ?? held.pts)
+            if isLast, !(target < end) {
                 // Past the last frame: this pass ended where that frame ends.
                 let length = end - itemStart
                 guard length > .zero else {
@@ -269,11 +285,28 @@ final class LayerReader {
                 advance(length: length, status: .played, error: nil)
                 continue
             }
-            lastFrame = held.frame
+            try keep(held, of: reader)
             lastConverter = try converterForCurrent()
             return held.frame
         }
         return nil
+    }
+
+    /// Keeps its own reference to the frame drawn (once per frame), to hold after the content ends.
+    private func keep(_ held: DisplayedFrameWindow<OwnedFrame>.Held, of reader: MediaReader) throws(PlayheadError) {
+        let origin = (reader: ObjectIdentifier(reader), pts: held.pts)
+        if let kept = lastFrameOrigin, kept == origin { return }
+        let frame: OwnedFrame
+        if let lastFrame { frame = lastFrame } else { frame = try OwnedFrame() }
+        try frame.reference(held.frame)
+        lastFrame = frame
+        lastFrameOrigin = origin
+    }
+
+    /// Half a tick of `timeBase`, as a time.
+    static func halfTick(_ timeBase: AVRational) -> MediaTime {
+        guard timeBase.num > 0, timeBase.den > 0, timeBase.den <= Int32.max / 2 else { return .zero }
+        return MediaTime(value: Int64(timeBase.num), timescale: timeBase.den * 2)
     }
 
     /// The current item's pass ended after `length` (a nil `status`: its record was made already):
@@ -302,6 +335,8 @@ final class LayerReader {
         let asset = layer.assets[timeline.item]
         passes.append(LayerPass(number: (passes.last?.number ?? -1) + 1, item: timeline.item, layerStart: start, asset: asset,
                                 audible: layer.providesAudio, wallClockStart: Date()))
+        // The next item, if it is sound alone, is measured while this one plays.
+        if layer.assets.count > 1 { soundExtents.prefetch([layer.assets[(timeline.item + 1) % layer.assets.count]]) }
     }
 
     /// Gives the last pass its length (ending at canvas time `end`), if it has none yet, and
@@ -327,17 +362,21 @@ final class LayerReader {
         if let failed = itemFailures[timeline.item] { throw failed }
         let asset = layer.assets[timeline.item]
         let demuxer = try asset.openDemuxer(interrupt: interrupt)
-        if demuxer.video == nil, let audio = demuxer.audio {
-            defer { asset.giveBack(demuxer) }
-            let audioStart = audio.startTime ?? .zero
-            guard let full = audio.duration, full.isNumeric, full > .zero else {
-                throw PlayheadError(code: .noVideoTrack, message: "a sound-only item needs a known duration to be played in a layer", file: demuxer.source)
+        // A time range counts from the item's start (as the container gives it), whatever its
+        // first timestamp: the same span of every item of a playlist.
+        let rangeStart = layer.timeRange.map { demuxer.containerStart + $0.start }
+        if demuxer.video == nil, demuxer.audio != nil {
+            let source = demuxer.source
+            asset.giveBack(demuxer)
+            // As long as its sound decodes (measured once), not as its header says.
+            guard let extent = try soundExtents.extent(of: asset, interrupt: interrupt) else {
+                throw PlayheadError(code: .noVideoTrack, message: "the item has neither a picture nor any sound that decodes", file: source)
             }
-            let start = layer.timeRange?.start ?? audioStart
-            var length = full - (start - audioStart)
+            let start = rangeStart ?? extent.start
+            var length = extent.end - start
             if let range = layer.timeRange, range.duration.isNumeric, range.duration < length { length = range.duration }
             guard length > .zero else {
-                throw PlayheadError(code: .decodeFailed, message: "the item holds no time to play", file: demuxer.source)
+                throw PlayheadError(code: .decodeFailed, message: "the item holds no time to play", file: source)
             }
             itemStart = start
             soundLength = length
@@ -354,7 +393,7 @@ final class LayerReader {
         reader = opened
         demuxerOwner = asset
         converter = nil
-        itemStart = layer.timeRange?.start ?? opened.facts.startTime ?? .zero
+        itemStart = rangeStart ?? opened.facts.startTime ?? .zero
         return opened
     }
 
@@ -384,5 +423,7 @@ final class LayerReader {
         demuxerOwner = nil
         converter = nil
         soundLength = nil
+        // A later reader may have this one's address: its frames are kept afresh.
+        lastFrameOrigin = nil
     }
 }

@@ -30,6 +30,14 @@ final class OwnedFrame {
         av_frame_free(&p)
     }
 
+    /// Makes this frame another reference to `other`'s buffers (its own are let go): a frame kept
+    /// beyond the life of a frame that is reused.
+    func reference(_ other: OwnedFrame) throws(PlayheadError) {
+        av_frame_unref(pointer)
+        let result = av_frame_ref(pointer, other.pointer)
+        guard result >= 0 else { throw .outOfMemory("av_frame_ref") }
+    }
+
     var size: PixelSize { PixelSize(width: Int(pointer.pointee.width), height: Int(pointer.pointee.height)) }
     var format: AVPixelFormat { AVPixelFormat(rawValue: pointer.pointee.format) }
 

@@ -19,6 +19,12 @@ final class MP4Writer {
     /// The encoder may keep a reference to what it is given: frames go through a copy it owns.
     private var staging: OwnedFrame?
     private var lastPTS: Int64 = -1
+    /// The nominal frame grid the frames follow: a frame's time (seconds on the timeline) it is
+    /// anchored at, and how close a time must be to a point of it to be that point (half a tick
+    /// of the source's timescale: a container that counts milliseconds rounds a 29.97 fps frame's
+    /// time by up to half of one).
+    private var grid: (anchor: Double, tolerance: Double)?
+    private var sourceTimescale: Int32 = 1
     private var videoSize: PixelSize?
     /// Where the picture's timeline begins, the encoder's time unit (seconds) and a nominal
     /// frame in units. Each frame is placed at its own time on the timeline (a source of
@@ -80,6 +86,7 @@ final class MP4Writer {
         }
         let action = try refusing { () throws(MP4ExportPlan.Refusal) in try plan.videoBegan() }
         videoSize = info.size
+        sourceTimescale = info.timescale
         let tick = info.frameRate.map { Y4MSink.rational(forRate: $0) } ?? AVRational(num: 1, den: 25)
         // A unit of at most 0.1 ms in which a nominal frame (tick.num / tick.den s) is whole.
         let scale = max(1, (10_000 + tick.den - 1) / tick.den)
@@ -98,7 +105,7 @@ final class MP4Writer {
 
     func write(_ frame: VideoFrame) throws(PlayheadError) {
         guard encoder != nil, let videoClock else { throw PlayheadError(code: .invalidState, message: "write before begin", file: path) }
-        let seconds = Self.seconds(frame.presentationTime, placedAt: frame.timelinePosition, from: videoClock.start)
+        let seconds = snapped(Self.seconds(frame.presentationTime, placedAt: frame.timelinePosition, from: videoClock.start))
         var duration = videoClock.frame
         if frame.duration.isNumeric, frame.duration.seconds > 0 {
             duration = max(1, Int64((frame.duration.seconds / videoClock.unit).rounded()))
@@ -136,6 +143,25 @@ final class MP4Writer {
         let seconds = (time - start).seconds
         return seconds.isFinite ? seconds : nil
     }
+
+    /// `seconds` on the nominal frame grid when it is that close to one of its points (the time
+    /// the source meant before its container rounded it); otherwise as it is, and the grid
+    /// anchored there (a variable rate, a new item of a queue, a loop's next pass).
+    private func snapped(_ seconds: Double?) -> Double? {
+        guard let seconds, seconds.isFinite, let videoClock, let grid else {
+            if let seconds, seconds.isFinite { grid = (seconds, self.grid?.tolerance ?? tolerance) }
+            return seconds
+        }
+        let frame = videoClock.unit * Double(videoClock.frame)
+        let steps = ((seconds - grid.anchor) / frame).rounded()
+        let point = grid.anchor + steps * frame
+        if abs(seconds - point) <= grid.tolerance { return point }
+        self.grid = (seconds, grid.tolerance)
+        return seconds
+    }
+
+    /// Half a tick of the source's timescale (and a hair more, for the arithmetic).
+    private var tolerance: Double { 0.5 / Double(max(1, sourceTimescale)) + 1e-7 }
 
     /// Where a frame shown `seconds` into the timeline goes, in the encoder's units: at its time,
     /// after the frame before it; the first frame at 0 unless led in (see `write`); a frame

@@ -7,7 +7,7 @@ extension Demuxer {
         let ctx = context.pointer.pointee
         let streams = context.streams
         let duration = DeclaredDuration.asset(container: ctx.duration, streams: streams.map(\.pointee), in: context.pointer)
-        let containerStart = ctx.start_time != FFmpegConstants.noPTS ? MediaTime(value: ctx.start_time, timescale: 1_000_000) : MediaTime.zero
+        let containerStart = self.containerStart
         let tracks = streams.map { makeTrack($0, containerStart: containerStart, containerDuration: duration) }
         return AssetDescription(
             formatName: context.formatName,

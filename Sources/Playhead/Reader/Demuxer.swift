@@ -194,11 +194,16 @@ final class Demuxer {
 
     var interrupt: InterruptFlag? { context.relay.current }
 
-    /// Reads only these streams; the container's other packets are discarded unread.
+    /// Reads only these streams. The container's other audio and video packets are still read
+    /// (and dropped here): a file that ends inside one of them is cut short whichever stream the
+    /// reader wanted, and only reading them shows it. Other streams' packets (subtitles, data)
+    /// are discarded unread.
     func select(_ streams: Set<Int32>) {
         selected = streams
         for stream in context.streams {
-            stream.pointee.discard = streams.contains(stream.pointee.index) ? AVDISCARD_DEFAULT : AVDISCARD_ALL
+            let type = stream.pointee.codecpar.pointee.codec_type
+            let media = type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO
+            stream.pointee.discard = streams.contains(stream.pointee.index) || media ? AVDISCARD_DEFAULT : AVDISCARD_ALL
         }
     }
 
@@ -249,7 +254,11 @@ final class Demuxer {
                 isFresh = false
                 consecutiveErrors = 0
                 let index = packet.pointee.stream_index
+                // Whichever stream it belongs to, a packet the file ends inside is the evidence
+                // of a cut (``endOfData``).
+                let short = packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0
                 guard selected.isEmpty || selected.contains(index) else {
+                    lastPacketWasShort = short
                     av_packet_unref(packet)
                     continue
                 }
@@ -330,6 +339,13 @@ final class Demuxer {
             return .truncated(error)
         }
         return .complete
+    }
+
+    /// Where the container says its timeline starts (its earliest stream's start; zero when it
+    /// does not say): the origin of times counted from an item's start.
+    var containerStart: MediaTime {
+        let start = context.pointer.pointee.start_time
+        return start != FFmpegConstants.noPTS ? MediaTime(value: start, timescale: 1_000_000) : .zero
     }
 
     /// The file's size in bytes, when known.

@@ -116,7 +116,7 @@ enum DeclaredDuration {
     /// A stream's duration, nil when missing, not positive, a sentinel, or only what was read so
     /// far (``coversOnlyWhatWasRead(in:)``).
     static func stream(_ st: AVStream, in format: UnsafeMutablePointer<AVFormatContext>) -> MediaTime? {
-        guard isBelievable(st.duration), !coversOnlyWhatWasRead(in: format, stream: st) else { return nil }
+        guard isBelievable(st.duration), !coversOnlyWhatWasRead(in: format, stream: st), !isBitRateGuess(in: format) else { return nil }
         let duration = MediaTime(ffmpegTimestamp: st.duration, timeBase: st.time_base)
         return duration.isNumeric ? duration : nil
     }
@@ -132,6 +132,14 @@ enum DeclaredDuration {
         return (type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO) && st.nb_frames == 0
     }
 
+    /// A raw AAC stream (ADTS, LATM) has no duration: FFmpeg's figure is its size over the bit
+    /// rate of its first packets, which for a variable bit rate (AAC's usual) may be off by
+    /// several times.
+    static func isBitRateGuess(in format: UnsafeMutablePointer<AVFormatContext>) -> Bool {
+        guard format.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE, let name = format.pointee.iformat?.pointee.name else { return false }
+        return ["aac", "loas"].contains(String(cString: name))
+    }
+
     static func isBelievable(_ ticks: Int64) -> Bool {
         ticks != FFmpegConstants.noPTS && ticks > 0 && ticks != Int64(UInt32.max) && ticks != Int64.max
     }
@@ -141,7 +149,7 @@ enum DeclaredDuration {
     /// (derived from the same header) is not believed either; when the container claims far more
     /// than its longest stream, the stream's is taken.
     static func asset(container: Int64, streams: [AVStream], in format: UnsafeMutablePointer<AVFormatContext>) -> MediaTime? {
-        if streams.contains(where: { coversOnlyWhatWasRead(in: format, stream: $0) }) { return nil }
+        if streams.contains(where: { coversOnlyWhatWasRead(in: format, stream: $0) }) || isBitRateGuess(in: format) { return nil }
         let known = streams.compactMap { st -> MediaTime? in
             guard let d = stream(st, in: format) else { return nil }
             let start = st.start_time == FFmpegConstants.noPTS ? MediaTime.zero : MediaTime(ffmpegTimestamp: st.start_time, timeBase: st.time_base)
