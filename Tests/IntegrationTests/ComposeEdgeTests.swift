@@ -165,6 +165,30 @@ import Testing
         #expect(shown == Array(0..<count), "\(shown)")
     }
 
+    /// A clip cut short anywhere fails its layer with `io.truncated`, as `play` fails it — in
+    /// MP4, Matroska, MPEG-TS and FLV, with the sound given by the layer (the cut may fall in a
+    /// packet of the stream the picture's reader does not read).
+    @Test func aCutClipFailsItsLayerAsPlayFailsIt() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for format in ["mp4", "mkv", "ts", "flv"] {
+            let whole = folder + "/whole." + format
+            try await Self.make(whole, ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=4", "-f", "lavfi", "-i", "sine=frequency=440:duration=4",
+                                        "-c:v", "libx264", "-g", "25", "-pix_fmt", "yuv420p", "-c:a", "aac"] + (format == "mp4" ? ["-movflags", "+faststart"] : []))
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+            for percent in [20, 35, 65, 85, 90, 95, 98] {
+                let cut = folder + "/cut\(percent)." + format
+                try bytes.prefix(bytes.count * percent / 100).write(to: URL(fileURLWithPath: cut))
+                let out = folder + "/out-\(format)-\(percent)"
+                let run = try await CLI.run(["compose", "--format", "none", "--json", "--out", out, "--size", "160x120", "--rate", "25", "--duration", "4.2",
+                                             "--layer", "x=0,y=0,w=160,h=120,audio=yes,source=\(cut)"])
+                let document = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stderr)")
+                let layer = try #require((document["layers"] as? [[String: Any]])?.first)
+                #expect(run.status == 1 && (layer["error"] as? [String: Any])?["code"] as? String == "io.truncated", "\(format) cut at \(percent) %: \(layer)")
+            }
+        }
+    }
+
     /// An encrypted sound-only item as a composition's sound is refused as encrypted.
     @Test func encryptedSoundOnlyItemIsRefusedAsEncrypted() async throws {
         let folder = try HostileOperationsTests.temporaryFolder()
