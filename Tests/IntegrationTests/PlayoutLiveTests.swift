@@ -73,9 +73,10 @@ import Testing
         try await Task.sleep(for: .seconds(1))
         try nginx.start()
         try await Task.sleep(for: .seconds(6))
+        // Wall time until the stop is asked for (finishing the outputs after it adds no media).
+        let elapsed = Date().timeIntervalSince(started)
         channel.terminate()
         channel.waitUntilExit()
-        let elapsed = Date().timeIntervalSince(started)
         let log = (try? String(contentsOfFile: folder + "/channel.log", encoding: .utf8)) ?? ""
         #expect(channel.terminationStatus == 143, "exit \(channel.terminationStatus): \(log)")
         // The as-run log: the missing item filled, the edit taken, the outputs' accounts.
