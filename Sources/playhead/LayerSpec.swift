@@ -190,7 +190,8 @@ struct LayerSpec {
                 spec.audio = entry.audio ?? false
                 spec.name = entry.name
                 if let text = entry.startsAt {
-                    guard let date = try? Date(text, strategy: .iso8601) else {
+                    // Whole seconds, or with a fraction (2026-11-26T06:00:00.250Z).
+                    guard let date = (try? Date(text, strategy: .iso8601)) ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) else {
                         throw ValidationError("\"startsAt\" must be an ISO 8601 time with its zone, like 2026-11-26T06:00:00Z, not \(text)")
                     }
                     spec.startsAt = date

@@ -3,8 +3,8 @@ import CFFmpeg
 /// The channel's two encoders — H.264 (libx264, low latency: no B-frames, a keyframe every
 /// segment) and AAC — whose packets go to every target. Output frame *n* is stamped *n* in a
 /// time base of one frame (rate.den / rate.num), output sample *m* is stamped *m* (1 / rate):
-/// the timeline is exact by construction, however long it runs. Used on the channel's output
-/// thread only.
+/// the timeline is exact by construction, however long it runs. Used by one thread at a time
+/// (the channel's encoder thread, then the sink's `finish`).
 final class ChannelEncoder {
     let video: FrameEncoder
     let audio: AudioEncoder?
@@ -12,7 +12,6 @@ final class ChannelEncoder {
     let audioTimeBase: AVRational
     /// Frames between keyframes (one segment).
     let keyframeInterval: Int
-    private let staging: OwnedFrame
     private var nextFrame: Int64 = 0
     private let target: String
 
@@ -35,7 +34,6 @@ final class ChannelEncoder {
                                  options: ["preset": settings.preset, "tune": "zerolatency", "crf": String(settings.crf), "x264-params": parameters],
                                  threads: 0, globalHeader: true, groupOfPictures: Int32(keyframeInterval),
                                  frameRate: AVRational(num: Int32(rate.numerator), den: Int32(rate.denominator)))
-        staging = try OwnedFrame(size: size, format: AV_PIX_FMT_YUV420P)
         if let sound {
             audio = try AudioEncoder(sampleRate: sound.sampleRate, channelCount: sound.channelCount, target: target)
             audioTimeBase = AVRational(num: 1, den: Int32(sound.sampleRate))
@@ -45,20 +43,17 @@ final class ChannelEncoder {
         }
     }
 
-    /// Encodes the next output frame; each packet is handed to `body` (valid during the call).
-    func encode(_ frame: VideoFrame, _ body: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void) throws(PlayheadError) {
-        // The encoder may keep what it is given until a later call: each frame goes in a copy.
-        let writable = av_frame_make_writable(staging.pointer)
-        let copied = writable >= 0 ? av_frame_copy(staging.pointer, frame.frame) : writable
-        guard copied >= 0 else { throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: target) }
-        staging.pointer.pointee.pts = nextFrame
-        nextFrame += 1
-        try video.encode(staging.pointer, body)
-    }
-
-    /// Encodes the next samples (interleaved 16-bit, following the previous ones without a gap).
-    func encode(_ sound: AudioBuffer, _ body: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void) throws(PlayheadError) {
-        try audio?.encode(sound.samples, frames: sound.frameCount, body)
+    /// Encodes a slot's picture as the next output frame (the encoder may keep a reference to
+    /// its buffers: whoever fills it again makes it writable first), then its sound.
+    func encode(_ slot: ChannelEncodeQueue.Slot, video videoBody: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void,
+                audio audioBody: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void) throws(PlayheadError) {
+        if slot.hasPicture {
+            slot.picture.pointer.pointee.pts = nextFrame
+            nextFrame += 1
+            try video.encode(slot.picture.pointer, videoBody)
+        }
+        guard slot.sampleFrames > 0, let audio else { return }
+        try slot.samples.withUnsafeBufferPointer { (samples) throws(PlayheadError) in try audio.encode(samples, frames: slot.sampleFrames, audioBody) }
     }
 
     /// Drains both encoders.

@@ -5,8 +5,9 @@ import CFFmpeg
 /// standard output (``ChannelTarget``) — each on a thread of its own that reconnects with back-off
 /// when its peer drops, while the channel's timeline keeps its place.
 ///
-/// Every call comes from the composition's output thread (``FrameSink``'s order);
-/// ``status`` may be read from any thread.
+/// Every call comes from the composition's output thread (``FrameSink``'s order), which hands
+/// each picture and its sound to the channel's encoder thread (``ChannelEncodeQueue``: a frame
+/// that is slow to encode delays none that follows); ``status`` may be read from any thread.
 public final class ChannelSink: AudioCarryingFrameSink, Sendable {
     public let pixelFormat: OutputPixelFormat = .yuv420p
     public let targets: [ChannelTarget]
@@ -14,11 +15,13 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
     private let settings: ChannelEncoder.Settings
     private let openTimeout: Double
     private let writeTimeout: Double
-    /// The encoders and writers, made in `begin`; the output thread's alone after that.
+    /// The encoders and writers, made in `begin`; the encoder thread's while it runs, then
+    /// `finish`'s.
     private let state = Locked<State>(State())
 
     private struct State {
         var encoder: ChannelEncoderBox?
+        var queue: ChannelEncodeQueue?
         var writers: [TargetWriter] = []
         var sound: AudioStreamInfo?
         var framesEncoded = 0
@@ -60,37 +63,50 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
             throw PlayheadError(code: .invalidArgument, message: "H.264 in 4:2:0 needs an even frame size, not \(info.size)", file: "channel")
         }
         guard !targets.isEmpty else { throw PlayheadError(code: .invalidArgument, message: "a channel needs at least one target", file: "channel") }
+        let state = self.state
         try state.withLock { (s: inout State) throws(PlayheadError) in
+            guard s.encoder == nil else { throw PlayheadError(code: .invalidState, message: "a channel sink takes one stream", file: "channel") }
             let encoder = try ChannelEncoder(size: info.size, rate: rate, sound: s.sound, settings: settings, target: "channel")
-            s.encoder = ChannelEncoderBox(encoder)
+            let box = ChannelEncoderBox(encoder)
             let parameters = TargetWriter.Parameters(video: encoder.video.context, audio: encoder.audio?.context, videoTimeBase: encoder.videoTimeBase,
                                                      audioTimeBase: encoder.audioTimeBase, segmentSeconds: settings.keyframeSeconds,
                                                      openTimeout: openTimeout, writeTimeout: writeTimeout)
-            s.writers = targets.map { TargetWriter(target: $0, parameters: parameters) }
+            let writers = targets.map { TargetWriter(target: $0, parameters: parameters) }
+            s.queue = try ChannelEncodeQueue(size: info.size) { (slot) throws(PlayheadError) in
+                // On the encoder thread: the one user of the encoders while it runs.
+                try box.encoder.encode(slot, video: { packet in for writer in writers { writer.send(packet, video: true) } },
+                                       audio: { packet in for writer in writers { writer.send(packet, video: false) } })
+                state.withLock {
+                    if slot.hasPicture { $0.framesEncoded += 1 }
+                    $0.samplesEncoded += Int64(slot.sampleFrames)
+                }
+            }
+            s.encoder = box
+            s.writers = writers
         }
     }
 
     public func write(_ frame: VideoFrame) throws(PlayheadError) {
-        try state.withLock { (s: inout State) throws(PlayheadError) in
-            guard let encoder = s.encoder?.encoder else { throw PlayheadError(code: .invalidState, message: "write before begin", file: "channel") }
-            let writers = s.writers
-            try encoder.encode(frame) { packet in for writer in writers { writer.send(packet, video: true) } }
-            s.framesEncoded += 1
-        }
+        guard let queue = state.withLock({ $0.queue }) else { throw PlayheadError(code: .invalidState, message: "write before begin", file: "channel") }
+        try queue.write(frame)
     }
 
     public func writeAudio(_ buffer: AudioBuffer) throws(PlayheadError) {
-        try state.withLock { (s: inout State) throws(PlayheadError) in
-            guard let encoder = s.encoder?.encoder else { throw PlayheadError(code: .invalidState, message: "sound before begin", file: "channel") }
-            let writers = s.writers
-            try encoder.encode(buffer) { packet in for writer in writers { writer.send(packet, video: false) } }
-            s.samplesEncoded += Int64(buffer.frameCount)
-        }
+        guard let queue = state.withLock({ $0.queue }) else { throw PlayheadError(code: .invalidState, message: "sound before begin", file: "channel") }
+        try queue.writeAudio(buffer)
     }
 
     /// Drains the encoders, lets every target write what it has and complete (a stalled one is
     /// given up after its timeout).
     public func finish() throws(PlayheadError) {
+        let queue = state.withLock { s -> ChannelEncodeQueue? in s.finished ? nil : s.queue }
+        do throws(PlayheadError) {
+            // Everything written is encoded first (the encoder thread then stops).
+            try queue?.finish()
+        } catch {
+            abort()
+            throw error
+        }
         let writers = try state.withLock { (s: inout State) throws(PlayheadError) -> [TargetWriter] in
             guard !s.finished else { return [] }
             s.finished = true
@@ -106,11 +122,12 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
     }
 
     public func abort() {
-        let writers = state.withLock { s -> [TargetWriter] in
-            guard !s.finished else { return [] }
+        let (writers, queue) = state.withLock { s -> ([TargetWriter], ChannelEncodeQueue?) in
+            guard !s.finished else { return ([], nil) }
             s.finished = true
-            return s.writers
+            return (s.writers, s.queue)
         }
+        queue?.abort()
         for writer in writers { writer.abort() }
         state.withLock { $0.encoder = nil }
     }
@@ -118,8 +135,9 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
 
 /// The encoders, held in the sink's state.
 ///
-/// `@unchecked Sendable` is safe because the box is only ever reached through the sink's `Locked`
-/// state: every use of the encoder happens inside that lock, from the composition's output thread.
+/// `@unchecked Sendable` is safe because the encoders have one user at a time: the encoder thread
+/// (``ChannelEncodeQueue``) from `begin` until its queue is finished or aborted — both wait for
+/// that thread to stop — and then `finish`, inside the sink's `Locked` state.
 final class ChannelEncoderBox: @unchecked Sendable {
     let encoder: ChannelEncoder
     init(_ encoder: ChannelEncoder) { self.encoder = encoder }
