@@ -77,12 +77,12 @@ enum Reference {
     }
 
     static func run(_ executable: String, _ arguments: [String]) async throws -> [UInt8] {
-        try await offPool { try runBlocking(executable, arguments) }
+        try await ProcessGate.reference.run { try await offPool { try runBlocking(executable, arguments) } }
     }
 
     /// Runs a command and returns its standard output and exit status, whatever the status.
     static func runAllowingFailure(_ executable: String, _ arguments: [String]) async throws -> (output: [UInt8], status: Int32) {
-        try await offPool { try runAndWait(executable, arguments) }
+        try await ProcessGate.reference.run { try await offPool { try runAndWait(executable, arguments) } }
     }
 
     private static func runBlocking(_ executable: String, _ arguments: [String]) throws -> [UInt8] {

@@ -16,6 +16,55 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
     }
 }
 
+/// A bound on the child processes the tests run at once. Dozens of suites run in parallel in one
+/// process; unbounded, they started over a hundred ffmpeg and playhead processes at once on a
+/// two-core machine, and the test process itself then got so little of the CPU that seconds
+/// passed between two of its steps (time bounds meant to catch hangs fired on work that was
+/// merely starved). Waiting for a place is async: no thread is held.
+final class ProcessGate: Sendable {
+    private struct State {
+        var running = 0
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+    private let width: Int
+    private let state = Locked(State())
+
+    init(width: Int) { self.width = width }
+
+    /// Runs `body` once fewer than `width` others run.
+    func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s -> Bool in
+                if s.running < width {
+                    s.running += 1
+                    return true
+                }
+                s.waiting.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        defer {
+            // The place goes to the first waiter, or back to the pool.
+            let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
+                if s.waiting.isEmpty {
+                    s.running -= 1
+                    return nil
+                }
+                return s.waiting.removeFirst()
+            }
+            next?.resume()
+        }
+        return try await body()
+    }
+
+    /// Oracle runs (ffmpeg, ffprobe): self-contained, each reads its input and exits.
+    static let reference = ProcessGate(width: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
+    /// CLI runs. A separate gate, so that a CLI run waiting on an oracle (a live stream read back)
+    /// never waits for its own place.
+    static let cli = ProcessGate(width: max(6, 3 * ProcessInfo.processInfo.activeProcessorCount))
+}
+
 /// A loopback TCP server that accepts connections (through the kernel's backlog) and never sends
 /// a byte: a source whose opening blocks until interrupted.
 final class SilentServer: Sendable {
