@@ -37,9 +37,8 @@ struct ConcurrentPlayback {
         for (job, claim) in zip(jobs, claims) {
             var session = Session(job: job)
             switch claim {
-            case .failure(var error)?:
-                error.file = job.path
-                session.failure = error
+            case .failure(let error)?:
+                session.failure = error.naming(file: job.path)
                 sessions.append(session)
                 continue
             case .success(let folder)?:
@@ -143,9 +142,8 @@ struct ConcurrentPlayback {
                 if case .success? = claim { _ = await output.folder.removeIfEmpty(job.folderName) }
             } else {
                 switch claim {
-                case .failure(var error)?:
-                    error.file = job.path
-                    session.failure = error
+                case .failure(let error)?:
+                    session.failure = error.naming(file: job.path)
                 case .success(let folder)?:
                     session.folder = folder
                     session.id = await submit(job, folder: folder, to: coordinator, log: log, decoderThreads: decoderThreads)
@@ -169,7 +167,13 @@ struct ConcurrentPlayback {
             return FileReport(path: session.job.path, output: nil, result: nil,
                               error: session.failure ?? PlayheadError(code: .invalidState, message: "not started", file: session.job.path))
         }
-        let outcome = await coordinator.takeOutcome(of: id)
+        let outcome: SessionOutcome
+        do {
+            outcome = try await coordinator.takeOutcome(of: id)
+        } catch {
+            // The command's task was cancelled while waiting (a signal): the session was cancelled with it.
+            return FileReport(path: session.job.path, output: session.folder, result: nil, error: error.naming(file: session.job.path))
+        }
         let written = log.entry(session.job.folderName)
         guard let folder = session.folder else {
             var report = FileReport(session: outcome, path: session.job.path, output: nil, written: written)

@@ -95,7 +95,7 @@ enum CLI {
     /// never passed on; `environment` adds variables of the test's own.
     static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) async throws -> Result {
         let executable = try binary()
-        return try await ProcessGate.cli.run { try await offPool { try runBlocking(executable, arguments, in: directory, environment: environment) } }
+        return try await offPool { try runBlocking(executable, arguments, in: directory, environment: environment) }
     }
 
     static func environment(adding extra: [String: String]) -> [String: String] {

@@ -63,7 +63,7 @@ import Testing
             ids.append(await coordinator.submit(PlaybackRequest(source: try Fixtures.clip(clip), decoding: small)) { SlowSink(microseconds: 2000) })
         }
         var outcomes: [SessionOutcome] = []
-        for id in ids { outcomes.append(await coordinator.outcome(of: id)) }
+        for id in ids { outcomes.append(try await coordinator.outcome(of: id)) }
         #expect(outcomes.allSatisfy { $0.status == .completed })
         #expect(outcomes.allSatisfy { $0.framesPresented == 50 })
         #expect(await coordinator.peakConcurrentSessions == limit)
@@ -91,7 +91,7 @@ import Testing
             await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("h264-aac.mp4"), decoding: small)) { NullSink(pixelFormat: .rgb24) },
             await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("vp9-opus.webm"), decoding: small)) { NullSink(pixelFormat: .rgb24) },
         ]
-        for id in once { #expect(await coordinator.outcome(of: id).status == .completed) }
+        for id in once { #expect(try await coordinator.outcome(of: id).status == .completed) }
         // The loops are still going.
         #expect(await coordinator.runningSessions.contains(loop))
         for _ in 0..<1000 {
@@ -100,13 +100,13 @@ import Testing
         }
         await coordinator.stopLooping(loop)
         await coordinator.cancel(cancelledLoop)
-        let stopped = await coordinator.outcome(of: loop)
+        let stopped = try await coordinator.outcome(of: loop)
         #expect(stopped.status == .completed)
         #expect(stopped.loopsCompleted >= 2)
         // Two realtime loops share one virtual clock here, so each one's sleeping makes the other
         // late: every frame is presented or counted as dropped.
         #expect(stopped.framesPresented + stopped.framesDropped == stopped.loopsCompleted * 50)
-        #expect(await coordinator.outcome(of: cancelledLoop).status == .cancelled)
+        #expect(try await coordinator.outcome(of: cancelledLoop).status == .cancelled)
         await coordinator.waitUntilIdle()
         #expect(await coordinator.runningSessions.isEmpty)
     }
@@ -118,10 +118,10 @@ import Testing
         let bad = await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("bad-text.mp4"), loop: .count(3), decoding: small)) { NullSink() }
         #expect(await coordinator.waitingSessions == [waiting, bad])
         await coordinator.cancel(waiting)
-        let dropped = await coordinator.outcome(of: waiting)
+        let dropped = try await coordinator.outcome(of: waiting)
         #expect(dropped.status == .cancelled && dropped.framesPresented == 0)
-        #expect(await coordinator.outcome(of: first).status == .completed)
-        let failed = await coordinator.outcome(of: bad)
+        #expect(try await coordinator.outcome(of: first).status == .completed)
+        let failed = try await coordinator.outcome(of: bad)
         guard case .failed(let error) = failed.status else {
             Issue.record("a bad file must fail, got \(failed.status)")
             return

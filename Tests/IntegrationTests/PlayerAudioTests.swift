@@ -58,7 +58,7 @@ import Testing
         let coordinator = PlaybackCoordinator()
         let sink = InMemoryAudioSink()
         let id = await coordinator.submit(PlaybackRequest(source: path, loop: .count(3)), output: { NullSink() }, audioOutput: { sink })
-        let outcome = await coordinator.outcome(of: id)
+        let outcome = try await coordinator.outcome(of: id)
         #expect(outcome.status == .completed)
         #expect(outcome.loopsCompleted == 3)
         #expect(sink.samples == once + once + once)
@@ -72,7 +72,7 @@ import Testing
         let sink = InMemoryAudioSink()
         let id = await coordinator.submit(PlaybackRequest(source: path, loop: .count(2), timeRange: range), output: { NullSink() },
                                           audioOutput: { sink })
-        #expect(await coordinator.outcome(of: id).status == .completed)
+        #expect(try await coordinator.outcome(of: id).status == .completed)
         // 0.5 s to 1.5 s at 48 kHz, twice: the source's own samples 24000..<72000 each time.
         let full = await Self.audio(path, AudioFormat())
         #expect(sink.samples.count == 2 * 48000)

@@ -24,7 +24,7 @@ import Testing
         let path = try Fixtures.clip("h264-aac.mp4")
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: 4)
         let small = DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18))
-        func cancelSessions(_ count: Int) async {
+        func cancelSessions(_ count: Int) async throws {
             for _ in 0..<count {
                 let id = await coordinator.submit(PlaybackRequest(source: path, loop: .forever, decoding: small),
                                                   output: { NullSink(pixelFormat: .rgb24) }, audioOutput: { NullAudioSink() })
@@ -34,15 +34,15 @@ import Testing
                     try? await Task.sleep(for: .milliseconds(1))
                 }
                 await coordinator.cancel(id)
-                #expect(await coordinator.outcome(of: id).status == .cancelled)
+                #expect(try await coordinator.outcome(of: id).status == .cancelled)
             }
         }
         // Warm up past the pool's and the allocator's plateau (worker threads, idle demuxers, malloc
         // arenas reach their working size over the first few dozen sessions), then measure.
-        await cancelSessions(40)
+        try await cancelSessions(40)
         let warm = Self.residentBytes
         let warmThreads = Self.threadCount
-        await cancelSessions(100)
+        try await cancelSessions(100)
         await coordinator.waitUntilIdle()
         let end = Self.residentBytes
         // Session threads end with their sessions; give the last ones a moment to exit.

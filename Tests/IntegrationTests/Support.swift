@@ -58,11 +58,9 @@ final class ProcessGate: Sendable {
         return try await body()
     }
 
-    /// Oracle runs (ffmpeg, ffprobe): self-contained, each reads its input and exits.
+    /// Oracle runs (ffmpeg, ffprobe): self-contained, each reads its input and exits, and no test
+    /// times one. (CLI runs are not gated: tests time them, and a place waited for would count.)
     static let reference = ProcessGate(width: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
-    /// CLI runs. A separate gate, so that a CLI run waiting on an oracle (a live stream read back)
-    /// never waits for its own place.
-    static let cli = ProcessGate(width: max(6, 3 * ProcessInfo.processInfo.activeProcessorCount))
 }
 
 /// A loopback TCP server that accepts connections (through the kernel's backlog) and never sends

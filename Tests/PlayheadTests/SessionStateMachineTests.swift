@@ -38,4 +38,19 @@ import Testing
         let afterStop = stopped.retryFromTheStart(0, as: Self.segment(1))
         #expect(!afterStop)
     }
+
+    @Test func anAbandonedSeekIsResumedOnceAndTheSegmentGoesOn() {
+        var machine = Machine(mode: .interactive, routes: [.video], first: Self.segment(0))
+        _ = machine.seek(Self.segment(1), waiter: "first")
+        _ = machine.seek(Self.segment(2), waiter: "second")
+        let abandoned = machine.abandonSeek(2).resume
+        #expect(abandoned.map(\.0) == ["second"] && abandoned.first?.1 == nil)
+        #expect(machine.abandonSeek(2).resume.isEmpty, "resumed once")
+        #expect(machine.segment.number == 2, "the segment goes on")
+        #expect(machine.firstFrame(of: 2, at: .zero).resume.isEmpty, "nobody waits any more")
+        // Abandoning an old segment's wait touches nothing of the current one's.
+        _ = machine.seek(Self.segment(3), waiter: "third")
+        #expect(machine.abandonSeek(2).resume.isEmpty)
+        #expect(machine.stop().resume.map(\.0) == ["third"])
+    }
 }

@@ -16,8 +16,12 @@ public actor PlaybackCoordinator {
                                       audio: (@Sendable () -> (any AudioSink)?)?)] = [:]
     private var running: [SessionID: RunningSession] = [:]
     private var outcomes: [SessionID: SessionOutcome] = [:]
-    private var outcomeWaiters: [SessionID: [CheckedContinuation<SessionOutcome, Never>]] = [:]
-    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    private var outcomeWaiters: [SessionID: [UInt64: CheckedContinuation<Result<SessionOutcome, PlayheadError>, Never>]] = [:]
+    private var idleWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    private var waiterKeys: UInt64 = 0
+    /// Tells this coordinator's session ids from another's.
+    private nonisolated let number = PlaybackCoordinator.numbers.wrappingAdd(1, ordering: .relaxed).newValue
+    private static let numbers = Atomic<UInt64>(0)
     private nonisolated let listeners = Locked<[Int: AsyncStream<CoordinatorEvent>.Continuation]>([:])
     private nonisolated let listenerKeys = Atomic<Int>(0)
 
@@ -42,7 +46,7 @@ public actor PlaybackCoordinator {
     public func submit(_ request: PlaybackRequest, output: @escaping @Sendable () -> any FrameSink,
                        audioOutput: (@Sendable () -> (any AudioSink)?)? = nil) -> SessionID {
         nextID += 1
-        let id = SessionID(value: nextID)
+        let id = SessionID(value: nextID, coordinator: number)
         pending[id] = (request, output, audioOutput)
         emit(.queued(id))
         perform(machine.submit(id))
@@ -73,23 +77,74 @@ public actor PlaybackCoordinator {
     }
 
     /// Waits for a session's end.
-    public func outcome(of id: SessionID) async -> SessionOutcome {
+    ///
+    /// - Parameter id: A session this coordinator accepted, whose outcome was not taken yet.
+    /// - Returns: How the session ended.
+    /// - Throws: `state.cancelled` when the waiting task is cancelled (the session goes on);
+    ///   `state.invalidState` when the outcome was already taken (``takeOutcome(of:)``);
+    ///   `state.invalidArgument` for an id of another coordinator.
+    public func outcome(of id: SessionID) async throws(PlayheadError) -> SessionOutcome {
+        guard id.coordinator == number, id.value >= 1, id.value <= nextID else {
+            throw PlayheadError(code: .invalidArgument, message: "\(id) is not a session of this coordinator")
+        }
         if let outcome = outcomes[id] { return outcome }
-        return await withCheckedContinuation { outcomeWaiters[id, default: []].append($0) }
+        guard pending[id] != nil || running[id] != nil || machine.running.contains(id) || machine.waiting.contains(id) else {
+            throw PlayheadError(code: .invalidState, message: "the outcome of \(id) was already taken")
+        }
+        waiterKeys += 1
+        let key = waiterKeys
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<SessionOutcome, PlayheadError>, Never>) in
+                if Task.isCancelled {
+                    continuation.resume(returning: .failure(.cancelled()))
+                    return
+                }
+                outcomeWaiters[id, default: [:]][key] = continuation
+            }
+        } onCancel: {
+            Task { await self.stopWaiting(for: id, key: key) }
+        }
+        return try result.get()
     }
 
     /// Waits for a session's outcome, like ``outcome(of:)``, and forgets it: a coordinator that
     /// runs millions of sessions one after another keeps nothing of those already reported.
-    public func takeOutcome(of id: SessionID) async -> SessionOutcome {
-        let outcome = await outcome(of: id)
+    ///
+    /// - Parameter id: A session this coordinator accepted, whose outcome was not taken yet.
+    /// - Returns: How the session ended.
+    /// - Throws: As ``outcome(of:)``.
+    public func takeOutcome(of id: SessionID) async throws(PlayheadError) -> SessionOutcome {
+        let outcome = try await outcome(of: id)
         outcomes[id] = nil
         return outcome
     }
 
-    /// Waits until no session runs or waits.
+    /// Waits until no session runs or waits, or until the waiting task is cancelled.
     public func waitUntilIdle() async {
         if machine.running.isEmpty, machine.waiting.isEmpty { return }
-        await withCheckedContinuation { idleWaiters.append($0) }
+        waiterKeys += 1
+        let key = waiterKeys
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                if Task.isCancelled {
+                    continuation.resume()
+                    return
+                }
+                idleWaiters[key] = continuation
+            }
+        } onCancel: {
+            Task { await self.stopWaiting(for: nil, key: key) }
+        }
+    }
+
+    /// A waiting task was cancelled: its wait ends (an outcome's with a cancellation).
+    private func stopWaiting(for id: SessionID?, key: UInt64) {
+        if let id {
+            outcomeWaiters[id]?.removeValue(forKey: key)?.resume(returning: .failure(.cancelled()))
+            if outcomeWaiters[id]?.isEmpty == true { outcomeWaiters[id] = nil }
+        } else {
+            idleWaiters.removeValue(forKey: key)?.resume()
+        }
     }
 
     /// Events from now on.
@@ -107,7 +162,7 @@ public actor PlaybackCoordinator {
     /// turn (then `body` does not run).
     public func withSlot<T: Sendable>(_ body: @Sendable () async -> T) async throws(PlayheadError) -> T {
         nextID += 1
-        let id = SessionID(value: nextID)
+        let id = SessionID(value: nextID, coordinator: number)
         emit(.queued(id))
         let granted = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
@@ -138,7 +193,7 @@ public actor PlaybackCoordinator {
 
     private func wakeIdleWaitersIfIdle() {
         guard machine.running.isEmpty, machine.waiting.isEmpty else { return }
-        let waiters = idleWaiters
+        let waiters = idleWaiters.values
         idleWaiters.removeAll()
         for waiter in waiters { waiter.resume() }
     }
@@ -228,7 +283,7 @@ public actor PlaybackCoordinator {
     private func finish(_ outcome: SessionOutcome) {
         outcomes[outcome.id] = outcome
         emit(.finished(outcome))
-        for waiter in outcomeWaiters.removeValue(forKey: outcome.id) ?? [] { waiter.resume(returning: outcome) }
+        for waiter in (outcomeWaiters.removeValue(forKey: outcome.id) ?? [:]).values { waiter.resume(returning: .success(outcome)) }
     }
 
     private nonisolated func emit(_ event: CoordinatorEvent) {

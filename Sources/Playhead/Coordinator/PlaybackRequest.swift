@@ -39,6 +39,14 @@ public struct PlaybackRequest: Sendable, Hashable {
 /// Names a session of a coordinator.
 public struct SessionID: Sendable, Hashable, Comparable, CustomStringConvertible {
     public let value: Int
+    /// The coordinator that made it (an id is answered only by its own coordinator).
+    let coordinator: UInt64
+
+    init(value: Int, coordinator: UInt64) {
+        self.value = value
+        self.coordinator = coordinator
+    }
+
     public static func < (lhs: SessionID, rhs: SessionID) -> Bool { lhs.value < rhs.value }
     public var description: String { "session \(value)" }
 }

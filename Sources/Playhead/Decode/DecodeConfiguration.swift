@@ -6,14 +6,18 @@ public struct DecodeConfiguration: Sendable, Hashable {
     public var gravity: VideoGravity
     /// Honor the track's pixel aspect ratio and display matrix (default), or use stored pixels as they are.
     public var appliesPreferredTrackTransform: Bool
-    /// Stop after this many frames.
-    public var frameLimit: Int?
-    /// Decoder threads; 0 lets FFmpeg choose from the core count.
-    public var decoderThreads: Int
-    /// Packets the demux thread may read ahead of the decoder.
-    public var packetQueueCapacity: Int
-    /// Converted frames that may wait for the sink.
-    public var frameQueueCapacity: Int
+    /// Stop after this many frames (0: none; a negative limit counts as 0).
+    public var frameLimit: Int? { didSet { frameLimit = frameLimit.map { max(0, $0) } } }
+    /// Decoder threads; 0 lets FFmpeg choose from the core count. Held to
+    /// 0…``maximumDecoderThreads`` (what FFmpeg recommends at most; more only costs memory).
+    public var decoderThreads: Int { didSet { decoderThreads = Self.clamp(decoderThreads, 0, Self.maximumDecoderThreads) } }
+    /// Packets the demux thread may read ahead of the decoder: 2…4096.
+    public var packetQueueCapacity: Int { didSet { packetQueueCapacity = Self.clamp(packetQueueCapacity, 2, 4096) } }
+    /// Converted frames that may wait for the sink: 1…64 (each holds a canvas).
+    public var frameQueueCapacity: Int { didSet { frameQueueCapacity = Self.clamp(frameQueueCapacity, 1, 64) } }
+
+    /// The most decoder threads a session uses.
+    public static let maximumDecoderThreads = 16
     /// Where to start; nil starts at the beginning.
     public var startTime: MediaTime?
     /// How far before and after `startTime` the first frame may lie. Zero (the default) is
@@ -44,11 +48,13 @@ public struct DecodeConfiguration: Sendable, Hashable {
         self.outputSize = outputSize
         self.gravity = gravity
         self.appliesPreferredTrackTransform = appliesPreferredTrackTransform
-        self.frameLimit = frameLimit
-        self.decoderThreads = decoderThreads
-        self.packetQueueCapacity = max(2, packetQueueCapacity)
-        self.frameQueueCapacity = max(1, frameQueueCapacity)
+        self.frameLimit = frameLimit.map { max(0, $0) }
+        self.decoderThreads = Self.clamp(decoderThreads, 0, Self.maximumDecoderThreads)
+        self.packetQueueCapacity = Self.clamp(packetQueueCapacity, 2, 4096)
+        self.frameQueueCapacity = Self.clamp(frameQueueCapacity, 1, 64)
     }
+
+    private static func clamp(_ value: Int, _ low: Int, _ high: Int) -> Int { min(max(value, low), high) }
 }
 
 /// How a decode session ended, with its counts.

@@ -44,9 +44,8 @@ public final class DecodeSession: Sendable {
         self.asset = asset
         self.configuration = configuration
         self.logger = logger ?? Logger(label: "playhead.decode", factory: { _ in SwiftLogNoOpLogHandler() })
-        let start = configuration.startTime.flatMap { time -> SeekRequest? in
-            guard time.isNumeric else { return nil }
-            return SeekRequest(time: time, toleranceBefore: configuration.startToleranceBefore, toleranceAfter: configuration.startToleranceAfter)
+        let start = configuration.startTime.flatMap {
+            SeekRequest.resolving(time: $0, toleranceBefore: configuration.startToleranceBefore, toleranceAfter: configuration.startToleranceAfter)
         }
         control = SessionControl(mode: .once, routes: [], first: Segment(number: 0, start: start, end: configuration.endTime,
                                                                           frameLimit: configuration.frameLimit, presentationPosition: nil))

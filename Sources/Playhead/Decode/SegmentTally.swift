@@ -73,9 +73,7 @@ struct SegmentTally {
             if case .cancelled? = dataEnd { return .cancelled }
             if framesDecoded == 0 && audioFrames == 0 {
                 return .failed(damage.first.map { error in
-                    var e = error
-                    e.message = "no frame could be decoded; first error: \(error.message)"
-                    return e
+                    error.with(message: "no frame could be decoded; first error: \(error.message)")
                 } ?? PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: source))
             }
         }

@@ -46,17 +46,24 @@ final class SessionControl: @unchecked Sendable {
 
     /// Starts a new segment from `start` and waits until its first frame is out (the time it
     /// shows), or until it is superseded, ends without a frame, or the session stops (nil).
+    /// Cancelling the waiting task ends the wait (nil); the segment goes on.
     func seek(_ start: SeekRequest, end: MediaTime?, frameLimit: Int?, presentationPosition: Double?) async -> MediaTime? {
-        await withCheckedContinuation { continuation in
-            let number = numbers.add(1, ordering: .relaxed).newValue
-            let segment = Segment(number: number, start: start, end: end, frameLimit: frameLimit, presentationPosition: presentationPosition)
-            let actions = machine.withLock { m -> Machine.Actions in
-                let actions = m.seek(segment, waiter: continuation)
-                if !m.isStopped { latest.store(number, ordering: .releasing) }
-                return actions
+        let number = numbers.add(1, ordering: .relaxed).newValue
+        let segment = Segment(number: number, start: start, end: end, frameLimit: frameLimit, presentationPosition: presentationPosition)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let actions = machine.withLock { m -> Machine.Actions in
+                    var actions = m.seek(segment, waiter: continuation)
+                    if !m.isStopped { latest.store(number, ordering: .releasing) }
+                    // Cancelled before the seek was registered: it is made, and its wait ends now.
+                    if Task.isCancelled { actions.resume += m.abandonSeek(number).resume }
+                    return actions
+                }
+                perform(actions)
+                broadcast()
             }
-            perform(actions)
-            broadcast()
+        } onCancel: {
+            perform(machine.withLock { $0.abandonSeek(number) })
         }
     }
 

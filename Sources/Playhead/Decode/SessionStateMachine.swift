@@ -99,6 +99,15 @@ struct SessionStateMachine<Waiter, Report> {
         return actions
     }
 
+    /// The caller waiting for segment `number`'s seek stopped waiting (its task was cancelled): it
+    /// gets nil now; the segment goes on.
+    mutating func abandonSeek(_ number: Int) -> Actions {
+        var actions = Actions()
+        actions.resume = seekWaiters.filter { $0.segment == number }.map { ($0.waiter, nil) }
+        seekWaiters.removeAll { $0.segment == number }
+        return actions
+    }
+
     /// A stage finished its part of segment `number`. `report` is the segment's account so far
     /// (the last stage to end gives the complete one).
     mutating func routeEnded(_ route: SegmentRoutes, of number: Int, report: Report) -> Actions {

@@ -154,6 +154,11 @@ struct VideoStage {
 
     private func deliver(_ frame: OwnedFrame, pts: Int64, duration: Int64, _ progress: Progress) throws(PlayheadError) -> Bool {
         let tb = setup.facts.timeBase.ffmpeg
+        if let limit = progress.limit, progress.index >= limit {
+            // A limit of zero frames delivers none.
+            progress.limitReached = true
+            return false
+        }
         if let end = progress.end, pts >= end {
             progress.limitReached = true
             return false

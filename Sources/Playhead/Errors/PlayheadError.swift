@@ -1,3 +1,5 @@
+import Foundation
+
 /// An error from Playhead: what went wrong (``code``), in words (``message``), for which file
 /// (``file``), and what FFmpeg said about it (``cause``).
 ///
@@ -6,14 +8,15 @@
 /// (using the API at the wrong moment, or cancellation).
 public struct PlayheadError: Error, Sendable, Hashable {
     /// What went wrong, as a value that can be matched: `error.code == .fileNotFound`.
-    public var code: Code
+    public let code: Code
     /// A sentence for people.
-    public var message: String
+    public let message: String
     /// The file or URL the error is about, when there is one; a URL's credentials and query
-    /// values are redacted (``SourceRedaction``).
-    public var file: String?
+    /// values are redacted (``SourceRedaction``). Immutable: every way to set it goes through the
+    /// redaction (the initializer, ``naming(file:)``).
+    public let file: String?
     /// What FFmpeg reported, when an FFmpeg call failed.
-    public var cause: FFmpegCause?
+    public let cause: FFmpegCause?
 
     public init(code: Code, message: String, file: String? = nil, cause: FFmpegCause? = nil) {
         self.code = code
@@ -23,11 +26,27 @@ public struct PlayheadError: Error, Sendable, Hashable {
         self.cause = cause
     }
 
-    /// The same error, naming a file.
-    func naming(file: String) -> PlayheadError {
-        var copy = self
-        copy.file = SourceRedaction.redacted(file)
-        return copy
+    /// The same error, naming `file` (redacted).
+    package func naming(file: String) -> PlayheadError {
+        PlayheadError(code: code, message: message, file: file, cause: cause)
+    }
+
+    /// The same error with another message (and code), for the file it names.
+    func with(code: Code? = nil, message: String) -> PlayheadError {
+        PlayheadError(code: code ?? self.code, message: message, redactedFile: file, cause: cause)
+    }
+
+    /// The same error naming `file` when it names none yet.
+    func namingIfNone(_ file: String) -> PlayheadError {
+        self.file == nil ? naming(file: file) : self
+    }
+
+    /// A file already redacted is kept as it is.
+    private init(code: Code, message: String, redactedFile: String?, cause: FFmpegCause?) {
+        self.code = code
+        self.message = SourceRedaction.redactingURLs(in: message)
+        self.file = redactedFile
+        self.cause = cause
     }
 }
 
@@ -151,6 +170,12 @@ extension PlayheadError: CustomStringConvertible {
         if let cause { text += " (\(cause))" }
         return text
     }
+}
+
+extension PlayheadError: LocalizedError {
+    /// The same text as ``description``, so that `localizedDescription` (and whatever shows an
+    /// `Error` through Foundation) carries the code, the file and the message.
+    public var errorDescription: String? { description }
 }
 
 extension PlayheadError {

@@ -62,7 +62,7 @@ final class StreamDecoder {
             throw FFmpegError.error(.decoderOpenFailed, "could not configure the decoder", function: "avcodec_parameters_to_context", result: result, file: source)
         }
         context.pointee.pkt_timebase = timeBase
-        context.pointee.thread_count = Int32(threads)
+        context.pointee.thread_count = Int32(clamping: min(max(threads, 0), DecodeConfiguration.maximumDecoderThreads))
         context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
         context.pointee.max_pixels = maximumPixels
         let (area, overflow) = Int64(context.pointee.width).multipliedReportingOverflow(by: Int64(context.pointee.height))

@@ -64,3 +64,11 @@ public struct GeneratedImage: Sendable, Hashable {
         return GeneratedImage(size: size, pixels: pixels)
     }
 }
+
+extension GeneratedImage: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// `GeneratedImage(320x180, RGB, 172800 bytes)`: what a person wants to read, never the pixels.
+    public var description: String { "GeneratedImage(\(size.width)x\(size.height), RGB, \(pixels.count) bytes)" }
+    public var debugDescription: String { description }
+    /// What `dump` shows: the size and the byte count, not every pixel.
+    public var customMirror: Mirror { Mirror(self, children: ["size": size, "bytes": pixels.count], displayStyle: .struct) }
+}

@@ -60,6 +60,7 @@ public final class PlayerItem: Sendable {
 
     /// Loads what playback needs from the asset and moves to `readyToPlay`, or to `failed` with
     /// the asset's error (also when nothing in it is playable). Safe to call more than once.
+    /// Cancelling the calling task ends the wait and leaves the item as it was.
     public func prepare() async {
         do {
             let description = try await asset.loadDescription([.tracks, .duration, .isPlayable])
@@ -75,6 +76,9 @@ public final class PlayerItem: Sendable {
                 _ = guarded.state.transition(to: .readyToPlay)
             }
         } catch {
+            // A cancelled wait is the caller's, not the item's: the item stays as it was, ready to
+            // be prepared again.
+            if error.code == .cancelled, Task.isCancelled { return }
             fail(error)
         }
     }

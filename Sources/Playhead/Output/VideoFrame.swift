@@ -109,3 +109,10 @@ public struct FrameStreamInfo: Sendable, Hashable {
     /// The container allows its timestamps to jump (MPEG-TS): realtime presentation follows jumps.
     var timestampsMayJump = false
 }
+
+extension VideoFrame: CustomStringConvertible {
+    /// `VideoFrame(#12 at 0.48 s for 0.04 s, 1280x720 yuv420p, clip.mp4)`.
+    public var description: String {
+        "VideoFrame(#\(index) at \(presentationTime.seconds) s for \(duration.seconds) s, \(size.width)x\(size.height) \(pixelFormatName), \(SourceRedaction.redacted(source)))"
+    }
+}

@@ -48,7 +48,7 @@ public final class Player: Sendable {
 
     public func removeTimeObserver(_ token: TimeObserverToken) { queue.removeTimeObserver(token) }
 
-    /// Returns once the item ended (or the player is empty).
+    /// Returns once the item ended (or the player is empty), or once the waiting task is cancelled.
     public func waitUntilIdle() async { await queue.waitUntilIdle() }
 
     public func finishOutput() throws(PlayheadError) { try queue.finishOutput() }

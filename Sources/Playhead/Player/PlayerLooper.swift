@@ -10,7 +10,7 @@ public final class PlayerLooper: Sendable {
     private struct State {
         var machine: LooperStateMachine
         var copies: [PlayerItem] = []
-        var finishWaiters: [CheckedContinuation<Void, Never>] = []
+        var finishWaiters = Waiters<Void>()
         var failure: PlayheadError?
     }
     private let state: Locked<State>
@@ -55,16 +55,13 @@ public final class PlayerLooper: Sendable {
         perform(state.withLock { $0.machine.disable() })
     }
 
-    /// Returns once looping is over.
+    /// Returns once looping is over, or once the waiting task is cancelled.
     public func waitUntilFinished() async {
-        await withCheckedContinuation { continuation in
-            let done = state.withLock { s -> Bool in
-                if s.machine.isFinished { return true }
-                s.finishWaiters.append(continuation)
-                return false
-            }
-            if done { continuation.resume() }
-        }
+        await cancellableWait(state, cancelled: (), register: { s, key, continuation in
+            if s.machine.isFinished { return () }
+            s.finishWaiters.insert(continuation, key: key)
+            return nil
+        }, unregister: { s, key in s.finishWaiters.remove(key) })
     }
 
     private func handle(_ item: PlayerItem, _ change: (inout LooperStateMachine) -> [LooperStateMachine.Action]) {
@@ -88,10 +85,7 @@ public final class PlayerLooper: Sendable {
                     player.remove(pending)
                 }
             case .finished:
-                let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-                    defer { s.finishWaiters.removeAll() }
-                    return s.finishWaiters
-                }
+                let waiters = state.withLock { $0.finishWaiters.takeAll() }
                 for waiter in waiters { waiter.resume() }
             }
         }

@@ -41,7 +41,7 @@ public final class QueuePlayer: Sendable {
         var runs: [ObjectIdentifier: ItemRun] = [:]
         var listeners: [Int: AsyncStream<PlayerEvent>.Continuation] = [:]
         var handlers: [@Sendable (PlayerEvent) -> Void] = []
-        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var idleWaiters = Waiters<Void>()
         var timeObservers: [Int: TimeObserver] = [:]
         var nextToken = 0
         var endedWithoutAdvance = false
@@ -63,8 +63,7 @@ public final class QueuePlayer: Sendable {
 
         mutating func takeIdleWaiters() -> [CheckedContinuation<Void, Never>] {
             guard isIdle else { return [] }
-            defer { idleWaiters.removeAll() }
-            return idleWaiters
+            return idleWaiters.takeAll()
         }
     }
 
@@ -162,8 +161,17 @@ public final class QueuePlayer: Sendable {
     /// with none there, the first frame inside them). Returns the time of the first frame shown
     /// from there — nil when there is no current item, a newer seek superseded this one, the item
     /// failed or was removed, or nothing is left to show. Always returns.
+    ///
+    /// - Parameters:
+    ///   - time: Where to go, on the item's timeline. `.positiveInfinity` (or any time past the
+    ///     end) shows the last frame; `.negativeInfinity` the first; an invalid or indefinite time
+    ///     moves nothing and returns nil.
+    ///   - toleranceBefore: How much earlier the first frame may be (not a number: zero).
+    ///   - toleranceAfter: How much later the first frame may be (not a number: zero).
+    /// - Returns: The time of the first frame shown from there, or nil.
     @discardableResult
     public func seek(to time: MediaTime, toleranceBefore: MediaTime = .zero, toleranceAfter: MediaTime = .zero) async -> MediaTime? {
+        guard let request = SeekRequest.resolving(time: time, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter) else { return nil }
         guard let (id, item) = engine.withLock({ e in e.machine.current.flatMap { id in e.items[id].map { (id, $0) } } }) else { return nil }
         let from = item.currentTime
         if engine.withLock({ $0.runs[id] }) == nil {
@@ -172,7 +180,6 @@ public final class QueuePlayer: Sendable {
         }
         guard let run = engine.withLock({ $0.runs[id] }) else { return nil }
         timeline.reanchor(at: timeline.cursor)
-        let request = SeekRequest(time: time, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter)
         let landed = await run.session.seek(to: request, end: item.timeRange?.end, presentationPosition: timeline.cursor)
         if let landed { item.post(.timeJumped(from: from, to: landed)) }
         return landed
@@ -181,7 +188,14 @@ public final class QueuePlayer: Sendable {
     // MARK: Observing
 
     /// Calls `block` with the current item's time every `interval` of media time while frames are
-    /// presented (on a presentation thread; keep it short).
+    /// presented (on a presentation thread; keep it short): at the first frame, then at the first
+    /// frame on or past each multiple of `interval`. An interval that is not a positive number
+    /// (zero, negative, invalid, infinite) calls it for every frame presented.
+    ///
+    /// - Parameters:
+    ///   - interval: The media time between two calls.
+    ///   - block: Called with the time of the frame presented.
+    /// - Returns: A token for ``removeTimeObserver(_:)``.
     @discardableResult
     public func addPeriodicTimeObserver(forInterval interval: MediaTime, using block: @escaping @Sendable (MediaTime) -> Void) -> TimeObserverToken {
         engine.withLock { e in
@@ -210,15 +224,14 @@ public final class QueuePlayer: Sendable {
     /// Returns once nothing is left to play: the queue is empty, or an item ended with
     /// `actionAtItemEnd` `.pause` or `.none` — and no item removed a moment ago is still writing
     /// its last frame, so the outputs can be finished or given up.
+    ///
+    /// Cancelling the waiting task ends the wait at once (playing goes on).
     public func waitUntilIdle() async {
-        await withCheckedContinuation { continuation in
-            let idle = engine.withLock { e -> Bool in
-                if e.isIdle { return true }
-                e.idleWaiters.append(continuation)
-                return false
-            }
-            if idle { continuation.resume() }
-        }
+        await cancellableWait(engine, cancelled: (), register: { e, key, continuation in
+            if e.isIdle { return () }
+            e.idleWaiters.insert(continuation, key: key)
+            return nil
+        }, unregister: { e, key in e.idleWaiters.remove(key) })
     }
 
     /// Completes the outputs (for a Y4M or WAV file, writes its end and renames it into place).
@@ -428,6 +441,16 @@ public final class QueuePlayer: Sendable {
         }
     }
 
+    /// The first multiple of `interval` after `time`; nil (every frame) for an interval that is
+    /// not a positive number or a multiple past what a time can hold.
+    static func nextMultiple(of interval: MediaTime, after time: MediaTime) -> MediaTime? {
+        guard interval.isNumeric, time.isNumeric, interval > .zero else { return nil }
+        let count = (time.seconds / interval.seconds).rounded(.down) + 1
+        guard count.isFinite, count >= 1, count < 9.0e18 else { return nil }
+        let next = interval * Int64(count)
+        return next.isNumeric ? next : nil
+    }
+
     private func isCurrentRun(_ id: ObjectIdentifier, _ run: ItemRun) -> Bool {
         engine.withLock { $0.runs[id]?.session === run.session }
     }
@@ -442,13 +465,12 @@ public final class QueuePlayer: Sendable {
             let due = engine.withLock { e -> [@Sendable (MediaTime) -> Void] in
                 var blocks: [@Sendable (MediaTime) -> Void] = []
                 for (key, var observer) in e.timeObservers {
-                    // Fires at the first frame, then at the first frame on or past each multiple of the interval.
-                    if observer.next == nil || time >= observer.next! || time < observer.next! - observer.interval {
-                        blocks.append(observer.block)
-                        let intervals = Int64((time.seconds / observer.interval.seconds).rounded(.down)) + 1
-                        observer.next = observer.interval * intervals
-                        e.timeObservers[key] = observer
-                    }
+                    // Fires at the first frame, then at the first frame on or past each multiple of
+                    // the interval (or after a jump back); every frame when there is no next multiple.
+                    if let next = observer.next, time < next, time >= next - observer.interval { continue }
+                    blocks.append(observer.block)
+                    observer.next = Self.nextMultiple(of: observer.interval, after: time)
+                    e.timeObservers[key] = observer
                 }
                 return blocks
             }

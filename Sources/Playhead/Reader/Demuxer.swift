@@ -55,10 +55,8 @@ struct DamageTally: Sendable, Hashable {
 
     /// A failure for a strict run, or a note for a lenient one.
     func summary(file: String) -> PlayheadError? {
-        guard var error = first else { return nil }
-        error.message = "\(count) damaged packet(s); first: \(error.message)"
-        error.file = error.file ?? file
-        return error
+        guard let error = first else { return nil }
+        return error.with(message: "\(count) damaged packet(s); first: \(error.message)").namingIfNone(file)
     }
 }
 
@@ -291,9 +289,7 @@ final class Demuxer {
             consecutiveErrors += 1
             if context.pointer.pointee.pb?.pointee.eof_reached != 0 { return .end(endOfData(readError: error)) }
             if consecutiveErrors >= Self.maximumConsecutiveErrors {
-                var gaveUp = error
-                gaveUp.message = "\(consecutiveErrors) reads in a row failed: giving up"
-                return .end(.failed(gaveUp))
+                return .end(.failed(error.with(message: "\(consecutiveErrors) reads in a row failed: giving up")))
             }
         }
     }
@@ -333,10 +329,7 @@ final class Demuxer {
             return .truncated(PlayheadError(code: .truncated, message: "the file ends inside its last packet: it is truncated", file: source))
         }
         if let readError {
-            var error = readError
-            error.code = .truncated
-            error.message = "a read failed at the end of the data: it is truncated or damaged"
-            return .truncated(error)
+            return .truncated(readError.with(code: .truncated, message: "a read failed at the end of the data: it is truncated or damaged"))
         }
         return .complete
     }

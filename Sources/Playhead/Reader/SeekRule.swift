@@ -8,6 +8,31 @@ struct SeekRequest: Sendable, Hashable {
     var toleranceAfter: MediaTime = .zero
 
     var isExact: Bool { !(toleranceBefore > .zero) && !(toleranceAfter > .zero) }
+
+    /// A time past the end of any media (2^31 s, some 68 years): what +infinity means to a seek.
+    /// Finite, so that it converts into every stream's time base (up to 1/2^31) without overflow.
+    static let pastAnyEnd = MediaTime(value: 1 << 31, timescale: 1)
+
+    /// The request a caller's arguments mean: +infinity is past the end (the last frame is shown),
+    /// -infinity the start; an invalid or indefinite time is no request (nil). A tolerance that
+    /// is not a number counts as zero, a negative one too.
+    static func resolving(time: MediaTime, toleranceBefore: MediaTime, toleranceAfter: MediaTime) -> SeekRequest? {
+        let target: MediaTime
+        if time.isNumeric {
+            target = min(max(time, -pastAnyEnd), pastAnyEnd)
+        } else if time.isPositiveInfinity {
+            target = pastAnyEnd
+        } else if time.isNegativeInfinity {
+            target = .zero
+        } else {
+            return nil
+        }
+        func tolerance(_ t: MediaTime) -> MediaTime {
+            if t.isPositiveInfinity { return .positiveInfinity }
+            return t.isNumeric && t > .zero ? t : .zero
+        }
+        return SeekRequest(time: target, toleranceBefore: tolerance(toleranceBefore), toleranceAfter: tolerance(toleranceAfter))
+    }
 }
 
 /// Where decoding stands, for deciding between decoding forward and seeking.

@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+@testable import Playhead
+
+/// Arguments an embedding app may pass by mistake — a zero interval, absurd thread counts and
+/// limits, infinite or invalid seek times — are held to what they can mean, never a trap; values
+/// print as a person would read them.
+@Suite struct LibraryMisuseTests {
+    let tiny = PlayerConfiguration(decoding: DecodeConfiguration(outputSize: PixelSize(width: 16, height: 9)))
+
+    @Test(arguments: [MediaTime.zero, .invalid, .indefinite, .positiveInfinity, MediaTime(value: -1, timescale: 1), MediaTime(value: 1, timescale: 1_000_000_000)])
+    func aPeriodicObserverWithoutAUsableIntervalSeesEveryFrame(interval: MediaTime) async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let frames = try await Reference.frameTimes(path)
+        let player = Player(item: PlayerItem(asset: Asset(path: path)), output: NullSink(pixelFormat: .rgb24), configuration: tiny)
+        let seen = Locked<[MediaTime]>([])
+        player.addPeriodicTimeObserver(forInterval: interval) { time in seen.withLock { $0.append(time) } }
+        player.play()
+        _ = await withDeadline(Bound.seconds(30), "playing with an observer every \(interval)") { await player.waitUntilIdle() }
+        #expect(seen.withLock { $0 } == frames, "interval \(interval): \(seen.withLock { $0.count }) calls for \(frames.count) frames")
+    }
+
+    @Test func absurdDecodeSettingsAreHeldToTheirRange() async throws {
+        var configuration = DecodeConfiguration(outputSize: PixelSize(width: 16, height: 9), frameLimit: -3, decoderThreads: 5000,
+                                                packetQueueCapacity: .max, frameQueueCapacity: 1_000_000)
+        #expect(configuration.decoderThreads == DecodeConfiguration.maximumDecoderThreads)
+        #expect(configuration.packetQueueCapacity == 4096 && configuration.frameQueueCapacity == 64)
+        #expect(configuration.frameLimit == 0)
+        configuration.decoderThreads = .max
+        #expect(configuration.decoderThreads == DecodeConfiguration.maximumDecoderThreads)
+        configuration.decoderThreads = -7
+        #expect(configuration.decoderThreads == 0)
+        configuration.frameLimit = -1
+        #expect(configuration.frameLimit == 0)
+
+        // A session asked for the most threads decodes (the count reaches FFmpeg held to the bound).
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let result = await DecodeSession(source: path, configuration: configuration).run(into: NullSink(pixelFormat: .rgb24))
+        #expect(result.status == .completed && result.framesDelivered == 0, "a limit of 0 after -1: \(result)")
+        var unlimited = configuration
+        unlimited.frameLimit = nil
+        let all = await DecodeSession(source: path, configuration: unlimited).run(into: NullSink(pixelFormat: .rgb24))
+        #expect(all.status == .completed && all.framesDelivered == 100, "\(all)")
+    }
+
+    @Test func aFrameLimitOfZeroDeliversNothing() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let sink = InMemorySink(pixelFormat: .rgb24)
+        let result = await DecodeSession(source: path, configuration: DecodeConfiguration(outputSize: PixelSize(width: 16, height: 9), frameLimit: 0))
+            .run(into: sink)
+        #expect(result.status == .completed, "\(result)")
+        #expect(result.framesDelivered == 0 && sink.frames.isEmpty, "\(result.framesDelivered) frames delivered for a limit of 0")
+    }
+
+    @Test func seeksToTimesThatAreNotNumbers() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let frames = try await Reference.frameTimes(path)
+        let player = Player(item: PlayerItem(asset: Asset(path: path)), output: NullSink(pixelFormat: .rgb24), configuration: tiny)
+        let last = try #require(frames.last)
+        let toEnd = await withDeadline(Bound.seconds(20), "seek to +infinity") { await player.seek(to: .positiveInfinity) }
+        #expect(toEnd == .some(last), "+infinity shows the last frame, not \(String(describing: toEnd))")
+        let toStart = await withDeadline(Bound.seconds(20), "seek to -infinity") { await player.seek(to: .negativeInfinity) }
+        #expect(toStart == .some(frames[0]), "-infinity shows the first frame, not \(String(describing: toStart))")
+        for time in [MediaTime.invalid, .indefinite] {
+            let landed = await withDeadline(Bound.seconds(20), "seek to \(time)") { await player.seek(to: time) }
+            #expect(landed == .some(nil), "a seek to \(time) moves nothing")
+        }
+        #expect(player.currentItem?.currentTime == frames[0], "the invalid seeks left the player where it was")
+        // A start time of +infinity is the end too (not the start).
+        let session = DecodeSession(source: path, configuration: DecodeConfiguration(outputSize: PixelSize(width: 16, height: 9), startTime: .positiveInfinity))
+        let sink = InMemorySink(pixelFormat: .rgb24)
+        _ = await session.run(into: sink)
+        #expect(sink.frames.map(\.presentationTime).allSatisfy { $0 == last }, "a start at +infinity gave \(sink.frames.map(\.presentationTime.seconds))")
+    }
+
+    @Test func valuesPrintAsAPersonReadsThem() throws {
+        let image = GeneratedImage(size: PixelSize(width: 1920, height: 1080), gray: 7)
+        let printed = "\(image)"
+        #expect(printed == "GeneratedImage(1920x1080, RGB, 6220800 bytes)")
+        var dumped = ""
+        dump(image, to: &dumped)
+        #expect(dumped.count < 300, "dump wrote \(dumped.count) characters")
+        let error = PlayheadError(code: .fileNotFound, message: "no such file", file: "https://alice:PASSWORD@example.com/a.mp4?token=SECRET")
+        #expect(error.localizedDescription.contains("no such file") && error.localizedDescription.contains("example.com"))
+        let renamed = error.naming(file: "https://bob:HUNTER2@example.com/b.mp4?X-Amz-Signature=SIG")
+        for text in [error.localizedDescription, "\(error)", "\(renamed)", renamed.file ?? ""] {
+            for secret in ["PASSWORD", "SECRET", "HUNTER2", "SIG"] { #expect(!text.contains(secret), "\(text)") }
+        }
+    }
+
+    /// Every wait of the API ends when the waiting task is cancelled, and what it waited for goes on.
+    @Test func cancellingTheWaitingTaskEndsEveryWait() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        // Paused players: nothing ends until they play.
+        let player = QueuePlayer(items: [PlayerItem(asset: Asset(path: path))], output: NullSink(pixelFormat: .rgb24), configuration: tiny)
+        try await Self.endsWhenCancelled("QueuePlayer.waitUntilIdle") { await player.waitUntilIdle() }
+        #expect(player.items().count == 1, "the item is still there")
+        player.play()
+        _ = await withDeadline(Bound.seconds(20), "the player, played after the cancelled wait") { await player.waitUntilIdle() }
+        #expect(player.statistics.framesPresented == 100)
+
+        let looping = QueuePlayer(output: NullSink(pixelFormat: .rgb24), configuration: tiny)
+        let looper = PlayerLooper(player: looping, templateItem: PlayerItem(asset: Asset(path: path)))
+        try await Self.endsWhenCancelled("PlayerLooper.waitUntilFinished") { await looper.waitUntilFinished() }
+        #expect(!looper.isFinished)
+        looping.removeAllItems()
+
+        let clock = ManualPlaybackClock()
+        let coordinator = PlaybackCoordinator(maxConcurrentSessions: 1, clock: clock)
+        let id = await coordinator.submit(PlaybackRequest(source: path, loop: .forever, realtime: true, decoding: tiny.decoding),
+                                          output: { NullSink(pixelFormat: .rgb24) })
+        try await Self.endsWhenCancelled("PlaybackCoordinator.waitUntilIdle") { await coordinator.waitUntilIdle() }
+        try await Self.endsWhenCancelled("PlaybackCoordinator.outcome") {
+            do {
+                _ = try await coordinator.outcome(of: id)
+                Issue.record("a cancelled outcome wait returned an outcome")
+            } catch let error as PlayheadError {
+                #expect(error.code == .cancelled, "\(error)")
+            }
+        }
+        #expect(await coordinator.runningSessions == [id], "the session goes on")
+        await coordinator.cancel(id)
+        let outcome = try await coordinator.takeOutcome(of: id)
+        #expect(outcome.status == .cancelled)
+        // Taken: asking again is an error, not a wait that never ends.
+        await #expect(throws: PlayheadError.self) { try await coordinator.outcome(of: id) }
+        do {
+            _ = try await coordinator.takeOutcome(of: id)
+        } catch {
+            #expect(error.code == .invalidState, "\(error)")
+        }
+        // Another coordinator's id is not answered with one of this coordinator's sessions.
+        let other = PlaybackCoordinator()
+        do {
+            _ = try await other.outcome(of: id)
+            Issue.record("another coordinator answered for \(id)")
+        } catch {
+            #expect(error.code == .invalidArgument, "\(error)")
+        }
+    }
+
+    @Test func aCancelledPrepareLeavesTheItemAsItWas() async throws {
+        let server = try SilentServer()
+        defer { server.close() }
+        let item = PlayerItem(asset: Asset(url: try #require(URL(string: "tcp://127.0.0.1:\(server.port)"))))
+        let prepare = Task { await item.prepare() }
+        try await Task.sleep(for: .milliseconds(300))
+        prepare.cancel()
+        _ = await withDeadline(Bound.seconds(5), "a cancelled prepare") { await prepare.value }
+        #expect(item.status == .unknown, "a cancelled prepare left the item \(item.status)")
+    }
+
+    /// Runs `body` in a task, cancels the task after a moment, and expects `body` to end promptly.
+    static func endsWhenCancelled(_ what: String, _ body: @escaping @Sendable () async throws -> Void) async throws {
+        let task = Task { try await body() }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        let ended = await withDeadline(Bound.seconds(5), "\(what) after its task was cancelled") { try? await task.value }
+        #expect(ended != nil, "\(what) did not end when cancelled")
+    }
+
+}
