@@ -19,9 +19,10 @@ final class SignalWatcher: Sendable {
         var handler: (@Sendable (Int32) -> Void)?
         /// SIGHUP asks a long-running command to reload (a channel's layout), not to stop.
         var reload: (@Sendable () -> Void)?
-        var sources: [any DispatchSourceSignal] = []
     }
     private let state = Locked(State())
+    /// The signal sources, kept alive for the process's life.
+    private let sources = LockedExclusive<[any DispatchSourceSignal]>([])
 
     private init() {}
 
@@ -42,7 +43,7 @@ final class SignalWatcher: Sendable {
             sources.append(source)
         }
         for _ in sources { _ = registered.wait(timeout: .now() + .seconds(2)) }
-        state.withLock { $0.sources = sources }
+        self.sources.withLock { $0 = sources }
     }
 
     /// The first signal received, if any.

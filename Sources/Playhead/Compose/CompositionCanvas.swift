@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// The picture a ``Compositor`` draws: its size, its frame rate and the colour behind every layer.
 public struct CompositionCanvas: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Dispatch
 
 /// The output thread of a composition: owns the sink (every call to it is made here, in order:

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Logging
 
 /// Puts several layers into one picture, frame by frame, headless: the screen an app builds from

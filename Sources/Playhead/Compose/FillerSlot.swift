@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// A filler playing in place of a failed item for its slot, on the render thread: its frame at
 /// each time (looping when the filler is shorter than the slot and its duration is known), or

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Foundation
 
 /// One pass of a layer through one of its items, as its timeline played it: where on the layer's

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Foundation
 
 /// Draws one layer into the canvas at each output time, on the compositor's thread: the frame of

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Foundation
 
 /// Where an item's decoded sound starts and ends on its own timeline, by evidence: its audio

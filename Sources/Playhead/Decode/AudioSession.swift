@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Foundation
 
 /// Decodes a file's best audio track alone, resamples it to interleaved signed 16-bit (the

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// Decodes one audio stream's packets, resamples them to interleaved signed 16-bit in the chosen
 /// format, trims them to the session's time window sample for sample, and hands them to an

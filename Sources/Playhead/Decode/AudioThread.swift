@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// The audio thread of a session: owns the audio stage (decoder, resampler) and, through it, the
 /// audio sink. Each segment restarts the stage at the segment's audio start; the audio ends where

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// A sink that follows a session's segments: told, on the thread that feeds it, before the first
 /// frame (or buffer) of each segment. A player's presenters use it to place a seek's frames on

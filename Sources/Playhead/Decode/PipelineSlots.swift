@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// How a segment begins, as the demux thread worked it out after positioning the demuxer: what
 /// the decoders select, and where the segment's media timeline starts.

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// The video half of a session, made on the demux thread and handed to the video thread: the
 /// decoder and stepper, the fixed geometry, the converter, and the pools between the threads.

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// Owns an audio encoder (FFmpeg's AAC) fed with interleaved signed 16-bit samples:
 /// libswresample converts them to the encoder's sample format, libavutil's audio FIFO cuts them

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// Turns FFmpeg return codes into ``PlayheadError`` values: one place that knows `av_strerror`.
 enum FFmpegError {

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Logging
 
 /// Where FFmpeg's own messages go. FFmpeg logs through one process-wide callback; by default
@@ -50,24 +50,25 @@ public enum FFmpegLogging {
 /// What FFmpeg said, at warning level and above, about one demuxer: kept per format context so
 /// that the reader can look for a container's own account of how its data ended.
 final class LogEvidence: Sendable {
-    private static let registry = Locked<[UnsafeRawPointer: LogEvidence]>([:])
+    /// Keyed by the context's address (an address is a number; the pointer itself is not `Sendable`).
+    private static let registry = Locked<[UInt: LogEvidence]>([:])
     private let state = Locked<(messages: [String], errors: [String], errorCount: Int)>(([], [], 0))
     /// Messages kept at most (the first ones; later errors are still counted).
     static let capacity = 64
 
     static func registered(for context: UnsafeRawPointer) -> LogEvidence? {
-        registry.withLock { $0[context] }
+        registry.withLock { $0[UInt(bitPattern: context)] }
     }
 
     /// Starts collecting what is logged for `context`.
     func register(_ context: UnsafeRawPointer) {
-        Self.registry.withLock { $0[context] = self }
+        Self.registry.withLock { $0[UInt(bitPattern: context)] = self }
     }
 
     /// Stops collecting (before the context is freed: its address may be reused).
     func unregister(_ context: UnsafeRawPointer) {
         Self.registry.withLock { registry in
-            if registry[context] === self { registry[context] = nil }
+            if registry[UInt(bitPattern: context)] === self { registry[UInt(bitPattern: context)] = nil }
         }
     }
 

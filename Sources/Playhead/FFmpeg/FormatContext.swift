@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// Owns an `AVFormatContext` opened for reading, and closes it when released.
 ///

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Foundation
 
 /// Tells "not media at all" from "media, but damaged" after an open failed with invalid data, by

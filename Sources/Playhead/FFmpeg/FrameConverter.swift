@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// Scales and converts decoded frames into a canvas by a fixed ``FrameLayout``, the way ffmpeg's
 /// scale filter does: libswscale with bicubic filtering, told each frame's own colour matrix and

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// Owns an encoder context that turns canvas frames into packets (PNG, PPM images, or wrapped
 /// frames for the Y4M muxer). Used on the sink's thread only.

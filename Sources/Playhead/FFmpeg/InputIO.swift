@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Foundation
 
 /// Owns the `AVIOContext` a format context reads from: opened by FFmpeg's protocols from a path

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Synchronization
 
 /// The flag FFmpeg's interrupt callback polls during blocking I/O. Setting it makes the blocking

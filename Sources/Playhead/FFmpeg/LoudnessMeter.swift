@@ -1,5 +1,5 @@
 import Foundation
-import CFFmpeg
+internal import CFFmpeg
 
 /// Measures an item's integrated loudness (EBU R128, in LUFS) with libavfilter's `ebur128`
 /// filter: the item's best audio stream decoded (the reader's read rule and decoder), through

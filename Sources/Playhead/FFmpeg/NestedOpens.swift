@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// Counts the inputs a demuxer opens inside its own (HLS playlists and segments, DASH, a
 /// playlist's variants), through `AVFormatContext.io_open`. While the source is being opened, at

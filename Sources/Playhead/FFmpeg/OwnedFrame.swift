@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// Owns an `AVFrame` (and through it, its buffers); freed when released. One per pipeline slot,
 /// reused for every frame: never allocated per frame.

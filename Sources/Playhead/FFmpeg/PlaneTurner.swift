@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// Turns a picture by its ``VideoOrientation``, plane by plane, in its own pixel format: what a
 /// display (and ffmpeg's autorotate) does before any scaling or conversion, so the result matches

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 extension MediaTime {
     /// An FFmpeg timestamp in `timeBase` units, exactly when the time base allows it.

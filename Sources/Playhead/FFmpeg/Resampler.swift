@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// Owns a libswresample context converting decoded audio to interleaved signed 16-bit samples at a
 /// chosen rate and channel layout, into a buffer reused from one call to the next.

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// The options a source is opened with: the one place that turns ``AssetOptions`` into FFmpeg's
 /// protocol options.

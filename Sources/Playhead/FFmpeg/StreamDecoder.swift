@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// Owns a decoder for one stream (video or audio) and runs the one send/receive loop every path
 /// decodes with. Damage is decoded past and counted: a packet the decoder rejects, an error coming

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Foundation
 
 /// A local source that is a stream rather than a file — a FIFO, a character device, standard

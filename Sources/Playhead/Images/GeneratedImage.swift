@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// A picture made by an ``AssetImageGenerator``: packed 8-bit RGB, `size.width * 3` bytes a row.
 public struct GeneratedImage: Sendable, Hashable {

@@ -11,7 +11,7 @@ public final class PlayerItem: Sendable {
     /// The asset this item plays.
     public let asset: Asset
 
-    private struct Guarded {
+    private struct Guarded: Sendable {
         var state = PlayerItemState<ObjectIdentifier>()
         var observers: [ObjectIdentifier: WeakObserver] = [:]
         var duration = MediaTime.indefinite
@@ -24,7 +24,7 @@ public final class PlayerItem: Sendable {
         var playedToEnd = false
     }
 
-    private struct WeakObserver {
+    private struct WeakObserver: Sendable {
         weak var observer: (any PlayerItemObserver)?
     }
 

@@ -1,7 +1,7 @@
 /// The pure rules of a ``PlayerItem``'s status and event delivery: which transitions are allowed,
 /// which observers get which events, and who delivers them. It performs nothing; ``PlayerItem``
 /// holds it under a lock and delivers what it returns after unlocking.
-struct PlayerItemState<ObserverID: Hashable> {
+struct PlayerItemState<ObserverID: Hashable & Sendable>: Sendable {
     private(set) var status: PlayerItemStatus = .unknown
     /// Events waiting for delivery, each with the observers it goes to.
     private var pending: [(event: PlayerItemEvent, to: [ObserverID])] = []

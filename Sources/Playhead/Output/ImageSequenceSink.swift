@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Foundation
 
 /// Writes every frame as an image file, `frame-000001.png`, `frame-000002.png`, … (numbered from

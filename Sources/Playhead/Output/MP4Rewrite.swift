@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// The last step of an MP4 export: the fragmented file written while encoding (a killed run's
 /// file plays up to its last fragment) is copied, packet for packet with the same timestamps,

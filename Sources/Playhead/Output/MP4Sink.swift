@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// Writes all frames into one H.264 MP4 — libavcodec's libx264, libavformat's mp4 muxer —
 /// safely (see ``SafeFile``): under a temporary name until `finish` puts it in place. Given a
@@ -22,7 +22,7 @@ public final class MP4Sink: AudioCarryingFrameSink, Sendable {
     /// Whether a file already at ``path`` may be replaced when this one is complete.
     public let replacing: Bool
     /// The encoders and the muxer, fed from the picture's thread and the sound's.
-    private let writer: Locked<MP4Writer?>
+    private let writer: LockedExclusive<MP4Writer?>
     /// Set when ``soundInput()`` is taken.
     private let separateSound = Locked(false)
 
@@ -34,7 +34,7 @@ public final class MP4Sink: AudioCarryingFrameSink, Sendable {
         self.replacing = replacing
         self.preset = preset
         self.crf = crf
-        writer = Locked(nil)
+        writer = LockedExclusive(nil)
     }
 
     public var framesWritten: Int { writer.withLock { $0?.framesWritten ?? 0 } }
@@ -54,7 +54,7 @@ public final class MP4Sink: AudioCarryingFrameSink, Sendable {
         return MP4SoundInput(sink: self)
     }
 
-    private func withWriter<T>(_ body: (MP4Writer) throws(PlayheadError) -> T) throws(PlayheadError) -> T {
+    private func withWriter<T: Sendable>(_ body: (MP4Writer) throws(PlayheadError) -> T) throws(PlayheadError) -> T {
         try writer.withLock { (slot: inout MP4Writer?) throws(PlayheadError) -> T in
             if slot == nil {
                 slot = MP4Writer(path: path, preset: preset, crf: crf, replacing: replacing, separateSound: separateSound.withLock { $0 })

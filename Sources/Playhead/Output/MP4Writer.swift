@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// The encoders and the muxer of one ``MP4Sink``, used under its lock from whichever thread
 /// feeds it (the picture's, and the sound's when it has its own). ``MP4ExportPlan`` says when the

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Glibc
 
 /// A libavformat muxer writing one file through custom I/O into a ``SafeFile``: FFmpeg never opens

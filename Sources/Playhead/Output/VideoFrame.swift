@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// The pixel layouts sinks can ask for.
 public enum OutputPixelFormat: String, Sendable, Hashable {

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Foundation
 
 /// Writes interleaved 16-bit audio into a WAV file through libavformat's `wav` muxer, safely (see
@@ -19,7 +19,7 @@ public final class WAVSink: AudioSink {
     }
     /// `Locked` keeps the calls of successive sessions (each on its own audio thread, one after
     /// another) ordered.
-    private let state = Locked(State())
+    private let state = LockedExclusive(State())
     private let replacing: Bool
 
     /// With `replacing` false, a file already at `path` is left alone and the sink fails with

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// What a media file that Playhead wrote holds on disk, read back with the demuxer (for
 /// summaries that report the disk, not what was meant to be written).

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Foundation
 
 /// Writes all frames into one YUV4MPEG2 file through libavformat's `yuv4mpegpipe` muxer, safely

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Dispatch
 
 /// The channel's encoder thread and the few pictures that may wait for it. The composition's

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// The channel's two encoders — H.264 (libx264, low latency: no B-frames, a keyframe every
 /// segment) and AAC — whose packets go to every target. Output frame *n* is stamped *n* in a

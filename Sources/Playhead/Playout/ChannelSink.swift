@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// A composition's live output: its pictures and mixed sound encoded once (H.264 and AAC, see
 /// ``ChannelEncoder``) and written to several targets at once — HLS, RTMP, SRT, UDP, recordings,

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 extension Demuxer {
     /// Everything the container and its streams say, for an ``Asset``'s keys. Durations are the

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 import Glibc
 
 /// How a source's data ended, decided from the demuxer's own evidence — never from a declared

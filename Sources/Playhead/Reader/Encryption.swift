@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// Encrypted tracks (ISO Common Encryption in MP4: `cenc`, `cens`, `cbc1`, `cbcs`). FFmpeg marks
 /// every packet of a protected track with its encryption information (`AV_PKT_DATA_ENCRYPTION_INFO`,

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// The one media reader, for one thread: a ``Demuxer`` opened once, the video decoding half (a
 /// ``VideoFrameStepper``), positioned by the one ``SeekRule``, saying how it ended.

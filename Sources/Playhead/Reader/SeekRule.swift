@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// A request to position a reader: a time, and how far before and after it the first frame may
 /// lie (zero both: frame-exact, the frame displayed at `time`).

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// A video stream's facts, worked out in this one place from the container's and the codec's
 /// parameters: stored size, pixel shape, display orientation, colours, timing. Probe, sessions,

@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// Where decoding starts delivering after a start or a seek, in the stream's time base: the first
 /// frame that starts inside `[low, high]` — or, when none does, the frame displayed at `target`.

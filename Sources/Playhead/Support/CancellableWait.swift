@@ -26,7 +26,7 @@ private let waitKeys = Atomic<UInt64>(0)
 /// nil; `unregister` (under the lock) takes it back out. Every exit resumes exactly once: a
 /// cancellation that comes before the registration is seen by it (the task's flag is read under
 /// the same lock), one that comes after finds the continuation and resumes it.
-func cancellableWait<State, Value: Sendable>(
+func cancellableWait<State: Sendable, Value: Sendable>(
     _ lock: Locked<State>, cancelled: Value,
     register: @escaping @Sendable (inout State, UInt64, CheckedContinuation<Value, Never>) -> Value?,
     unregister: @escaping @Sendable (inout State, UInt64) -> CheckedContinuation<Value, Never>?

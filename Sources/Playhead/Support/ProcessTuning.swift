@@ -1,4 +1,4 @@
-import CFFmpeg
+internal import CFFmpeg
 
 /// Settings that belong to the process rather than to one engine object; the CLI applies them at
 /// start. An app embedding Playhead for a long loop can do the same (or set `MALLOC_ARENA_MAX`).
