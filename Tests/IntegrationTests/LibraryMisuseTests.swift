@@ -150,6 +150,66 @@ import Testing
         #expect(item.status == .unknown, "a cancelled prepare left the item \(item.status)")
     }
 
+    /// At an item's end, play() does nothing until a seek; a seek to the start and play() play
+    /// it all again, and waitUntilIdle waits for that.
+    @Test func playingAgainAfterTheEndNeedsASeek() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let player = Player(item: PlayerItem(asset: Asset(path: path)), output: NullSink(pixelFormat: .rgb24), configuration: tiny)
+        player.play()
+        _ = await withDeadline(Bound.seconds(20), "the first play") { await player.waitUntilIdle() }
+        #expect(player.statistics.framesPresented == 100)
+        player.play()
+        #expect(player.rate == 0 && player.timeControlStatus == .paused, "play() at the end: rate \(player.rate), \(player.timeControlStatus)")
+        let landed = await withDeadline(Bound.seconds(20), "seek to the start after the end") { await player.seek(to: .zero) }
+        #expect(landed == .some(.zero))
+        player.play()
+        _ = await withDeadline(Bound.seconds(20), "the second play") { await player.waitUntilIdle() }
+        #expect(player.statistics.framesPresented == 200, "waitUntilIdle returned after \(player.statistics.framesPresented) frames")
+    }
+
+    /// A sequence of images dropped without being iterated starts no work: the file is never
+    /// opened (it was opened at once, and its producer blocked for good with its demuxer).
+    @Test func anImageSequenceNeverIteratedCostsNothing() async throws {
+        let folder = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("clip.mp4").path
+        try FileManager.default.copyItem(atPath: try Fixtures.reader("audio-video-4s.mp4"), toPath: path)
+        let generator = AssetImageGenerator(asset: Asset(path: path))
+        for _ in 0..<4 { _ = generator.images(for: [.zero, MediaTime(value: 2, timescale: 1)]) }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(Self.descriptors(to: path) == 0, "dropped sequences opened the file")
+        // Iterated, the same request answers.
+        var answers = 0
+        for await result in generator.images(for: [.zero, MediaTime(value: 2, timescale: 1)]) where result.image != nil { answers += 1 }
+        #expect(answers == 2)
+    }
+
+    /// An asset's idle demuxers go with the asset: a file it read is closed once it is dropped.
+    @Test func aDroppedAssetKeepsNoFileOpen() async throws {
+        let folder = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("clip.mp4").path
+        try FileManager.default.copyItem(atPath: try Fixtures.reader("audio-video-4s.mp4"), toPath: path)
+        do {
+            let asset = Asset(path: path)
+            _ = try await asset.load(.tracks, .duration)
+            let result = await DecodeSession(asset: asset, configuration: DecodeConfiguration(outputSize: PixelSize(width: 16, height: 9)))
+                .run(into: NullSink(pixelFormat: .rgb24))
+            #expect(result.status == .completed)
+        }
+        var open = Self.descriptors(to: path)
+        for _ in 0..<50 where open > 0 {
+            try await Task.sleep(for: .milliseconds(20))
+            open = Self.descriptors(to: path)
+        }
+        #expect(open == 0, "the asset is gone but \(open) descriptor(s) to its file stay open")
+    }
+
+    static func descriptors(to path: String) -> Int {
+        let links = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return links.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == path }.count
+    }
+
     /// Runs `body` in a task, cancels the task after a moment, and expects `body` to end promptly.
     static func endsWhenCancelled(_ what: String, _ body: @escaping @Sendable () async throws -> Void) async throws {
         let task = Task { try await body() }

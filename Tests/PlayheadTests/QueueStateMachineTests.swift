@@ -81,4 +81,20 @@ import Testing
         #expect(machine.pause() == [.setRate(0)])
         #expect(machine.play() == [.setRate(1)])
     }
+
+    @Test func playAtTheEndOfAnItemThatStayedWaitsForASeek() {
+        var machine = queue(["a"], action: .pause)
+        _ = machine.play()
+        #expect(machine.itemEnded("a") == [.reportEnd("a"), .setRate(0)])
+        #expect(machine.play().isEmpty, "nothing to play at the end")
+        #expect(machine.rate == 0 && machine.timeControlStatus == .paused)
+        machine.currentSought()
+        #expect(machine.play() == [.setRate(1), .start("a", presenting: true)], "a seek gives it something to play")
+        // A new current item clears the end.
+        var other = queue(["a", "b"], action: .pause)
+        _ = other.play()
+        _ = other.itemEnded("a")
+        _ = other.advanceToNextItem()
+        #expect(other.play() == [.setRate(1), .present("b")], "the next item, pre-rolled, plays")
+    }
 }

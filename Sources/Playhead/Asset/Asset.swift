@@ -36,6 +36,12 @@ public actor Asset {
     private var nextWaiter = 0
     private var interrupt: InterruptFlag?
 
+    deinit {
+        // Its idle demuxers go with it: nobody can take them any more (a file it named is closed,
+        // an upload's memory freed).
+        IdleDemuxers.shared.discard(token: token)
+    }
+
     /// An asset for `url` (a file URL or any URL FFmpeg can open). Nothing is read until a key is loaded.
     ///
     /// A file URL's path is opened byte for byte after its percent escapes are decoded, so a name

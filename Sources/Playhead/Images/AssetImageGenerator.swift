@@ -66,11 +66,15 @@ public struct AssetImageGenerator: Sendable {
         let interrupt = InterruptFlag()
         let channel = ResultChannel(count: times.count, onTerminate: { interrupt.raise() })
         let generator = self
-        Task {
-            await generator.run(times: times.sorted(), interrupt: interrupt, emitter: channel)
-            channel.finish()
+        // The work starts with the first answer asked for: a sequence dropped un-iterated holds
+        // no thread and no demuxer.
+        let starter = StartOnce {
+            Task {
+                await generator.run(times: times.sorted(), interrupt: interrupt, emitter: channel)
+                channel.finish()
+            }
         }
-        return ImageResults(channel: channel)
+        return ImageResults(channel: channel, starter: starter)
     }
 
     private func run(times: [MediaTime], interrupt: InterruptFlag, emitter: ResultChannel) async {

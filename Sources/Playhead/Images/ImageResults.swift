@@ -1,8 +1,10 @@
 import Foundation
+import Synchronization
 
 /// The answers of ``AssetImageGenerator/images(for:)``: one per requested time, in ascending time
-/// order, whichever decoder finished first. Stop iterating (or cancel the iterating task) to
-/// cancel the work left.
+/// order, whichever decoder finished first. The work starts at the first `next()` (a sequence
+/// never iterated costs nothing); stop iterating (or cancel the iterating task, or drop the
+/// iterator) to cancel the work left.
 ///
 /// Memory stays bounded however many times are asked for: a decoder that runs ahead of the
 /// consumer waits once the images it holds back reach ``bufferBudget`` bytes (the one the consumer
@@ -14,9 +16,10 @@ public struct ImageResults: AsyncSequence, Sendable {
     public static let bufferBudget = 16 << 20
 
     let channel: ResultChannel
+    let starter: StartOnce
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(consumer: Consumer(channel: channel))
+        Iterator(consumer: Consumer(channel: channel, starter: starter))
     }
 
     public struct Iterator: AsyncIteratorProtocol {
@@ -30,10 +33,15 @@ public struct ImageResults: AsyncSequence, Sendable {
     /// Ends the work when the iterator goes away before the last answer.
     final class Consumer: Sendable {
         let channel: ResultChannel
-        init(channel: ResultChannel) { self.channel = channel }
+        let starter: StartOnce
+        init(channel: ResultChannel, starter: StartOnce) {
+            self.channel = channel
+            self.starter = starter
+        }
         deinit { channel.terminate() }
 
         func next() async -> AssetImageGenerator.Result? {
+            starter.start()
             let channel = self.channel
             return await withTaskCancellationHandler {
                 await channel.next()
@@ -41,6 +49,19 @@ public struct ImageResults: AsyncSequence, Sendable {
                 channel.terminate()
             }
         }
+    }
+}
+
+/// Runs a body once, the first time it is asked to (the work behind a sequence, at its first
+/// `next()`).
+final class StartOnce: Sendable {
+    private let started = Atomic<Bool>(false)
+    private let body: @Sendable () -> Void
+
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+
+    func start() {
+        if !started.exchange(true, ordering: .acquiringAndReleasing) { body() }
     }
 }
 

@@ -130,6 +130,8 @@ public final class QueuePlayer: Sendable {
 
     // MARK: Rate
 
+    /// Plays (rate 1). At the end of an item that stayed current (`actionAtItemEnd` `.pause` or
+    /// `.none`) there is nothing to play until a seek moves it: the player stays paused.
     public func play() { handle { $0.machine.play() } }
     public func pause() { handle { $0.machine.pause() } }
 
@@ -178,7 +180,14 @@ public final class QueuePlayer: Sendable {
             // Not started yet (paused before playing): start it, presenting; the seek takes over.
             start(id, presenting: true, decoding: configuration.decoding)
         }
-        guard let run = engine.withLock({ $0.runs[id] }) else { return nil }
+        guard let run = engine.withLock({ e -> ItemRun? in
+            // An item that ended and stayed current plays again from where the seek puts it: the
+            // player is no longer idle, and play() plays it.
+            guard let run = e.runs[id] else { return nil }
+            e.endedWithoutAdvance = false
+            e.machine.currentSought()
+            return run
+        }) else { return nil }
         timeline.reanchor(at: timeline.cursor)
         let landed = await run.session.seek(to: request, end: item.timeRange?.end, presentationPosition: timeline.cursor)
         if let landed { item.post(.timeJumped(from: from, to: landed)) }

@@ -44,6 +44,9 @@ struct QueueStateMachine<ID: Hashable & Sendable> {
     private(set) var started: [ID: Bool] = [:]
     /// `true` once the current item has presented a frame since it became current or since play.
     private(set) var presenting = false
+    /// The current item played to its end and stayed current (`.pause`, `.none`), and was not
+    /// moved since: playing it again needs a seek first.
+    private(set) var currentEnded = false
 
     init(actionAtItemEnd: ActionAtItemEnd) {
         self.actionAtItemEnd = actionAtItemEnd
@@ -63,7 +66,9 @@ struct QueueStateMachine<ID: Hashable & Sendable> {
 
     mutating func setRate(_ newRate: Double) -> [Action] {
         let clamped = max(0, newRate.isFinite ? newRate : 0)
-        guard clamped != rate else { return [] }
+        // At the end of an item that stayed current there is nothing to play until a seek: the
+        // player stays paused rather than waiting for frames that never come.
+        guard clamped != rate, !(clamped > 0 && currentEnded && rate == 0) else { return [] }
         rate = clamped
         if rate == 0 { presenting = false }
         return [.setRate(clamped)] + startIfNeeded()
@@ -72,6 +77,11 @@ struct QueueStateMachine<ID: Hashable & Sendable> {
     /// The current item presented its first frame.
     mutating func currentPresented(_ id: ID) {
         if id == current { presenting = true }
+    }
+
+    /// The current item was moved (a seek): it has something to play again.
+    mutating func currentSought() {
+        currentEnded = false
     }
 
     // MARK: Queue edits
@@ -104,6 +114,7 @@ struct QueueStateMachine<ID: Hashable & Sendable> {
         started.removeAll()
         items.removeAll()
         presenting = false
+        currentEnded = false
         if old != nil { actions.append(.currentChanged(from: old, to: nil)) }
         return actions
     }
@@ -125,9 +136,11 @@ struct QueueStateMachine<ID: Hashable & Sendable> {
             started[id] = nil
             rate = 0
             presenting = false
+            currentEnded = true
             return [.reportEnd(id), .setRate(0)]
         case .none:
             started[id] = nil
+            currentEnded = true
             return [.reportEnd(id)]
         }
     }
@@ -139,6 +152,7 @@ struct QueueStateMachine<ID: Hashable & Sendable> {
             started[id] = nil
             let old = items.removeFirst()
             presenting = false
+            currentEnded = false
             return [.reportFailure(id, error), .currentChanged(from: old, to: current)] + startIfNeeded()
         }
         items.remove(at: index)
@@ -150,6 +164,7 @@ struct QueueStateMachine<ID: Hashable & Sendable> {
 
     private mutating func advance(reportEnd: Bool, stopCurrent: Bool) -> [Action] {
         let old = items.removeFirst()
+        currentEnded = false
         var actions: [Action] = []
         if stopCurrent, started[old] != nil { actions.append(.stop(old)) }
         if reportEnd { actions.append(.reportEnd(old)) }

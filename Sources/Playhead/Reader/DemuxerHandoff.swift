@@ -49,6 +49,18 @@ final class IdleDemuxers: Sendable {
         WorkerPool.shared.run("playhead.close") { for box in evicted { _ = box.take() } }
     }
 
+    /// Closes the idle demuxers of the asset `token` (the asset is gone: nobody can take them), on
+    /// a worker thread.
+    func discard(token: Int) {
+        let gone = boxes.withLock { boxes -> [DemuxerBox] in
+            let matching = boxes.filter { $0.token == token }
+            boxes.removeAll { $0.token == token }
+            return matching
+        }
+        guard !gone.isEmpty else { return }
+        WorkerPool.shared.run("playhead.close") { for box in gone { _ = box.take() } }
+    }
+
     /// An idle demuxer of the asset `token`, if one is kept.
     func take(token: Int) -> DemuxerBox? {
         boxes.withLock { boxes in
