@@ -23,13 +23,13 @@ struct ComposeCommand: AsyncParsableCommand {
             Relative sources are found beside the layout file. Examples: examples/*.json.
             """)
 
-    @Option(help: "Canvas size WxH (even).", transform: PlayCommand.parseSize)
+    @Option(parsing: .unconditional, help: "Canvas size WxH (even).", transform: PlayCommand.parseSize)
     var size: PixelSize
 
-    @Option(help: "Frames per second (30, 29.97, 24000/1001).")
+    @Option(parsing: .unconditional, help: "Frames per second (30, 29.97, 24000/1001).")
     var rate: String = "30"
 
-    @Option(help: "Seconds of output.")
+    @Option(parsing: .unconditional, help: "Seconds of output.")
     var duration: Double
 
     @Option(help: "Background colour: #RRGGBB or black, white, gray, red, green, blue.")
@@ -67,7 +67,7 @@ struct ComposeCommand: AsyncParsableCommand {
     @Option(help: "x264 preset for mp4 (ultrafast … veryslow).")
     var preset = "veryfast"
 
-    @Option(help: "x264 constant rate factor for mp4 (0 … 51).")
+    @Option(parsing: .unconditional, help: "x264 constant rate factor for mp4 (0 … 51).")
     var crf = 23
 
     @Flag(help: "Write frames at the canvas's rate on the machine's clock; late frames are counted, never dropped.")
@@ -92,6 +92,7 @@ struct ComposeCommand: AsyncParsableCommand {
         if layer.isEmpty && grid == nil && layout == nil { throw ValidationError("give --layout, at least one --layer, or --grid with sources") }
         if grid == nil && !paths.isEmpty { throw ValidationError("sources after the options are for --grid") }
         if !(duration > 0 && duration <= 86_400) { throw ValidationError("--duration must be more than 0 and at most 86400 seconds") }
+        try Limits.checkCanvas(size, option: "--size")
         if let anyRate = FrameRate(numerator: 1) {
             do throws(PlayheadError) {
                 try CompositionCanvas(size: size, frameRate: anyRate).check()
@@ -127,6 +128,11 @@ struct ComposeCommand: AsyncParsableCommand {
         var specs = try layout.map { try LayerSpec.layoutFile($0, timeout: sourceOptions.timeout) } ?? []
         specs += try layer.map { try LayerSpec(parsing: $0) }
         if let grid { specs += try LayerSpec.grid(grid, sources: paths, canvas: size, zBase: (specs.map(\.z).max() ?? -1) + 1) }
+        // What a layout allows, whatever gives the layers (--layer, --grid, --layout).
+        guard specs.count <= LayerSpec.maximumLayers else {
+            throw ValidationError("\(specs.count) layers: a composition holds at most \(LayerSpec.maximumLayers)")
+        }
+        try StandardInput.checkReadOnce(specs.flatMap(\.sources))
         let frames = Int((duration * rate.value).rounded(.down))
         let format = outputFormat
         let file = fileTarget == nil ? nil : out
@@ -158,8 +164,9 @@ struct ComposeCommand: AsyncParsableCommand {
             switch await output.folder.claimFolders(["composition"])[0] {
             case .success(let path): folder = path
             case .failure(let error):
-                // Refused (a name taken by something not ours): the summary says so, not "running".
-                summary.state = RunState.atTheEnd
+                // Refused (a name taken by something not ours): the summary says so — failed, not
+                // "running" nor "finished" (nothing was composed).
+                summary.state = RunState.atTheEnd == .cancelled ? .cancelled : .failed
                 summary.error = ErrorReport(error)
                 try await output.writeSummary(summary)
                 throw CommandFailure(description: error.description)

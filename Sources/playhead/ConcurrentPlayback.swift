@@ -177,7 +177,8 @@ struct ConcurrentPlayback {
         let written = log.entry(session.job.folderName)
         guard let folder = session.folder else {
             var report = FileReport(session: outcome, path: session.job.path, output: nil, written: written)
-            report.audioFrames = outcome.audioFramesPresented > 0 ? outcome.audioFramesPresented : nil
+            // With --format none nothing is written: no samples are reported as if they were.
+            report.audioFrames = outcome.audioFramesPresented > 0 && command.format != .none ? outcome.audioFramesPresented : nil
             return report
         }
         let onDisk = OutputInventory.Folder(folder, format: command.format)

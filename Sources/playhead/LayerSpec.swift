@@ -4,6 +4,9 @@ import Playhead
 
 /// One layer as the command line or a layout file describes it.
 struct LayerSpec {
+    /// The most layers one composition holds, however they are given.
+    static let maximumLayers = 64
+
     var sources: [String]
     var rect: PixelRect
     var z = 0
@@ -144,7 +147,7 @@ struct LayerSpec {
         } catch {
             throw ValidationError("the layout \(path) is not a JSON array of layers (\(error))")
         }
-        guard (1...64).contains(entries.count) else { throw ValidationError("the layout \(path) holds 1 … 64 layers") }
+        guard (1...maximumLayers).contains(entries.count) else { throw ValidationError("the layout \(path) holds 1 … \(maximumLayers) layers") }
         let names = entries.compactMap(\.name)
         guard Set(names).count == names.count, !names.contains(where: \.isEmpty) else {
             throw ValidationError("the layout \(path) gives a layer name twice (or an empty one): names tell layers apart")

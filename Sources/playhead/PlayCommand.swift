@@ -34,7 +34,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "Folder for the frame dumps and summary.json.")
     var out: String
 
-    @Option(help: "Canvas size WxH (default: each file's displayed size).", transform: PlayCommand.parseSize)
+    @Option(parsing: .unconditional, help: "Canvas size WxH (default: each file's displayed size).", transform: PlayCommand.parseSize)
     var size: PixelSize?
 
     @Option(help: "How the picture fills the canvas: \(Gravity.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -43,13 +43,13 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "Dump format: \(DumpFormat.allCases.map(\.rawValue).joined(separator: ", ")) (none decodes without writing).")
     var format: DumpFormat = .png
 
-    @Option(help: "Stop each file after N frames.")
+    @Option(parsing: .unconditional, help: "Stop each file after N frames.")
     var frames: Int?
 
-    @Option(name: .customLong("max-sessions"), help: "Files played at once (the rest wait their turn).")
+    @Option(name: .customLong("max-sessions"), parsing: .unconditional, help: "Files played at once (the rest wait their turn).")
     var maxSessions: Int = 4
 
-    @Option(help: "Play each file N times back to back, gaplessly, frames numbered on; or 'forever' (stop with Ctrl-C).")
+    @Option(parsing: .unconditional, help: "Play each file N times back to back, gaplessly, frames numbered on; or 'forever' (stop with Ctrl-C).")
     var loop: LoopArgument?
 
     @Flag(name: .customLong("no-audio"), help: "Do not write audio.wav for files with audio.")
@@ -80,6 +80,7 @@ struct PlayCommand: AsyncParsableCommand {
 
     mutating func validate() throws {
         paths = RawArguments.restoring(paths)
+        try StandardInput.checkReadOnce(paths, manifest: batch.manifest)
         if batch.isBatch {
             try batch.validate(paths: paths, resultsRequired: true)
             if queue { throw ValidationError("--queue plays files given as arguments, not --manifest") }
@@ -96,7 +97,7 @@ struct PlayCommand: AsyncParsableCommand {
     static func parseSize(_ text: String) throws -> PixelSize {
         let parts = text.lowercased().split(separator: "x")
         guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
-            throw ValidationError("size must look like 640x360")
+            throw ValidationError("size must be WIDTHxHEIGHT, each at least 1 (640x360), not \(text)")
         }
         return PixelSize(width: w, height: h)
     }

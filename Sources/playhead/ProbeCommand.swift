@@ -23,6 +23,7 @@ struct ProbeCommand: AsyncParsableCommand {
 
     mutating func validate() throws {
         paths = RawArguments.restoring(paths)
+        try StandardInput.checkReadOnce(paths, manifest: batch.manifest)
         if batch.isBatch {
             try batch.validate(paths: paths, resultsRequired: false)
         } else if paths.isEmpty {

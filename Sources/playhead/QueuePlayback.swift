@@ -91,7 +91,8 @@ struct QueuePlayback {
         // Frames and samples went to the outputs in queue order: what is on disk is each item's
         // share of it, in that order.
         var framesLeft = onDisk?.frames ?? 0
-        var samplesLeft = onDisk?.audioFrames ?? (folder == nil ? Int.max : 0)
+        // With --format none nothing is written: no samples are reported as if they were.
+        var samplesLeft = onDisk?.audioFrames ?? (folder == nil && format != .none ? Int.max : 0)
         var totals = [(presented: Int, frames: Int, samples: Int, damage: Int, firstDamage: PlayheadError?)](
             repeating: (0, 0, 0, 0, nil), count: paths.count)
         for (item, position) in plays.all {
@@ -121,7 +122,7 @@ struct QueuePlayback {
         var queue = QueueReport(output: folder, framesPresented: statistics.framesPresented, framesDropped: statistics.framesDropped,
                                 latenessP99: statistics.latenessPercentile(0.99), realtime: realtime)
         queue.framesWritten = onDisk?.frames ?? 0
-        if statistics.audioFramesPresented > 0 {
+        if statistics.audioFramesPresented > 0, format != .none {
             queue.audioFrames = onDisk.map { $0.audioFrames ?? 0 } ?? statistics.audioFramesPresented
             queue.audioResyncs = statistics.audioResyncs
             queue.audioPath = onDisk?.audioFrames == nil ? nil : onDisk?.audioPath

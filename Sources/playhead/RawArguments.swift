@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 
 /// Command-line sources whose bytes are not UTF-8. The argument parser hands out Strings, in which
@@ -59,5 +60,20 @@ enum RawArguments {
             if String(validating: bytes, as: UTF8.self) == nil { result.append(bytes) }
         }
         return result
+    }
+}
+
+/// Standard input is one stream: read by two readers, each gets part of it and would report its
+/// part as the whole. Every name that reads it counts.
+enum StandardInput {
+    static let names: Set<String> = ["-", "pipe:", "pipe:0", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "fd:0"]
+
+    /// Refuses (a usage error) a run that would read standard input more than once: `sources`
+    /// and, when it is read from there, the manifest.
+    static func checkReadOnce(_ sources: [String], manifest: String? = nil) throws {
+        let readers = sources.filter { names.contains($0) }.count + (manifest.map { names.contains($0) ? 1 : 0 } ?? 0)
+        guard readers <= 1 else {
+            throw ValidationError("standard input is named \(readers) times (-, /dev/stdin, pipe:0 …): a stream can be read only once")
+        }
     }
 }

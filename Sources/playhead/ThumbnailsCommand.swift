@@ -19,22 +19,22 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     @Option(help: "Folder for the images, summary.json and sheet.png.")
     var out: String
 
-    @Option(help: "N times per file, at (i + 0.5) × duration / N.")
+    @Option(parsing: .unconditional, help: "N times per file, at (i + 0.5) × duration / N.")
     var count: Int?
 
-    @Option(help: "A time every SECONDS, from 0.")
+    @Option(parsing: .unconditional, help: "A time every SECONDS, from 0.")
     var every: Double?
 
-    @Option(help: "Times in seconds, comma-separated (exact decimals).", transform: ThumbnailsCommand.parseTimes)
+    @Option(parsing: .unconditional, help: "Times in seconds, comma-separated (exact decimals).", transform: ThumbnailsCommand.parseTimes)
     var at: [MediaTime]?
 
     @Flag(help: "The frame showing at each time (the default).")
     var exact = false
 
-    @Option(help: "Accept the keyframe nearest each time within SECONDS either side (faster).")
+    @Option(parsing: .unconditional, help: "Accept the keyframe nearest each time within SECONDS either side (faster).")
     var tolerance: Double?
 
-    @Option(help: "Image (and sheet cell) size WxH; images fit inside it.", transform: PlayCommand.parseSize)
+    @Option(parsing: .unconditional, help: "Image (and sheet cell) size WxH; images fit inside it.", transform: PlayCommand.parseSize)
     var size: PixelSize = PixelSize(width: 160, height: 90)
 
     @Option(help: "Image format: png or ppm.")
@@ -46,7 +46,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     @Flag(help: "Fail an image on any damaged data met while looking for it (by default damaged packets are decoded past and counted in damagedPackets).")
     var strict = false
 
-    @Option(name: .customLong("max-sessions"), help: "Files worked on at once.")
+    @Option(name: .customLong("max-sessions"), parsing: .unconditional, help: "Files worked on at once.")
     var maxSessions: Int = 4
 
     @Flag(help: "Print the summary as JSON on standard output.")
@@ -79,6 +79,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
 
     mutating func validate() throws {
         paths = RawArguments.restoring(paths)
+        try StandardInput.checkReadOnce(paths, manifest: batch.manifest)
         if batch.isBatch {
             try batch.validate(paths: paths, resultsRequired: true)
             if sheet { throw ValidationError("--sheet is for files given as arguments, not --manifest") }

@@ -33,10 +33,10 @@ struct PlayoutCommand: AsyncParsableCommand {
     @Option(help: "The channel's JSON layout file (compose's layout; layers may have a \"name\").")
     var layout: String
 
-    @Option(help: "Canvas size WxH (even).", transform: PlayCommand.parseSize)
+    @Option(parsing: .unconditional, help: "Canvas size WxH (even).", transform: PlayCommand.parseSize)
     var size: PixelSize
 
-    @Option(help: "Frames per second (25, 29.97, 30000/1001).")
+    @Option(parsing: .unconditional, help: "Frames per second (25, 29.97, 30000/1001).")
     var rate = "25"
 
     @Option(name: .customLong("out"), help: "Where the channel goes (repeatable): NAME.m3u8, rtmp://…, srt://…, udp://…, NAME.ts, NAME.mp4, or -.")
@@ -45,7 +45,7 @@ struct PlayoutCommand: AsyncParsableCommand {
     @Option(help: "realtime: frames leave at the canvas rate on the machine's clock; virtual: as fast as the machine allows.")
     var clock: ClockKind = .realtime
 
-    @Option(help: "Seconds to run (default: until SIGTERM or SIGINT).")
+    @Option(parsing: .unconditional, help: "Seconds to run (default: until SIGTERM or SIGINT).")
     var duration: Double?
 
     @Option(name: .customLong("as-run"), help: "Append the as-run log here (JSON Lines: each item played, each output at the end).")
@@ -57,7 +57,7 @@ struct PlayoutCommand: AsyncParsableCommand {
     @Option(help: "A clip played in place of an item that fails, for its slot (default: the background and silence).")
     var filler: String?
 
-    @Option(help: "Seconds a failed item's slot lasts when its layer has no time range (default: the filler's duration, else 10).")
+    @Option(parsing: .unconditional, help: "Seconds a failed item's slot lasts when its layer has no time range (default: the filler's duration, else 10).")
     var slot: Double?
 
     @Option(parsing: .unconditional, help: "Bring each item of a layer that gives sound to this loudness (EBU R128 integrated, LUFS; broadcast: -23), measured once per item.")
@@ -69,10 +69,10 @@ struct PlayoutCommand: AsyncParsableCommand {
     @Option(help: "x264 preset (ultrafast … veryslow).")
     var preset = "veryfast"
 
-    @Option(help: "x264 constant rate factor (0 … 51).")
+    @Option(parsing: .unconditional, help: "x264 constant rate factor (0 … 51).")
     var crf = 23
 
-    @Option(help: "Seconds between keyframes: the HLS segment length.")
+    @Option(parsing: .unconditional, help: "Seconds between keyframes: the HLS segment length.")
     var segment = 2.0
 
     @OptionGroup var sourceOptions: SourceArguments
@@ -96,6 +96,7 @@ struct PlayoutCommand: AsyncParsableCommand {
             }
         }
         if outputs.filter({ $0 == "-" }).count > 1 { throw ValidationError("--out - is given twice") }
+        try Limits.checkCanvas(size, option: "--size")
         if let duration, !(duration > 0 && duration <= 366 * 86_400) { throw ValidationError("--duration must be more than 0 and at most a year of seconds") }
         guard let parsed = FrameRate(parsing: rate), parsed.value >= 1, parsed.value <= 120 else {
             throw ValidationError("--rate must be 1 … 120 frames per second: a number (25, 29.97) or N/D (30000/1001), not \(rate)")

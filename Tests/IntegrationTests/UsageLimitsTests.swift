@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+@testable import Playhead
+
+/// What a run may ask for is checked before any work (exit 2, nothing written), with a message
+/// that says what is allowed: standard input named twice, canvases and layer counts past the
+/// limits, negative numbers.
+@Suite struct UsageLimitsTests {
+    @Test func standardInputIsReadOnce() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        for (command, sources) in [("play", ["-", "-"]), ("play", ["-", "/dev/stdin"]), ("thumbnails", ["pipe:0", "-"]), ("probe", ["-", "/proc/self/fd/0"])] {
+            var arguments = [command] + sources
+            if command != "probe" { arguments += ["--out", out + "/o"] }
+            let run = try await CLI.run(arguments)
+            #expect(run.status == 2 && run.stderr.contains("standard input is named 2 times"), "\(arguments): \(run.status) \(run.stderr)")
+        }
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let compose = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--out", out + "/c.y4m",
+                                         "--layer", "x=0,y=0,w=32,h=36,source=-", "--layer", "x=32,y=0,w=32,h=36,source=-", "--layer", "x=0,y=0,w=8,h=8,source=\(clip)"])
+        #expect(compose.status == 2 && compose.stderr.contains("standard input"), "\(compose.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out + "/o") && !FileManager.default.fileExists(atPath: out + "/c.y4m"))
+    }
+
+    @Test func compositionLimitsAreCheckedBeforeAnyWork() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let start = ContinuousClock.now
+        let huge = try await CLI.run(["compose", "--size", "16384x16000", "--duration", "1", "--out", out + "/huge.y4m", "--layer", "x=0,y=0,w=64,h=36,source=\(clip)"])
+        #expect(huge.status == 2 && huge.stderr.contains("too large") && huge.stderr.contains("8192"), "\(huge.stderr)")
+        let wide = try await CLI.run(["playout", "--layout", "/nonexistent.json", "--size", "8194x2", "--out", out + "/c.ts"])
+        #expect(wide.status == 2 && wide.stderr.contains("too large"), "\(wide.stderr)")
+        #expect(ContinuousClock.now - start < .seconds(10), "refused at once")
+        let many = Array(repeating: clip, count: 65)
+        let grid = try await CLI.run(["compose", "--size", "640x360", "--duration", "1", "--grid", "9x9", "--out", out + "/grid.y4m"] + many)
+        #expect(grid.status == 2 && grid.stderr.contains("at most 64"), "\(grid.stderr)")
+        let layers = (0..<65).flatMap { _ in ["--layer", "x=0,y=0,w=8,h=8,source=\(clip)"] }
+        let layered = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--out", out + "/layers.y4m"] + layers)
+        #expect(layered.status == 2 && layered.stderr.contains("at most 64"), "\(layered.stderr)")
+        for name in ["huge.y4m", "c.ts", "grid.y4m", "layers.y4m"] { #expect(!FileManager.default.fileExists(atPath: out + "/" + name), "\(name) was written") }
+    }
+
+    @Test func negativeNumbersSayWhatIsAllowed() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let layer = ["--layer", "x=0,y=0,w=64,h=36,source=\(clip)"]
+        let cases: [([String], String)] = [
+            (["play", clip, "--out", out + "/p", "--frames", "-1"], "--frames must be at least 1"),
+            (["play", clip, "--out", out + "/p", "--size", "-2x-2"], "each at least 1"),
+            (["thumbnails", clip, "--out", out + "/t", "--count", "-3"], "--count must be"),
+            (["compose", "--size", "64x36", "--duration", "1", "--rate", "-30", "--out", out + "/c.y4m"] + layer, "--rate must be"),
+            (["compose", "--size", "64x36", "--duration", "-1", "--out", out + "/c.y4m"] + layer, "--duration must be"),
+        ]
+        for (arguments, expected) in cases {
+            let run = try await CLI.run(arguments)
+            #expect(run.status == 2 && run.stderr.contains(expected) && !run.stderr.contains("Missing value"), "\(arguments): \(run.stderr)")
+        }
+    }
+
+    /// `--format none` writes nothing: no samples are reported as written.
+    @Test func nothingWrittenIsNothingReported() async throws {
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        for extra in [[String](), ["--queue"]] {
+            let out = try HostileOperationsTests.temporaryFolder()
+            defer { try? FileManager.default.removeItem(atPath: out) }
+            let run = try await CLI.run(["play", "--json", "--format", "none", "--out", out + "/o", clip] + extra)
+            #expect(run.status == 0, "\(run.stderr)")
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            let files = try #require(document["files"] as? [[String: Any]])
+            #expect(files.count == 1 && files[0]["audioFrames"] == nil, "\(extra): \(files)")
+            #expect((document["queue"] as? [String: Any])?["audioFrames"] == nil, "\(extra): \(document)")
+        }
+    }
+
+    /// A composition whose output folder is refused says "failed" in its summary (it said "finished").
+    @Test func aRefusedCompositionIsFailed() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let arguments = ["compose", "--size", "64x36", "--duration", "0.2", "--format", "png", "--out", out + "/c",
+                         "--layer", "x=0,y=0,w=64,h=36,source=\(try Fixtures.clip("h264-aac.mp4"))"]
+        let first = try await CLI.run(arguments)
+        #expect(first.status == 0, "\(first.stderr)")
+        try FileManager.default.removeItem(atPath: out + "/c/composition")
+        try FileManager.default.createDirectory(atPath: out + "/c/composition", withIntermediateDirectories: false)
+        FileManager.default.createFile(atPath: out + "/c/composition/stranger", contents: Data("mine".utf8))
+        let refused = try await CLI.run(arguments)
+        #expect(refused.status == 1 && refused.stderr.contains("outputExists"), "\(refused.stderr)")
+        let summary = try readJSONObject(URL(fileURLWithPath: out + "/c/summary.json"))
+        #expect(summary["state"] as? String == "failed", "\(summary)")
+        #expect(try String(contentsOfFile: out + "/c/composition/stranger", encoding: .utf8) == "mine")
+    }
+}
