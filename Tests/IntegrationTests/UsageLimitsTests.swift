@@ -31,7 +31,9 @@ import Testing
         #expect(huge.status == 2 && huge.stderr.contains("too large") && huge.stderr.contains("8192"), "\(huge.stderr)")
         let wide = try await CLI.run(["playout", "--layout", "/nonexistent.json", "--size", "8194x2", "--out", out + "/c.ts"])
         #expect(wide.status == 2 && wide.stderr.contains("too large"), "\(wide.stderr)")
-        #expect(ContinuousClock.now - start < .seconds(10), "refused at once")
+        // Refused before any work (the canvas once took 51 s to stop); generous, as CLI runs share
+        // the machine with the other suites.
+        #expect(ContinuousClock.now - start < .seconds(30), "refused at once")
         let many = Array(repeating: clip, count: 65)
         let grid = try await CLI.run(["compose", "--size", "640x360", "--duration", "1", "--grid", "9x9", "--out", out + "/grid.y4m"] + many)
         #expect(grid.status == 2 && grid.stderr.contains("at most 64"), "\(grid.stderr)")

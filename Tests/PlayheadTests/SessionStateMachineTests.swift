@@ -53,4 +53,16 @@ import Testing
         #expect(machine.abandonSeek(2).resume.isEmpty)
         #expect(machine.stop().resume.map(\.0) == ["third"])
     }
+
+    @Test func aSeekRetriedFromTheStartIsAbandonedByItsOwnNumber() {
+        var machine = Machine(mode: .interactive, routes: [.video], first: Self.segment(0))
+        _ = machine.seek(Self.segment(1), waiter: "seek")
+        var retry = Self.segment(2)
+        retry.fromTheStart = true
+        let retried = machine.retryFromTheStart(1, as: retry)
+        #expect(retried)
+        let abandoned = machine.abandonSeek(1).resume
+        #expect(abandoned.map(\.0) == ["seek"] && abandoned.first?.1 == nil, "the cancelled seek's wait ends after its retry")
+        #expect(machine.firstFrame(of: 2, at: .zero).resume.isEmpty)
+    }
 }

@@ -41,6 +41,9 @@ struct SessionStateMachine<Waiter, Report> {
         var resume: [(Waiter, MediaTime?)] = []
         /// A segment ended with this report.
         var segmentEnded: Report?
+        /// Which segment ended, when it ended at its end (not by a failure): a seek may supersede
+        /// it before the report is delivered, and a superseded segment's end is not told.
+        var endedSegment: Int?
         /// Stop every stage (the session is over).
         var stop = false
     }
@@ -50,7 +53,9 @@ struct SessionStateMachine<Waiter, Report> {
     var routes: SegmentRoutes
     private(set) var segment: Segment
     private(set) var isStopped = false
-    private var seekWaiters: [(segment: Int, waiter: Waiter)] = []
+    /// Each seek's waiter, under the segment it waits for (a retry moves it) and the number of
+    /// the seek's own segment (its key, which a cancellation names).
+    private var seekWaiters: [(segment: Int, key: Int, waiter: Waiter)] = []
     private var ended: SegmentRoutes = []
     private var firstFrameSeen = false
     private var report: Report?
@@ -69,7 +74,7 @@ struct SessionStateMachine<Waiter, Report> {
             return actions
         }
         actions.resume = seekWaiters.map { ($0.waiter, nil) }
-        seekWaiters = [(next.number, waiter)]
+        seekWaiters = [(next.number, next.number, waiter)]
         segment = next
         ended = []
         firstFrameSeen = false
@@ -82,7 +87,7 @@ struct SessionStateMachine<Waiter, Report> {
     /// for `next`'s first frame.
     mutating func retryFromTheStart(_ number: Int, as next: Segment) -> Bool {
         guard number == segment.number, !isStopped, !segment.fromTheStart, !firstFrameSeen else { return false }
-        seekWaiters = seekWaiters.map { ($0.segment == number ? next.number : $0.segment, $0.waiter) }
+        seekWaiters = seekWaiters.map { ($0.segment == number ? next.number : $0.segment, $0.key, $0.waiter) }
         segment = next
         ended = []
         report = nil
@@ -99,12 +104,13 @@ struct SessionStateMachine<Waiter, Report> {
         return actions
     }
 
-    /// The caller waiting for segment `number`'s seek stopped waiting (its task was cancelled): it
-    /// gets nil now; the segment goes on.
+    /// The caller of the seek that made segment `number` stopped waiting (its task was
+    /// cancelled): it gets nil now, also when the seek was retried as a later segment; the
+    /// segment goes on.
     mutating func abandonSeek(_ number: Int) -> Actions {
         var actions = Actions()
-        actions.resume = seekWaiters.filter { $0.segment == number }.map { ($0.waiter, nil) }
-        seekWaiters.removeAll { $0.segment == number }
+        actions.resume = seekWaiters.filter { $0.key == number }.map { ($0.waiter, nil) }
+        seekWaiters.removeAll { $0.key == number }
         return actions
     }
 
@@ -120,6 +126,7 @@ struct SessionStateMachine<Waiter, Report> {
         actions.resume = seekWaiters.filter { $0.segment == number }.map { ($0.waiter, nil) }
         seekWaiters.removeAll { $0.segment == number }
         actions.segmentEnded = report
+        actions.endedSegment = number
         if mode == .once {
             isStopped = true
             actions.stop = true

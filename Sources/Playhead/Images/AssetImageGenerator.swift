@@ -221,7 +221,10 @@ enum ImageGrabber {
                 continue
             }
             do throws(PlayheadError) {
-                let request = SeekRequest(time: item.time, toleranceBefore: settings.toleranceBefore, toleranceAfter: settings.toleranceAfter)
+                guard let request = SeekRequest.resolving(time: item.time, toleranceBefore: settings.toleranceBefore,
+                                                          toleranceAfter: settings.toleranceAfter) else {
+                    throw PlayheadError(code: .invalidArgument, message: "\(item.time) is not a time", file: asset.source)
+                }
                 try reader.seek(to: request)
                 let damageBefore = reader.damage.count
                 guard let held = try reader.selectedFrame() else {

@@ -14,7 +14,7 @@ struct SeekRequest: Sendable, Hashable {
     static let pastAnyEnd = MediaTime(value: 1 << 31, timescale: 1)
 
     /// The request a caller's arguments mean: +infinity is past the end (the last frame is shown),
-    /// -infinity the start; an invalid or indefinite time is no request (nil). A tolerance that
+    /// -infinity before the start (the first frame); an invalid or indefinite time is no request (nil). A tolerance that
     /// is not a number counts as zero, a negative one too.
     static func resolving(time: MediaTime, toleranceBefore: MediaTime, toleranceAfter: MediaTime) -> SeekRequest? {
         let target: MediaTime
@@ -23,13 +23,15 @@ struct SeekRequest: Sendable, Hashable {
         } else if time.isPositiveInfinity {
             target = pastAnyEnd
         } else if time.isNegativeInfinity {
-            target = .zero
+            target = -pastAnyEnd
         } else {
             return nil
         }
+        // A tolerance is at most the whole range a time can hold: the window's ends then always
+        // convert (a larger one overflowed into no timestamp at all).
         func tolerance(_ t: MediaTime) -> MediaTime {
-            if t.isPositiveInfinity { return .positiveInfinity }
-            return t.isNumeric && t > .zero ? t : .zero
+            if t.isPositiveInfinity { return pastAnyEnd * 2 }
+            return t.isNumeric && t > .zero ? min(t, pastAnyEnd * 2) : .zero
         }
         return SeekRequest(time: target, toleranceBefore: tolerance(toleranceBefore), toleranceAfter: tolerance(toleranceAfter))
     }
@@ -74,8 +76,13 @@ enum SeekRule {
         let tb = facts.timeBase.ffmpeg
         let t = request.time.ffmpegTimestamp(in: tb, rounding: .down)
         guard !request.isExact else { return .displayed(at: t) }
-        let low = request.toleranceBefore.isNumeric ? (request.time - request.toleranceBefore).ffmpegTimestamp(in: tb, rounding: .up) : Int64.min
-        let high = request.toleranceAfter.isNumeric ? (request.time + request.toleranceAfter).ffmpegTimestamp(in: tb, rounding: .down) : Int64.max
+        // A bound that does not convert (an overflow gives no timestamp) is open; the window
+        // always holds the target.
+        let before = request.time - request.toleranceBefore, after = request.time + request.toleranceAfter
+        let lowTick = before.isNumeric ? before.ffmpegTimestamp(in: tb, rounding: .up) : FFmpegConstants.noPTS
+        let highTick = after.isNumeric ? after.ffmpegTimestamp(in: tb, rounding: .down) : FFmpegConstants.noPTS
+        let low = lowTick == FFmpegConstants.noPTS ? Int64.min : min(lowTick, t)
+        let high = highTick == FFmpegConstants.noPTS ? Int64.max : max(highTick, t)
         return StartSelection(low: low, target: t, high: high)
     }
 
