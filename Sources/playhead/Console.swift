@@ -21,14 +21,40 @@ enum Console {
         }
     }
 
-    /// Writes `text` to standard output.
+    /// Writes `text` to standard output as it is (JSON, results lines — whose encoder escapes what
+    /// it must); text for people goes through ``escaped(_:)`` first.
     static func out(_ text: String) {
         if let failure = write(text, to: STDOUT_FILENO) { failures.withLock { $0.out = $0.out ?? failure } }
     }
 
-    /// Writes `text` to standard error.
+    /// Writes `text` to standard error, its control characters escaped (``escaped(_:)``).
     static func err(_ text: String) {
-        if let failure = write(text, to: STDERR_FILENO) { failures.withLock { $0.err = $0.err ?? failure } }
+        errControlling("", text)
+    }
+
+    /// Writes the terminal's own control sequence `controls` (a progress display's cursor moves)
+    /// as it is, then `text` escaped.
+    static func errControlling(_ controls: String, _ text: String) {
+        if let failure = write(controls + escaped(text), to: STDERR_FILENO) { failures.withLock { $0.err = $0.err ?? failure } }
+    }
+
+    /// `text` with every control character but newline and tab shown as `\u{XX}`: a file name's
+    /// escape sequences, carriage returns or bells never reach the terminal as themselves.
+    static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar != "\n" && scalar != "\t" && (scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value))
     }
 
     /// The error number of the first failed write to standard output, if any.

@@ -42,7 +42,7 @@ struct ProbeCommand: AsyncParsableCommand {
         if json {
             try JSONOutput.write(ProbeDocument(assets: reports))
         } else {
-            Console.out(ProbeTable.render(reports))
+            Console.out(Console.escaped(ProbeTable.render(reports)))
         }
         if let exit = CommandExit.status(failed: reports.contains { $0.status != "loaded" }) { throw exit }
     }

@@ -25,15 +25,14 @@ final class ProgressDisplay {
             return line
         }
         lines.insert("playing \(progress.count), done \(finished) of \(total)", at: 0)
-        var text = drawnLines > 0 ? "\u{1B}[\(drawnLines)F\u{1B}[J" : ""
-        text += lines.joined(separator: "\n") + "\n"
+        let controls = drawnLines > 0 ? "\u{1B}[\(drawnLines)F\u{1B}[J" : ""
         drawnLines = lines.count
-        Console.err(text)
+        Console.errControlling(controls, lines.joined(separator: "\n") + "\n")
     }
 
     func clear() {
         guard drawnLines > 0 else { return }
-        Console.err("\u{1B}[\(drawnLines)F\u{1B}[J")
+        Console.errControlling("\u{1B}[\(drawnLines)F\u{1B}[J", "")
         drawnLines = 0
     }
 }

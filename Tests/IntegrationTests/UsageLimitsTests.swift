@@ -93,4 +93,33 @@ import Testing
         #expect(summary["state"] as? String == "failed", "\(summary)")
         #expect(try String(contentsOfFile: out + "/c/composition/stranger", encoding: .utf8) == "mine")
     }
+
+    /// A file whose name reads like a URL (`take:1.mp4`) is that file, as given on the command line.
+    @Test func aNameWithAColonIsAFile() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        try FileManager.default.copyItem(atPath: try Fixtures.clip("h264-aac.mp4"), toPath: out + "/take:1.mp4")
+        let probe = try await CLI.run(["probe", "--json", "take:1.mp4"], in: URL(fileURLWithPath: out))
+        #expect(probe.status == 0 && probe.stdout.contains("h264"), "\(probe.stdout) \(probe.stderr)")
+        let play = try await CLI.run(["play", "take:1.mp4", "--format", "none", "--out", "o"], in: URL(fileURLWithPath: out))
+        #expect(play.status == 0, "\(play.stderr)")
+        // A name that is not on disk is still a URL: its protocol is what fails.
+        let missing = try await CLI.run(["probe", "nope:1.mp4"], in: URL(fileURLWithPath: out))
+        #expect(missing.status != 0)
+    }
+
+    /// Control characters in a file's name reach the terminal escaped, never as themselves.
+    @Test func controlCharactersInNamesAreEscaped() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let name = "red\u{1B}[31m\u{07}\r.mp4"
+        try FileManager.default.copyItem(atPath: try Fixtures.clip("h264-aac.mp4"), toPath: out + "/" + name)
+        let missing = out + "/gone\u{1B}]0;title\u{07}.mp4"
+        for arguments in [["probe", out + "/" + name, missing], ["play", out + "/" + name, missing, "--format", "none", "--out", out + "/o"]] {
+            let run = try await CLI.run(arguments)
+            let printed = run.stdout + run.stderr
+            #expect(!printed.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\r" }, "\(arguments[0]) printed control characters: \(printed.debugDescription)")
+            #expect(printed.contains("\\u{1B}"), "\(arguments[0]): the name is shown escaped: \(printed.debugDescription)")
+        }
+    }
 }

@@ -107,6 +107,9 @@ public actor Asset {
 
     static func location(of source: String) -> URL {
         if source == "-" { return URL(string: "pipe:0") ?? URL(fileURLWithPath: source) }
+        // A name that is on disk is that file, even when it reads like a URL (`take:1.mp4`).
+        var info = stat()
+        if !source.contains("://"), lstat(source, &info) == 0 { return URL(fileURLWithPath: source) }
         if let url = URL(string: source), let scheme = url.scheme?.lowercased(), scheme.count > 1 {
             // Kept as written: its percent escapes may stand for bytes that are not UTF-8.
             if scheme == "file" { return url }

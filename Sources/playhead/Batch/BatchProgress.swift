@@ -36,13 +36,13 @@ final class BatchProgress: Sendable {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(period))
             if Task.isCancelled { break }
-            Console.err(terminal ? "\r\u{1B}[K" + line() : line() + "\n")
+            if terminal { Console.errControlling("\r\u{1B}[K", line()) } else { Console.err(line() + "\n") }
         }
     }
 
     /// The last word, after the shard's record was written.
     func end(_ tally: BatchRun.Tally) {
-        if terminal { Console.err("\r\u{1B}[K") }
+        if terminal { Console.errControlling("\r\u{1B}[K", "") }
         Console.err("shard \(shard): \(tally.done) done (\(tally.failed) failed), \(tally.skipped) already recorded, \(tally.repeated) repeated, "
                     + "\(tally.notDone) not done, \(String(format: "%.1f", tally.elapsed)) s, \(tally.state)\n")
     }
