@@ -238,6 +238,34 @@ import Testing
 
     /// JSON Lines manifests with per-file times, comments, blank and broken lines; `play` and
     /// `thumbnails` write to folders named from the source, and the records agree with the disk.
+    /// A line too long for a manifest (70 KiB, 200 KiB, 2 MiB) fails alone with a record saying
+    /// why; the lines around it are done, the shard record and summary are written, and a resume
+    /// takes up where it was.
+    @Test func anOverlongLineFailsAlone() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let clip = try Fixtures.clip("h264-aac.mp4"), other = try Fixtures.clip("4x3.mp4")
+        let manifest = folder + "/m.txt"
+        let lines = [clip, "/" + String(repeating: "a", count: 70_000), other, String(repeating: "b", count: 200_000),
+                     "{\"source\": \"" + String(repeating: "c", count: 2_000_000) + "\"}", clip + " "]
+        try (lines.joined(separator: "\n") + "\n").write(toFile: manifest, atomically: true, encoding: .utf8)
+        let results = folder + "/t.jsonl"
+        let run = try await CLI.run(["thumbnails", "--count", "1", "--size", "32x18", "--manifest", manifest, "--results", results, "--out", folder + "/t"])
+        #expect(run.status == 1, "the long lines fail: \(run.stderr)")
+        let records = try Self.fileRecords(results)
+        #expect(Set(records.compactMap { $0["line"] as? Int }) == [1, 2, 3, 4, 5], "\(records.map { $0["line"] ?? "" })")
+        for line in [2, 4, 5] {
+            let record = try #require(records.first { $0["line"] as? Int == line })
+            let message = (record["error"] as? [String: Any])?["message"] as? String ?? ""
+            #expect(message.contains("line \(line)") && message.contains("longer than"), "\(message)")
+        }
+        #expect(try Self.records(results).contains { $0["kind"] as? String == "shard" }, "a shard record")
+        let summary = try readJSONObject(URL(fileURLWithPath: folder + "/t/summary.json"))
+        #expect(summary["state"] as? String != "running", "\(summary)")
+        let resumed = try await CLI.run(["thumbnails", "--count", "1", "--size", "32x18", "--manifest", manifest, "--results", results, "--out", folder + "/t", "--resume"])
+        #expect(resumed.status != 2, "\(resumed.stderr)")
+    }
+
     @Test func jsonLinesManifestsAndOutputFolders() async throws {
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -57,8 +57,13 @@ final class ManifestReader: @unchecked Sendable {
 
     /// The next entry, or nil at the end of the manifest.
     func next() throws -> ManifestEntry? {
-        while var line = try nextLine() {
+        while let read = try nextLine() {
             lineNumber += 1
+            guard case .line(var line) = read else {
+                // Fails alone: a record says why; the shard goes on with the next line.
+                return ManifestEntry(source: "line \(lineNumber)", line: lineNumber,
+                                     problem: "line \(lineNumber) of \(path) is longer than \(Self.maximumLineBytes) bytes: skipped")
+            }
             // A byte-order mark that an editor put before the first line is not part of the path.
             if lineNumber == 1, line.starts(with: [0xEF, 0xBB, 0xBF]) { line.removeFirst(3) }
             guard let text = String(validating: line, as: UTF8.self) else {
@@ -94,27 +99,36 @@ final class ManifestReader: @unchecked Sendable {
         return ManifestEntry(source: object.source, line: line, at: times?.compactMap { $0 })
     }
 
-    /// The next line's bytes without its newline (a line longer than `maximumLineBytes` is an
-    /// error: a manifest holds paths and small objects, so it is not a manifest).
-    private func nextLine() throws -> [UInt8]? {
+    enum Line {
+        case line([UInt8])
+        /// A line longer than `maximumLineBytes`, read past and dropped.
+        case tooLong
+    }
+
+    /// The next line's bytes without its newline; a line longer than `maximumLineBytes` is read
+    /// past (never held whole: memory stays bounded whatever its length) and told as too long.
+    private func nextLine() throws -> Line? {
+        var overlong = false
         while true {
             if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = Array(buffer[start..<newline])
                 start = newline + 1
-                return line
+                return overlong || line.count > Self.maximumLineBytes ? .tooLong : .line(line)
             }
             if atEnd {
-                guard start < buffer.count else { return nil }
+                guard start < buffer.count || overlong else { return nil }
                 let line = Array(buffer[start...])
                 start = buffer.count
-                return line
+                return overlong || line.count > Self.maximumLineBytes ? .tooLong : .line(line)
             }
             if start > 0 {
                 buffer.removeFirst(start)
                 start = 0
             }
             if buffer.count > Self.maximumLineBytes {
-                throw CommandFailure(description: "line \(lineNumber + 1) of the manifest \(path) is longer than \(Self.maximumLineBytes) bytes")
+                // Too long already: drop what is held and read on to its newline.
+                overlong = true
+                buffer.removeAll(keepingCapacity: true)
             }
             // A pipe or terminal may stay silent: wait in short steps, so that a signal ends the
             // reading (the run then stops taking sources) instead of leaving it blocked.
