@@ -43,7 +43,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "Dump format: \(DumpFormat.allCases.map(\.rawValue).joined(separator: ", ")) (none decodes without writing).")
     var format: DumpFormat = .png
 
-    @Option(parsing: .unconditional, help: "Stop each file after N frames.")
+    @Option(parsing: .unconditional, help: "Stop each file after N frames (with --loop: N frames each pass).")
     var frames: Int?
 
     @Option(name: .customLong("max-sessions"), parsing: .unconditional, help: "Files played at once (the rest wait their turn).")

@@ -122,4 +122,23 @@ import Testing
             #expect(printed.contains("\\u{1B}"), "\(arguments[0]): the name is shown escaped: \(printed.debugDescription)")
         }
     }
+
+    /// Errors that say what happened: a loop of links, a path too long, a /proc file that tells no
+    /// size (not "empty"), an output folder under a file.
+    @Test func errorsSayWhatHappened() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        try FileManager.default.createSymbolicLink(atPath: out + "/a", withDestinationPath: out + "/b")
+        try FileManager.default.createSymbolicLink(atPath: out + "/b", withDestinationPath: out + "/a")
+        let long = out + "/" + String(repeating: "d/", count: 2100) + "clip.mp4"
+        let probe = try await CLI.run(["probe", "--json", out + "/a", long, "/proc/self/environ"])
+        let messages = try CLI.assets(probe.stdout).map { (($0["error"] as? [String: Any])?["message"] as? String) ?? "" }
+        #expect(messages.count == 3)
+        #expect(messages.first?.contains("symbolic links loop") == true, "\(messages)")
+        #expect(messages.dropFirst().first?.contains("too long") == true, "\(messages)")
+        #expect(messages.last.map { !$0.contains("empty") && $0.contains("not a recognized media format") } == true, "\(messages)")
+        FileManager.default.createFile(atPath: out + "/file", contents: Data())
+        let play = try await CLI.run(["play", try Fixtures.clip("h264-aac.mp4"), "--format", "none", "--out", out + "/file/sub"])
+        #expect(play.status != 0 && play.stderr.contains("is a file, not a folder") && !play.stderr.contains("NSCocoaErrorDomain"), "\(play.stderr)")
+    }
 }

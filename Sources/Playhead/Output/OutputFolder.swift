@@ -329,12 +329,32 @@ package final class OutputFolder: Sendable {
             }
             return
         }
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            let reason = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).map { String(cString: strerror(Int32($0.code))) }
-                ?? error.localizedDescription
-            throw PlayheadError(code: .outputOpenFailed, message: "cannot create the output folder: \(reason)", file: path)
+        // Each missing folder on the way, from the top: a failure names the folder it happened in.
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        var current = path.hasPrefix("/") ? "" : "."
+        for part in parts {
+            current += "/" + part
+            if stat(current, &info) == 0 {
+                guard info.st_mode & S_IFMT == S_IFDIR else {
+                    throw PlayheadError(code: .outputOpenFailed, message: "cannot create the output folder: \(current) is a file, not a folder", file: path)
+                }
+                continue
+            }
+            guard mkdir(current, 0o755) != 0 else { continue }
+            let failure = errno
+            if failure == EEXIST { continue }
+            let parent = String(current.dropLast(part.count + 1))
+            let reason = String(cString: strerror(failure))
+            switch failure {
+            case EACCES, EPERM, EROFS:
+                throw PlayheadError(code: .permissionDenied, message: "cannot create the output folder: \(parent.isEmpty ? "/" : parent) is not writable (\(reason))", file: path)
+            case ENOSPC, EDQUOT:
+                throw PlayheadError(code: .diskFull, message: "cannot create the output folder: \(reason)", file: path)
+            case ENAMETOOLONG:
+                throw PlayheadError(code: .nameTooLong, message: "cannot create the output folder: a name on its path is too long", file: path)
+            default:
+                throw PlayheadError(code: .outputOpenFailed, message: "cannot create the output folder \(current): \(reason)", file: path)
+            }
         }
     }
 

@@ -587,6 +587,15 @@ final class Demuxer {
 
     // MARK: Local files
 
+    /// Whether a byte can be read from the file at `path` (opened without blocking).
+    private static func hasAByte(_ path: UnsafePointer<CChar>) -> Bool {
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return false }
+        defer { Glibc.close(descriptor) }
+        var byte: UInt8 = 0
+        return Glibc.read(descriptor, &byte, 1) == 1
+    }
+
     /// Gives the clear errors FFmpeg would blur: missing, a directory, unreadable, empty.
     static func checkLocalFile(_ input: MediaInput) throws(PlayheadError) {
         let path = input.name
@@ -595,8 +604,19 @@ final class Demuxer {
         }
         var info = stat()
         guard try input.withLocation({ stat($0, &info) }) == 0 else {
-            let code: PlayheadError.Code = errno == EACCES ? .permissionDenied : .fileNotFound
-            throw PlayheadError(code: code, message: code == .fileNotFound ? "no such file" : "permission denied", file: path)
+            let failure = errno
+            switch failure {
+            case EACCES:
+                throw PlayheadError(code: .permissionDenied, message: "permission denied (a folder on the path cannot be searched)", file: path)
+            case ELOOP:
+                throw PlayheadError(code: .fileNotFound, message: "the path's symbolic links loop (or nest too deep): no file at its end", file: path)
+            case ENAMETOOLONG:
+                throw PlayheadError(code: .fileNotFound, message: "the path is too long for the file system (\(input.location.count) bytes; at most \(PATH_MAX), each name at most \(NAME_MAX))", file: path)
+            case ENOTDIR:
+                throw PlayheadError(code: .fileNotFound, message: "no such file: a part of the path is a file, not a folder", file: path)
+            default:
+                throw PlayheadError(code: .fileNotFound, message: "no such file", file: path)
+            }
         }
         if (info.st_mode & S_IFMT) == S_IFDIR {
             throw PlayheadError(code: .notARegularFile, message: "is a directory, not a media file", file: path)
@@ -605,7 +625,8 @@ final class Demuxer {
             guard try input.withLocation({ access($0, R_OK) }) == 0 else {
                 throw PlayheadError(code: .permissionDenied, message: "permission denied", file: path)
             }
-            if info.st_size == 0 {
+            // A size of 0 is empty unless a byte can be read (a /proc or /sys file tells no size).
+            if info.st_size == 0, try !input.withLocation({ hasAByte($0) }) {
                 throw PlayheadError(code: .emptyFile, message: "the file is empty", file: path)
             }
         }
