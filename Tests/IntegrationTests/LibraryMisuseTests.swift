@@ -229,6 +229,36 @@ import Testing
         #expect(landed.flatMap { $0 }.map { frames.contains($0) } == true, "\(String(describing: landed))")
     }
 
+    /// A session runs once: run twice at the same time, one run gets every frame and the other is
+    /// refused (they shared the frames, each "completed"); a run after the end is refused too.
+    @Test func aSessionRunsOnce() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let session = DecodeSession(source: path, configuration: DecodeConfiguration(outputSize: PixelSize(width: 16, height: 9)))
+        async let first = session.run(into: NullSink(pixelFormat: .rgb24))
+        async let second = session.run(into: NullSink(pixelFormat: .rgb24))
+        let results = await [first, second]
+        let completed = results.filter { $0.status == .completed }
+        #expect(completed.count == 1 && completed.first?.framesDelivered == 100, "\(results)")
+        let refused = results.filter { if case .failed(let error) = $0.status { return error.code == .invalidState } else { return false } }
+        #expect(refused.count == 1, "\(results)")
+        let again = await session.run(into: NullSink(pixelFormat: .rgb24))
+        if case .failed(let error) = again.status { #expect(error.code == .invalidState) } else { Issue.record("a second run gave \(again.status)") }
+    }
+
+    /// A byte source's asset plays through the coordinator and the audio session as a file does.
+    @Test func byteSourceAssetsEverywhere() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let coordinator = PlaybackCoordinator(maxConcurrentSessions: 1)
+        let request = PlaybackRequest(asset: Asset(byteSource: MemoryByteSource(bytes), name: "upload.mp4"), decoding: tiny.decoding)
+        let id = await coordinator.submit(request, output: { NullSink(pixelFormat: .rgb24) })
+        let outcome = await withDeadline(Bound.seconds(20), "the byte source's session") { try? await coordinator.takeOutcome(of: id) }
+        #expect(outcome??.status == .completed && outcome??.framesPresented == 100, "\(String(describing: outcome))")
+        let fromFile = await AudioSession(source: path).run(into: NullAudioSink())
+        let fromBytes = await AudioSession(asset: Asset(byteSource: MemoryByteSource(bytes), name: "upload.mp4")).run(into: NullAudioSink())
+        #expect(fromBytes.status == .completed && fromBytes.frames == fromFile.frames && fromFile.frames > 0, "\(fromBytes) vs \(fromFile)")
+    }
+
     /// Runs `body` in a task, cancels the task after a moment, and expects `body` to end promptly.
     static func endsWhenCancelled(_ what: String, _ body: @escaping @Sendable () async throws -> Void) async throws {
         let task = Task { try await body() }

@@ -231,7 +231,7 @@ public actor PlaybackCoordinator {
             let sharing = min(maxConcurrentSessions, machine.running.count + machine.waiting.count)
             if sharing > 1 { decoding.decoderThreads = max(1, ProcessInfo.processInfo.activeProcessorCount / sharing) }
         }
-        let asset = Asset(source: request.source, options: request.assetOptions)
+        let asset = request.asset ?? Asset(source: request.source, options: request.assetOptions)
         let item = PlayerItem(asset: asset, timeRange: request.timeRange)
         let looping = request.loop != .none
         let player = QueuePlayer(items: looping ? [] : [item], output: makeOutput(), audioOutput: makeAudioOutput?(),

@@ -24,6 +24,21 @@ public struct PlaybackRequest: Sendable, Hashable {
     /// How the source is opened (timeouts).
     public var assetOptions: AssetOptions
 
+    /// The asset played instead of one opened from `source` (a byte source's asset, or one
+    /// already loaded); nil: `source` is opened.
+    public var asset: Asset? {
+        get { assetReference?.asset }
+        set { assetReference = newValue.map(AssetReference.init) }
+    }
+    private var assetReference: AssetReference?
+
+    /// A request for an asset (`source` is its source).
+    public init(asset: Asset, loop: LoopPolicy = .none, realtime: Bool = false,
+                decoding: DecodeConfiguration = DecodeConfiguration(), timeRange: TimeRange? = nil) {
+        self.init(source: asset.source, loop: loop, realtime: realtime, decoding: decoding, timeRange: timeRange)
+        self.asset = asset
+    }
+
     public init(source: String, loop: LoopPolicy = .none, realtime: Bool = false,
                 decoding: DecodeConfiguration = DecodeConfiguration(), timeRange: TimeRange? = nil,
                 assetOptions: AssetOptions = AssetOptions()) {
@@ -34,6 +49,13 @@ public struct PlaybackRequest: Sendable, Hashable {
         self.decoding = decoding
         self.timeRange = timeRange
     }
+}
+
+/// An asset, equal to another only when it is the same asset.
+private struct AssetReference: Sendable, Hashable {
+    let asset: Asset
+    static func == (lhs: AssetReference, rhs: AssetReference) -> Bool { lhs.asset === rhs.asset }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(asset)) }
 }
 
 /// Names a session of a coordinator.

@@ -16,10 +16,23 @@ public final class AudioSession: Sendable {
     public let strict: Bool
     let interrupt = InterruptFlag()
 
+    /// The asset whose demuxer the session takes (and gives back), when made for one.
+    let asset: Asset?
+
     public init(source: String, format: AudioFormat = AudioFormat(), strict: Bool = false) {
         self.source = source
         self.format = format
         self.strict = strict
+        self.asset = nil
+    }
+
+    /// A session for an asset — a byte source's, or one already probed (its demuxer is taken,
+    /// not opened again).
+    public init(asset: Asset, format: AudioFormat = AudioFormat(), strict: Bool = false) {
+        self.source = asset.source
+        self.format = format
+        self.strict = strict
+        self.asset = asset
     }
 
     /// How a run went.
@@ -49,7 +62,9 @@ public final class AudioSession: Sendable {
         var result = Result(status: .completed, frames: 0, sampleRate: 0, channelCount: 0)
         var tally = SegmentTally()
         do throws(PlayheadError) {
-            let demuxer = try Demuxer.open(source, interrupt: interrupt)
+            let demuxer: Demuxer
+            if let asset { demuxer = try asset.openDemuxer(interrupt: interrupt) } else { demuxer = try Demuxer.open(source, interrupt: interrupt) }
+            defer { asset?.giveBack(demuxer) }
             guard let audio = demuxer.audio, let stream = demuxer.context.stream(at: Int(audio.index)) else {
                 throw PlayheadError(code: .noStreams, message: "no audio track", file: source)
             }

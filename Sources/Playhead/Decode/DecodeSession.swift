@@ -28,6 +28,9 @@ public final class DecodeSession: Sendable {
     private let logger: Logger
     private let channels = Locked<[SlotChannel]>([])
     private let cancelled = Atomic<Bool>(false)
+    /// A session runs once: a second `run` (at the same time or after) is refused, never given
+    /// part of the first one's frames.
+    private let started = Atomic<Bool>(false)
 
     public convenience init(source: String, configuration: DecodeConfiguration = DecodeConfiguration(), logger: Logger? = nil) {
         self.init(source: source, asset: nil, configuration: configuration, logger: logger)
@@ -53,7 +56,8 @@ public final class DecodeSession: Sendable {
 
     /// Decodes to the end (or the frame limit, or the end time) and returns how it went.
     /// Cancelling the calling task cancels the session. The sink is used on the session's own
-    /// output thread.
+    /// output thread. A session runs once: a second call returns `failed` with
+    /// `state.invalidState` at once.
     public func run(into sink: sending some FrameSink, audio: (any AudioSink)? = nil) async -> DecodeResult {
         await start(mode: .once, sink: SoleOwner(sink as any FrameSink), audio: audio, onSegmentEnd: nil)
     }
@@ -66,6 +70,11 @@ public final class DecodeSession: Sendable {
 
     private func start(mode: SessionControl.Machine.Mode, sink: SoleOwner<any FrameSink>, audio: (any AudioSink)?,
                        onSegmentEnd: (@Sendable (DecodeResult) -> Void)?) async -> DecodeResult {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else {
+            var refused = DecodeResult(source: source)
+            refused.status = .failed(PlayheadError(code: .invalidState, message: "this session has run already: a session runs once (make a new one)", file: source))
+            return refused
+        }
         // The handlers hold what they need, not the session (the control is the session's own).
         let interrupt = self.interrupt, channels = self.channels
         control.configure(mode: mode, onStop: {
