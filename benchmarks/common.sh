@@ -3,11 +3,8 @@
 set -euo pipefail
 scripts/setup.sh release >/dev/null
 # What only the benchmarks use (the playout checks read hours of sound with numpy; status by curl).
-for p in python3-numpy curl; do
-  case "$p" in python3-numpy) python3 -c "import numpy" 2>/dev/null && continue ;; *) command -v "$p" >/dev/null && continue ;; esac
-  [ "$(id -u)" -eq 0 ] && sudo="" || sudo="sudo"
-  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$p" >/dev/null
-done
+source scripts/lib/apt.sh
+apt_install_missing benchmarks python3-numpy curl
 bin="$(swift build -c release --show-bin-path)/playhead"
 mkdir -p .bench
 
