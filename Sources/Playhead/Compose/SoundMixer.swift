@@ -43,7 +43,9 @@ final class SoundMixer {
         guard end > position else { return }
         let count = Int(end - position) * format.channelCount
         var heard = 0
-        if sum.count != count { sum = [Int32](repeating: 0, count: count) } else { sum.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+        // Kept at the largest block yet (29.97 fps alternates 1601 and 1602 samples a frame): only
+        // the first `count` are zeroed and used.
+        if sum.count < count { sum = [Int32](repeating: 0, count: count) } else { sum.withUnsafeMutableBufferPointer { $0[0..<count].update(repeating: 0) } }
         for layer in layers where audios[layer.id] != nil || layer.passes.contains(where: \.audible) {
             // A layer's sound starts where the mix is when it is first heard.
             let audio = audios[layer.id] ?? LayerAudio(format: format, interrupt: interrupt, position: position, loudness: loudness)
@@ -59,17 +61,12 @@ final class SoundMixer {
             }
             heard += 1
         }
-        let start = out.count
-        out.append(contentsOf: SampleBlocks.zeros(count))
         if heard > 0 {
-            sum.withUnsafeBufferPointer { total in
-                out.withUnsafeMutableBufferPointer { samples in
-                    for i in 0..<count {
-                        let value = total[i]
-                        samples[start + i] = Int16(truncatingIfNeeded: value < -32768 ? -32768 : (value > 32767 ? 32767 : value))
-                    }
-                }
-            }
+            out.append(contentsOf: sum[0..<count].lazy.map { value in
+                Int16(truncatingIfNeeded: value < -32768 ? -32768 : (value > 32767 ? 32767 : value))
+            })
+        } else {
+            out.append(contentsOf: SampleBlocks.zeros(count))
         }
         position = end
         // A removed layer whose last pass has been mixed is done with.
@@ -84,9 +81,9 @@ final class SoundMixer {
 enum SampleBlocks {
     private static let block = [Int16](repeating: 0, count: 1 << 16)
 
-    /// `count` zero samples, as an array slice (repeated blocks for more than one block's worth).
-    static func zeros(_ count: Int) -> [Int16] {
-        if count <= block.count { return Array(block[0..<count]) }
-        return [Int16](repeating: 0, count: count)
+    /// `count` zero samples, as a slice of the shared block (no copy made for up to a block).
+    static func zeros(_ count: Int) -> ArraySlice<Int16> {
+        if count <= block.count { return block[0..<count] }
+        return ArraySlice(repeating: 0, count: count)
     }
 }

@@ -16,8 +16,8 @@ public actor PlaybackCoordinator {
                                       audio: (@Sendable () -> (any AudioSink)?)?)] = [:]
     private var running: [SessionID: RunningSession] = [:]
     private var outcomes: [SessionID: SessionOutcome] = [:]
-    private var outcomeWaiters: [SessionID: [UInt64: CheckedContinuation<Result<SessionOutcome, PlayheadError>, Never>]] = [:]
-    private var idleWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    private var outcomeWaiters: [SessionID: Waiters<Result<SessionOutcome, PlayheadError>>] = [:]
+    private var idleWaiters = Waiters<Void>()
     private var waiterKeys: UInt64 = 0
     /// Tells this coordinator's session ids from another's.
     private nonisolated let number = PlaybackCoordinator.numbers.wrappingAdd(1, ordering: .relaxed).newValue
@@ -99,7 +99,7 @@ public actor PlaybackCoordinator {
                     continuation.resume(returning: .failure(.cancelled()))
                     return
                 }
-                outcomeWaiters[id, default: [:]][key] = continuation
+                outcomeWaiters[id, default: Waiters()].insert(continuation, key: key)
             }
         } onCancel: {
             Task { await self.stopWaiting(for: id, key: key) }
@@ -130,7 +130,7 @@ public actor PlaybackCoordinator {
                     continuation.resume()
                     return
                 }
-                idleWaiters[key] = continuation
+                idleWaiters.insert(continuation, key: key)
             }
         } onCancel: {
             Task { await self.stopWaiting(for: nil, key: key) }
@@ -140,10 +140,10 @@ public actor PlaybackCoordinator {
     /// A waiting task was cancelled: its wait ends (an outcome's with a cancellation).
     private func stopWaiting(for id: SessionID?, key: UInt64) {
         if let id {
-            outcomeWaiters[id]?.removeValue(forKey: key)?.resume(returning: .failure(.cancelled()))
+            outcomeWaiters[id]?.remove(key)?.resume(returning: .failure(.cancelled()))
             if outcomeWaiters[id]?.isEmpty == true { outcomeWaiters[id] = nil }
         } else {
-            idleWaiters.removeValue(forKey: key)?.resume()
+            idleWaiters.remove(key)?.resume()
         }
     }
 
@@ -193,9 +193,7 @@ public actor PlaybackCoordinator {
 
     private func wakeIdleWaitersIfIdle() {
         guard machine.running.isEmpty, machine.waiting.isEmpty else { return }
-        let waiters = idleWaiters.values
-        idleWaiters.removeAll()
-        for waiter in waiters { waiter.resume() }
+        for waiter in idleWaiters.takeAll() { waiter.resume() }
     }
 
     // MARK: Performing the pool's actions
@@ -283,7 +281,9 @@ public actor PlaybackCoordinator {
     private func finish(_ outcome: SessionOutcome) {
         outcomes[outcome.id] = outcome
         emit(.finished(outcome))
-        for waiter in (outcomeWaiters.removeValue(forKey: outcome.id) ?? [:]).values { waiter.resume(returning: .success(outcome)) }
+        if var waiters = outcomeWaiters.removeValue(forKey: outcome.id) {
+            for waiter in waiters.takeAll() { waiter.resume(returning: .success(outcome)) }
+        }
     }
 
     private nonisolated func emit(_ event: CoordinatorEvent) {

@@ -348,12 +348,11 @@ package final class OutputFolder: Sendable {
             switch failure {
             case EACCES, EPERM, EROFS:
                 throw PlayheadError(code: .permissionDenied, message: "cannot create the output folder: \(parent.isEmpty ? "/" : parent) is not writable (\(reason))", file: path)
-            case ENOSPC, EDQUOT:
-                throw PlayheadError(code: .diskFull, message: "cannot create the output folder: \(reason)", file: path)
             case ENAMETOOLONG:
                 throw PlayheadError(code: .nameTooLong, message: "cannot create the output folder: a name on its path is too long", file: path)
             default:
-                throw PlayheadError(code: .outputOpenFailed, message: "cannot create the output folder \(current): \(reason)", file: path)
+                let code = SafeFile.errorCode(for: failure, otherwise: .outputOpenFailed)
+                throw PlayheadError(code: code, message: code == .diskFull ? "cannot create the output folder: \(reason)" : "cannot create the output folder \(current): \(reason)", file: path)
             }
         }
     }

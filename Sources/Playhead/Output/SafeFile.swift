@@ -219,7 +219,16 @@ package final class SafeFile {
     static func posixError(_ what: String, path: String, file: String) -> PlayheadError {
         let code = errno
         let text = String(cString: strerror(code))
-        let errorCode: PlayheadError.Code = code == ENOSPC || code == EDQUOT ? .diskFull : (code == ENAMETOOLONG ? .nameTooLong : .writeFailed)
-        return PlayheadError(code: errorCode, message: "\(what) \(path): \(text)", file: file)
+        return PlayheadError(code: errorCode(for: code, otherwise: .writeFailed), message: "\(what) \(path): \(text)", file: file)
+    }
+
+    /// The code for a failed write's or creation's error number: a full disk, a name too long,
+    /// else `otherwise`.
+    static func errorCode(for number: Int32, otherwise: PlayheadError.Code) -> PlayheadError.Code {
+        switch number {
+        case ENOSPC, EDQUOT: return .diskFull
+        case ENAMETOOLONG: return .nameTooLong
+        default: return otherwise
+        }
     }
 }
