@@ -36,7 +36,13 @@ import Testing
 
     /// Every line of a results file, parsed; a line that is not JSON fails the test.
     static func records(_ path: String) throws -> [[String: Any]] {
-        let data = try #require(FileManager.default.contents(atPath: path), "no results at \(path)")
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            Issue.record("no results at \(path): \(error)")
+            throw error
+        }
         #expect(data.isEmpty || data.last == UInt8(ascii: "\n"), "\(path) ends inside a line")
         return try data.split(separator: UInt8(ascii: "\n")).map { line in
             try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], "not a JSON object: \(String(decoding: line, as: UTF8.self))")
@@ -124,6 +130,8 @@ import Testing
         let last = try await CLI.run(arguments + ["--resume"])
         // 1 when a source this run did failed, else 0 (earlier runs' failures are in the records).
         #expect(last.status == 0 || last.status == 1, "\(last.stderr)")
+        try #require(FileManager.default.fileExists(atPath: results),
+                     "the last run (status \(last.status)) left no results file; its standard error: \(last.stderr.suffix(3000))")
         let files = try Self.fileRecords(results)
         var count: [String: Int] = [:]
         for record in files { count[record["source"] as? String ?? "", default: 0] += 1 }
