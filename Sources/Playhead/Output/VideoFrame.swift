@@ -75,6 +75,12 @@ public struct VideoFrame {
     /// `true` once a seek has started a newer segment: the frame is no longer wanted.
     var isSuperseded: Bool { control?.isSuperseded(segment) ?? false }
 
+    /// `true` once nothing waits for the frame any more: a seek superseded it, or its session stopped.
+    var isAbandoned: Bool {
+        guard let control else { return false }
+        return control.isSuperseded(segment) || control.isStopped
+    }
+
     /// The number of planes (1 for rgb24, 3 for yuv420p).
     public var planeCount: Int { Int(av_pix_fmt_count_planes(AVPixelFormat(rawValue: frame.pointee.format))) }
 

@@ -1,0 +1,125 @@
+import Dispatch
+
+/// Every presented frame, as an `AsyncSequence` with back-pressure: give it to a ``Player``,
+/// ``QueuePlayer`` or ``DecodeSession`` as the output and iterate it.
+///
+/// ```swift
+/// let stream = FrameStream(pixelFormat: .yuv420p, bufferingLimit: 4)
+/// async let result = DecodeSession(asset: asset).run(into: stream)
+/// for await frame in stream { try await upload(frame) }
+/// ```
+///
+/// Frames queue from the start (none is lost before the loop begins); once `bufferingLimit`
+/// wait, the producer waits for the consumer — a session decodes no faster than it is read, and a
+/// realtime player's frames then come late and are counted so. The producer never waits for a
+/// frame nobody wants: a seek, a skip or a cancelled session frees it.
+///
+/// One consumer: the first iterator gets the frames; another one made while it lives, or after it,
+/// ends at once. The sequence ends after the last frame (the session's end, ``Player/finishOutput()``
+/// or ``Player/abortOutput()``). Dropping the iterator, or cancelling the task that iterates,
+/// ends the consumer: later frames are dropped and the producer never waits again.
+public final class FrameStream: FrameSink, AsyncSequence, Sendable {
+    public typealias Element = CapturedFrame
+    public typealias Failure = Never
+
+    public let pixelFormat: OutputPixelFormat
+    private let state: Locked<FrameStreamState>
+    private let info = Locked<FrameStreamInfo?>(nil)
+    /// Signalled whenever the consumer takes a frame or leaves: a waiting producer looks again.
+    private let room = DispatchSemaphore(value: 0)
+
+    /// - Parameters:
+    ///   - pixelFormat: the layout frames are converted to (rgb24 by default).
+    ///   - bufferingLimit: frames that may wait for the consumer before the producer waits
+    ///     (1…64; values outside are held to the range).
+    public init(pixelFormat: OutputPixelFormat = .rgb24, bufferingLimit: Int = 4) {
+        self.pixelFormat = pixelFormat
+        state = Locked(FrameStreamState(limit: Swift.min(Swift.max(bufferingLimit, 1), 64)))
+    }
+
+    /// Frames waiting for the consumer now.
+    public var bufferedFrameCount: Int { state.withLock { $0.queue.count } }
+
+    /// What the latest stream of frames is (size, layout, rate), once the first has begun.
+    public var streamInfo: FrameStreamInfo? { info.withLock { $0 } }
+
+    // MARK: AsyncSequence
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(stream: self, consumer: Consumer(stream: self, id: state.withLock { $0.startConsumer() }))
+    }
+
+    /// The one consumer's iterator.
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+        let stream: FrameStream
+        let consumer: Consumer
+
+        /// The next frame, waiting for it when none is queued.
+        /// - Returns: the frame, or nil at the end of the stream, when the calling task is cancelled
+        ///   (the consumer then leaves), or for an iterator that is not the stream's consumer.
+        public mutating func next() async -> CapturedFrame? {
+            let id = consumer.id
+            let answer = await cancellableWait(stream.state, cancelled: FrameStreamState.Pull.end) { state, key, continuation in
+                if let now = state.next(consumer: id) { return now }
+                state.wait(key: key, continuation: continuation)
+                return nil
+            } unregister: { state, key in
+                state.cancelWait(key: key)
+            }
+            stream.room.signal()
+            switch answer {
+            case .frame(let frame): return frame
+            case .end: return nil
+            }
+        }
+    }
+
+    /// Ends the consumer when its iterator (every copy of it) is dropped.
+    final class Consumer: Sendable {
+        let stream: FrameStream
+        let id: UInt64?
+
+        init(stream: FrameStream, id: UInt64?) {
+            self.stream = stream
+            self.id = id
+        }
+
+        deinit {
+            guard let id else { return }
+            stream.state.withLock { $0.consumerGone(id) }
+            stream.room.signal()
+        }
+    }
+
+    // MARK: FrameSink
+
+    public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
+        self.info.withLock { $0 = info }
+    }
+
+    public func write(_ frame: VideoFrame) throws(PlayheadError) {
+        guard state.withLock({ $0.isOpen }) else { return }
+        let copy = CapturedFrame(copying: frame)
+        while true {
+            switch state.withLock({ $0.offer(copy) }) {
+            case .queued, .dropped:
+                return
+            case .handOver(let continuation):
+                continuation.resume(returning: .frame(copy))
+                return
+            case .full:
+                // Nothing waits for a frame a seek superseded or a stopped session made.
+                if frame.isAbandoned { return }
+                _ = room.wait(timeout: .now() + .milliseconds(10))
+            }
+        }
+    }
+
+    public func finish() throws(PlayheadError) { endStream() }
+
+    public func abort() { endStream() }
+
+    private func endStream() {
+        state.withLock { $0.end() }?.resume(returning: .end)
+    }
+}

@@ -1,0 +1,118 @@
+/// What a ``FrameStream`` knows, without locks or threads: the frames waiting for the consumer,
+/// whether the consumer is there or gone, and the consumer's suspended `next()` if any. Every
+/// method returns what the caller must do (resume a continuation, wait for room) outside the lock.
+struct FrameStreamState {
+    /// What a consumer's `next()` gets.
+    enum Pull: Sendable {
+        case frame(CapturedFrame)
+        case end
+    }
+
+    /// What becomes of a frame offered by the producer.
+    enum Offer {
+        /// Queued; nothing to do.
+        case queued
+        /// The consumer was waiting: resume it with the frame.
+        case handOver(CheckedContinuation<Pull, Never>)
+        /// The queue is full: wait for room, then offer it again.
+        case full
+        /// Nobody will take it (the consumer is gone, or the stream ended): drop it.
+        case dropped
+    }
+
+    private enum Consumer: Equatable {
+        /// No iterator yet: frames queue up for the first one.
+        case notYet
+        case active(UInt64)
+        /// The iterator was dropped or its task cancelled: frames are dropped, the producer never waits.
+        case gone
+    }
+
+    /// How many frames wait for the consumer at most before the producer waits.
+    let limit: Int
+    private(set) var queue: [CapturedFrame] = []
+    private var consumer = Consumer.notYet
+    private var ended = false
+    private var waiting: (key: UInt64, continuation: CheckedContinuation<Pull, Never>)?
+    private var consumers: UInt64 = 0
+
+    /// - Parameter limit: at least 1.
+    init(limit: Int) {
+        self.limit = max(1, limit)
+    }
+
+    /// Whether the producer's frames still have a consumer to go to.
+    var isOpen: Bool { !ended && consumer != .gone }
+
+    // MARK: Producer
+
+    /// A frame presented by the producer.
+    mutating func offer(_ frame: CapturedFrame) -> Offer {
+        guard isOpen else { return .dropped }
+        if let waiter = waiting {
+            waiting = nil
+            return .handOver(waiter.continuation)
+        }
+        guard queue.count < limit else { return .full }
+        queue.append(frame)
+        return .queued
+    }
+
+    /// The producer's last frame has come (`finish`, `abort`): the consumer gets what is queued,
+    /// then the end.
+    /// - Returns: a suspended `next()` to resume with `.end`.
+    mutating func end() -> CheckedContinuation<Pull, Never>? {
+        ended = true
+        defer { waiting = nil }
+        return waiting?.continuation
+    }
+
+    // MARK: Consumer
+
+    /// A new iterator: the stream's one consumer, or nil when it already has (or had) one.
+    mutating func startConsumer() -> UInt64? {
+        guard consumer == .notYet else { return nil }
+        consumers += 1
+        consumer = .active(consumers)
+        return consumers
+    }
+
+    /// The consumer `id` asks for its next frame.
+    /// - Returns: the answer now, or nil when there is none yet: the caller keeps its continuation
+    ///   with ``wait(key:continuation:)`` under the same lock.
+    mutating func next(consumer id: UInt64?) -> Pull? {
+        guard let id, consumer == .active(id) else { return .end }
+        if !queue.isEmpty { return .frame(queue.removeFirst()) }
+        if ended { return .end }
+        return nil
+    }
+
+    /// Keeps the consumer's continuation (under `key`) until a frame or the end comes.
+    mutating func wait(key: UInt64, continuation: CheckedContinuation<Pull, Never>) {
+        waiting = (key, continuation)
+    }
+
+    /// Whether the consumer waits for a frame.
+    var consumerWaits: Bool { waiting != nil }
+
+    /// The consumer's task was cancelled while it waited under `key`: it is gone.
+    /// - Returns: the continuation to resume with `.end`.
+    mutating func cancelWait(key: UInt64) -> CheckedContinuation<Pull, Never>? {
+        guard let waiter = waiting, waiter.key == key else { return nil }
+        waiting = nil
+        leave()
+        return waiter.continuation
+    }
+
+    /// The consumer's iterator was dropped (or its task cancelled): its frames are dropped and the
+    /// producer no longer waits.
+    mutating func consumerGone(_ id: UInt64) {
+        guard consumer == .active(id) else { return }
+        leave()
+    }
+
+    private mutating func leave() {
+        consumer = .gone
+        queue.removeAll()
+    }
+}

@@ -1,0 +1,77 @@
+/// Frames pulled into an app's own render loop, the way `AVPlayerItemVideoOutput` hands pixel
+/// buffers: give it to a ``Player``, ``QueuePlayer`` or ``DecodeSession`` as the output, and ask
+/// it, whenever the loop draws, for the frame to show at an item time.
+///
+/// ```swift
+/// let output = VideoOutput(pixelFormat: .rgb24)
+/// let player = Player(item: PlayerItem(asset: asset), output: output)
+/// player.play()
+/// // In the render loop, at each tick:
+/// if output.hasNewFrame(forItemTime: now), let frame = output.copyFrame(forItemTime: now) {
+///     draw(frame.planes[0], frame.size)
+/// }
+/// ```
+///
+/// It never holds the player back: it keeps the last `keptFrames` frames presented (a player
+/// presents each at its time) and drops older ones. It is `Sendable`, so the app keeps using it
+/// after handing it to a player. For every frame, with back-pressure, use ``FrameStream``.
+public final class VideoOutput: FrameSink, Sendable {
+    public let pixelFormat: OutputPixelFormat
+    private struct State {
+        var window: LatestFrameWindow
+        var info: FrameStreamInfo?
+        var finished = false
+    }
+    private let state: Locked<State>
+
+    /// - Parameters:
+    ///   - pixelFormat: the layout frames are converted to (rgb24 by default).
+    ///   - keptFrames: how many of the latest frames are kept for a render loop that asks for a
+    ///     time a little behind the newest (1…64; values outside are held to the range).
+    public init(pixelFormat: OutputPixelFormat = .rgb24, keptFrames: Int = 4) {
+        self.pixelFormat = pixelFormat
+        state = Locked(State(window: LatestFrameWindow(capacity: min(max(keptFrames, 1), 64))))
+    }
+
+    /// Whether a frame to show at `time` has come that ``copyFrame(forItemTime:)`` has not handed out.
+    /// - Parameter time: an item time (a frame's ``CapturedFrame/itemTime`` scale).
+    /// - Returns: `true` when the newest frame at or before `time` is new to the caller.
+    public func hasNewFrame(forItemTime time: MediaTime) -> Bool {
+        state.withLock { $0.window.hasNewFrame(forItemTime: time) }
+    }
+
+    /// The frame to show at an item time: the newest presented frame whose time is at or before
+    /// it. Frames before it are dropped (a render loop's time moves forward).
+    /// - Parameter time: an item time; `.positiveInfinity` asks for the newest frame.
+    /// - Returns: the frame, or nil when every kept frame is later than `time` (none has come yet,
+    ///   or the time asked for is behind what was kept) or `time` is invalid.
+    public func copyFrame(forItemTime time: MediaTime) -> CapturedFrame? {
+        state.withLock { $0.window.frame(forItemTime: time) }
+    }
+
+    /// The newest frame presented, if any.
+    public var latestFrame: CapturedFrame? { state.withLock { $0.window.latest } }
+
+    /// What the latest stream of frames is (size, layout, rate), once the first has begun.
+    public var streamInfo: FrameStreamInfo? { state.withLock { $0.info } }
+
+    /// `true` once the player or session finished its output (``Player/finishOutput()``, the end
+    /// of a ``DecodeSession``); it is `false` again when a new stream begins.
+    public var isFinished: Bool { state.withLock { $0.finished } }
+
+    public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
+        state.withLock {
+            $0.info = info
+            $0.finished = false
+        }
+    }
+
+    public func write(_ frame: VideoFrame) throws(PlayheadError) {
+        let copy = CapturedFrame(copying: frame)
+        state.withLock { $0.window.receive(copy) }
+    }
+
+    public func finish() throws(PlayheadError) { state.withLock { $0.finished = true } }
+
+    public func abort() {}
+}

@@ -1,0 +1,178 @@
+import Foundation
+import Playhead
+import Testing
+
+/// Frames pulled by the app: a render loop that asks a ``VideoOutput`` for the frame of an item
+/// time, and a consumer of a ``FrameStream`` that sets the pace. Checked against ffmpeg's frames.
+@Suite struct PullOutputTests {
+    /// Every frame, in order, the bytes and times ffmpeg decodes; at most `bufferingLimit` wait for
+    /// a consumer that does not read, and the session waits for it. Three runs.
+    @Test(arguments: 0..<3) func aFrameStreamGivesEveryFrameAtTheConsumersPace(run: Int) async throws {
+        let path = try Fixtures.clip("h264-aac.mp4")
+        let reference = try await Reference.allFrames(path, pixelFormat: "yuv420p")
+        let times = try await Reference.frameTimes(path)
+        let stream = FrameStream(pixelFormat: .yuv420p, bufferingLimit: 3)
+        let done = Locked(false)
+        let session = Task {
+            let result = await DecodeSession(source: path).run(into: stream)
+            done.withLock { $0 = true }
+            return result
+        }
+        // Nobody reads yet: three frames wait, and the session waits with them.
+        let filled = await withDeadline(Bound.seconds(20), "the first three frames") {
+            while stream.bufferedFrameCount < 3 { try? await Task.sleep(for: .milliseconds(5)) }
+            return true
+        }
+        #expect(filled == true)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(stream.bufferedFrameCount == 3, "no more than the buffering limit waits")
+        #expect(!done.withLock { $0 }, "the session ran on without its consumer")
+
+        var frames: [CapturedFrame] = []
+        var mostWaiting = 0
+        for await frame in stream {
+            frames.append(frame)
+            mostWaiting = max(mostWaiting, stream.bufferedFrameCount)
+            if frames.count % 7 == 0 { try await Task.sleep(for: .milliseconds(15)) }
+        }
+        let result = await session.value
+        #expect(result.status == .completed, "\(result)")
+        #expect(mostWaiting <= 3)
+        #expect(frames.count == reference.count && frames.count == times.count, "\(frames.count) frames, ffmpeg decodes \(reference.count)")
+        #expect(frames.map(\.index) == Array(0..<frames.count))
+        #expect(frames.map(\.itemTime) == times, "the frames' times are ffprobe's")
+        for (i, frame) in frames.enumerated() where i < reference.count {
+            #expect(frame.planes.flatMap { $0 } == reference[i], "frame \(i) differs from ffmpeg's")
+        }
+        #expect(frames.first?.playerTime == nil, "no player placed them")
+        #expect(stream.streamInfo?.size == PixelSize(width: 320, height: 180))
+    }
+
+    /// A consumer that stops early — breaks out, is cancelled, or never iterates what it made —
+    /// never holds the session: it runs to its end. A second iterator ends at once.
+    @Test func aConsumerThatLeavesNeverHoldsTheSession() async throws {
+        let path = try Fixtures.clip("h264-aac.mp4")
+        // Breaks out after five frames.
+        let broken = FrameStream(bufferingLimit: 2)
+        let first = Task { await DecodeSession(source: path).run(into: broken) }
+        var taken = 0
+        for await _ in broken {
+            taken += 1
+            if taken == 5 { break }
+        }
+        let afterBreak = await withDeadline(Bound.seconds(20), "a session whose consumer broke out") { await first.value }
+        #expect(afterBreak?.status == .completed && afterBreak?.framesDelivered == 50, "\(String(describing: afterBreak))")
+        var again = broken.makeAsyncIterator()
+        #expect(await again.next() == nil, "a stream is consumed once")
+
+        // Its task cancelled while it reads slowly.
+        let cancelled = FrameStream(bufferingLimit: 2)
+        let second = Task { await DecodeSession(source: path).run(into: cancelled) }
+        let consumer = Task {
+            var count = 0
+            for await _ in cancelled {
+                count += 1
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return count
+        }
+        try await Task.sleep(for: .milliseconds(150))
+        consumer.cancel()
+        let afterCancel = await withDeadline(Bound.seconds(20), "a session whose consumer was cancelled") { await second.value }
+        #expect(afterCancel?.status == .completed, "\(String(describing: afterCancel))")
+        #expect(await consumer.value < 50, "the cancelled consumer stopped")
+
+        // An iterator made and dropped without a call to next().
+        let dropped = FrameStream(bufferingLimit: 1)
+        do { _ = dropped.makeAsyncIterator() }
+        let afterDrop = await withDeadline(Bound.seconds(20), "a session whose iterator was dropped") {
+            await DecodeSession(source: path).run(into: dropped)
+        }
+        #expect(afterDrop?.status == .completed && afterDrop?.framesDelivered == 50, "\(String(describing: afterDrop))")
+
+        // Two iterators at once: the second ends at once, the first gets every frame.
+        let shared = FrameStream(bufferingLimit: 2)
+        var owner = shared.makeAsyncIterator()
+        var other = shared.makeAsyncIterator()
+        let third = Task { await DecodeSession(source: path).run(into: shared) }
+        #expect(await other.next() == nil)
+        var count = 0
+        while await owner.next() != nil { count += 1 }
+        #expect(count == 50)
+        #expect(await third.value.status == .completed)
+    }
+
+    /// A player whose stream nobody reads is held at its buffering limit, yet a seek returns (the
+    /// waiting frame is given up) and the frames that follow are the seek's.
+    @Test func aSeekIsNotHeldByAConsumerThatDoesNotRead() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let times = try await Reference.frameTimes(path)
+        let stream = FrameStream(pixelFormat: .rgb24, bufferingLimit: 2)
+        let player = Player(item: PlayerItem(asset: Asset(path: path)), output: stream,
+                            configuration: PlayerConfiguration(decoding: DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18))))
+        player.play()
+        let filled = await withDeadline(Bound.seconds(20), "the player's first frames") {
+            while stream.bufferedFrameCount < 2 { try? await Task.sleep(for: .milliseconds(5)) }
+            return true
+        }
+        #expect(filled == true)
+        let target = times[60]
+        let landed = await withDeadline(Bound.seconds(20), "a seek while the stream is full") { await player.seek(to: target) }
+        #expect(landed == .some(target), "\(String(describing: landed))")
+        var seen: [CapturedFrame] = []
+        let reader = Task {
+            var frames: [CapturedFrame] = []
+            for await frame in stream { frames.append(frame) }
+            return frames
+        }
+        _ = await withDeadline(Bound.seconds(30), "the rest of the item") { await player.waitUntilIdle() }
+        try player.finishOutput()
+        seen = await reader.value
+        let afterSeek = seen.drop { $0.itemTime < target }
+        #expect(seen.prefix(2).allSatisfy { $0.itemTime < target }, "the two frames that waited come first")
+        #expect(afterSeek.map(\.itemTime) == Array(times[60...]), "from the seek's frame to the end, each once")
+        #expect(afterSeek.allSatisfy { $0.playerTime != nil }, "a player placed them")
+    }
+
+    /// A render loop at about 100 ticks a second, its clock started at the first frame, asks a
+    /// ``VideoOutput`` of a realtime player for the frame of each tick: it always gets the newest
+    /// frame at or before its time, each frame once, in order, with ffmpeg's pixels.
+    @Test func aRenderLoopPullsTheFrameOfEachTick() async throws {
+        let path = try Fixtures.clip("h264-aac.mp4")
+        let reference = try await Reference.allFrames(path, pixelFormat: "rgb24")
+        let times = try await Reference.frameTimes(path)
+        let output = VideoOutput(pixelFormat: .rgb24)
+        let player = Player(item: PlayerItem(asset: Asset(path: path)), output: output, configuration: PlayerConfiguration(realtime: true))
+        player.play()
+        let started = await withDeadline(Bound.seconds(20), "the first frame") {
+            while output.latestFrame == nil { try? await Task.sleep(for: .milliseconds(1)) }
+            return ContinuousClock.now
+        }
+        let start = try #require(started)
+        var pulled: [CapturedFrame] = []
+        var asked: [MediaTime] = []
+        while ContinuousClock.now - start < .milliseconds(2300) {
+            let elapsed = (ContinuousClock.now - start).components
+            let now = MediaTime(seconds: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+            if output.hasNewFrame(forItemTime: now) {
+                let frame = try #require(output.copyFrame(forItemTime: now))
+                #expect(!output.hasNewFrame(forItemTime: now), "the frame just handed out is not new")
+                pulled.append(frame)
+                asked.append(now)
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        _ = await withDeadline(Bound.seconds(10), "the player's end") { await player.waitUntilIdle() }
+        try player.finishOutput()
+        #expect(output.isFinished)
+        #expect(pulled.count >= 35, "a 100 Hz loop over 2 s of 25 fps video sees most frames: \(pulled.count)")
+        #expect(zip(pulled, pulled.dropFirst()).allSatisfy { $0.index < $1.index }, "each frame once, in order")
+        for (frame, time) in zip(pulled, asked) {
+            #expect(frame.itemTime <= time, "frame at \(frame.itemTime.seconds) s handed out for \(time.seconds) s")
+            #expect(frame.itemTime == times[frame.index])
+            #expect(frame.image?.pixels == reference[frame.index], "frame \(frame.index) differs from ffmpeg's")
+        }
+        #expect(output.copyFrame(forItemTime: .positiveInfinity)?.index == times.count - 1, "the last frame stays")
+        #expect("\(output.latestFrame.map { $0 } as Any)".count < 200, "a frame prints as a line, never its pixels")
+    }
+}
