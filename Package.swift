@@ -1,5 +1,8 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.2
 import PackageDescription
+
+/// The library and the tool build with no warning: a new one fails the build (and CI).
+let warningsAreErrors: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 
 let package = Package(
     name: "Playhead",
@@ -27,7 +30,8 @@ let package = Package(
             dependencies: [
                 "CFFmpeg",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: warningsAreErrors
         ),
         .executableTarget(
             name: "playhead",
@@ -40,7 +44,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
+            ],
+            swiftSettings: warningsAreErrors
         ),
         // A libFuzzer target with -sanitize=fuzzer -DPLAYHEAD_FUZZ (scripts/reliability.sh libfuzzer);
         // otherwise a replayer of input files.

@@ -101,7 +101,7 @@ enum TestServers {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let log {
-            FileManager.default.createFile(atPath: log, contents: nil)
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
             process.standardOutput = handle
             process.standardError = handle

@@ -86,7 +86,7 @@ import Testing
         #expect(first.status == 0, "\(first.stderr)")
         try FileManager.default.removeItem(atPath: out + "/c/composition")
         try FileManager.default.createDirectory(atPath: out + "/c/composition", withIntermediateDirectories: false)
-        FileManager.default.createFile(atPath: out + "/c/composition/stranger", contents: Data("mine".utf8))
+        #expect(FileManager.default.createFile(atPath: out + "/c/composition/stranger", contents: Data("mine".utf8)))
         let refused = try await CLI.run(arguments)
         #expect(refused.status == 1 && refused.stderr.contains("outputExists"), "\(refused.stderr)")
         let summary = try readJSONObject(URL(fileURLWithPath: out + "/c/summary.json"))
@@ -137,7 +137,7 @@ import Testing
         #expect(messages.first?.contains("symbolic links loop") == true, "\(messages)")
         #expect(messages.dropFirst().first?.contains("too long") == true, "\(messages)")
         #expect(messages.last.map { !$0.contains("empty") && $0.contains("not a recognized media format") } == true, "\(messages)")
-        FileManager.default.createFile(atPath: out + "/file", contents: Data())
+        #expect(FileManager.default.createFile(atPath: out + "/file", contents: Data()))
         let play = try await CLI.run(["play", try Fixtures.clip("h264-aac.mp4"), "--format", "none", "--out", out + "/file/sub"])
         #expect(play.status != 0 && play.stderr.contains("is a file, not a folder") && !play.stderr.contains("NSCocoaErrorDomain"), "\(play.stderr)")
     }

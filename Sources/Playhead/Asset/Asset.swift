@@ -123,7 +123,7 @@ public actor Asset {
     /// code ``PlayheadError/Code/cancelled`` when the calling task or ``cancelLoading()`` cancels.
     public nonisolated func load<each Value: Sendable>(_ property: repeat AssetProperty<each Value>) async throws(PlayheadError) -> (repeat each Value) {
         var keys: Set<AssetKey> = []
-        repeat keys.insert((each property).key)
+        for property in repeat each property { keys.insert(property.key) }
         let description = try await loadDescription(keys)
         return (repeat (each property).read(description))
     }
@@ -181,7 +181,7 @@ public actor Asset {
             } catch {
                 result = .failure(error)
             }
-            await self.probeFinished(generation: generation, result: result)
+            self.probeFinished(generation: generation, result: result)
         }
     }
 

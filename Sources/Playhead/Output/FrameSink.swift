@@ -1,7 +1,11 @@
 /// Where a decode session's frames go. Every method is called on the session's output thread, one
 /// call at a time, in this order: `begin`, `write` for each frame, then `finish` (after the last
 /// frame, when all went well) or `abort` (on failure or cancellation).
-public protocol FrameSink: AnyObject {
+///
+/// A sink is handed to the session's thread, so its conformance cannot be isolated to an actor
+/// (`SendableMetatype`): a `@MainActor` class is not a sink; give the player a ``VideoOutput`` or
+/// a ``FrameStream`` and read frames from the main actor instead.
+public protocol FrameSink: AnyObject, SendableMetatype {
     /// The pixel layout the sink wants frames in.
     var pixelFormat: OutputPixelFormat { get }
     /// Prepares for frames of the given kind.
