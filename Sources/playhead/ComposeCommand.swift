@@ -44,10 +44,14 @@ struct ComposeCommand: AsyncParsableCommand {
     @Option(help: "RxC: lay the sources out in a grid of R rows and C columns.")
     var grid: String?
 
-    @Option(help: "Folder for the frames and summary.json; a new file NAME.mp4 or NAME.y4m (the summary on standard output with --json); or - for Y4M on standard output (| mpv -).")
+    @Option(
+        help:
+            "Folder for the frames and summary.json; a new file NAME.mp4 or NAME.y4m (the summary on standard output with --json); or - for Y4M on standard output (| mpv -)."
+    )
     var out: String
 
-    @Option(help: "Output: png or ppm frames, y4m (one file), mp4 (H.264, fragmented) or none (default: from --out's NAME.mp4 or NAME.y4m, else y4m).")
+    @Option(
+        help: "Output: png or ppm frames, y4m (one file), mp4 (H.264, fragmented) or none (default: from --out's NAME.mp4 or NAME.y4m, else y4m).")
     var format: PlayCommand.DumpFormat?
 
     /// `--out NAME.mp4` or `NAME.y4m` that is not an existing folder: that one file is written.
@@ -101,7 +105,9 @@ struct ComposeCommand: AsyncParsableCommand {
             }
         }
         if let fileTarget {
-            if let format, format != fileTarget { throw ValidationError("--out \(out) is one \(fileTarget.rawValue) file: --format \(fileTarget.rawValue) or no --format") }
+            if let format, format != fileTarget {
+                throw ValidationError("--out \(out) is one \(fileTarget.rawValue) file: --format \(fileTarget.rawValue) or no --format")
+            }
             var info = stat()
             if lstat(out, &info) == 0 { throw ValidationError("--out \(out) exists: it is left alone (remove it, or give a new name or a folder)") }
             if wait { throw ValidationError("--wait is for an output folder") }
@@ -123,7 +129,9 @@ struct ComposeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let rate = FrameRate(parsing: rate), let colour = RGBColor(parsing: background) else { throw ValidationError("bad --rate or --background") }
+        guard let rate = FrameRate(parsing: rate), let colour = RGBColor(parsing: background) else {
+            throw ValidationError("bad --rate or --background")
+        }
         let canvas = CompositionCanvas(size: size, frameRate: rate, background: colour)
         var specs = try layout.map { try LayerSpec.layoutFile($0, timeout: sourceOptions.timeout) } ?? []
         specs += try layer.map { try LayerSpec(parsing: $0) }
@@ -138,7 +146,8 @@ struct ComposeCommand: AsyncParsableCommand {
         let file = fileTarget == nil ? nil : out
         let hasSound = specs.contains(where: \.audio)
         if hasSound, format != .mp4, file != nil || toStandardOutputTarget {
-            throw ValidationError("a layer's sound (audio) goes into an MP4 (--format mp4) or, beside frames written into a folder, into audio.wav: not into \(out)")
+            throw ValidationError(
+                "a layer's sound (audio) goes into an MP4 (--format mp4) or, beside frames written into a folder, into audio.wav: not into \(out)")
         }
 
         // Every layer is checked before the output folder is touched.
@@ -156,8 +165,9 @@ struct ComposeCommand: AsyncParsableCommand {
         // A folder of our own (summary.json, frames); not for standard output or one named file.
         let output = toStandardOutput || file != nil ? nil : try await RunOutput.open(out, wait: wait, inputs: specs.flatMap(\.sources))
         let start = ContinuousClock.now
-        var summary = ComposeSummary(state: .running, canvas: "\(size) @ \(rate) fps", framesWritten: 0, framesExpected: frames,
-                                     layers: specs.map { ComposeLayerReport(source: $0.sources.map(SourceRedaction.redacted).joined(separator: " + ")) }, elapsed: 0)
+        var summary = ComposeSummary(
+            state: .running, canvas: "\(size) @ \(rate) fps", framesWritten: 0, framesExpected: frames,
+            layers: specs.map { ComposeLayerReport(source: $0.sources.map(SourceRedaction.redacted).joined(separator: " + ")) }, elapsed: 0)
         try await output?.writeSummary(summary)
         var folder = ""
         if let output, format != .none {
@@ -181,14 +191,19 @@ struct ComposeCommand: AsyncParsableCommand {
             }
             if let file {
                 // The user's name: never replacing a file that appears there meanwhile.
-                if format == .mp4 { return await compositor.render(frames: frames, into: MP4Sink(path: file, preset: preset, crf: crf, replacing: false), realtime: clock) }
+                if format == .mp4 {
+                    return await compositor.render(
+                        frames: frames, into: MP4Sink(path: file, preset: preset, crf: crf, replacing: false), realtime: clock)
+                }
                 return await compositor.render(frames: frames, into: Y4MSink(path: file, replacing: false), realtime: clock)
             }
             if format == .mp4 {
-                return await compositor.render(frames: frames, into: MP4Sink(path: folder + "/video.mp4", preset: preset, crf: crf, replacing: false), realtime: clock)
+                return await compositor.render(
+                    frames: frames, into: MP4Sink(path: folder + "/video.mp4", preset: preset, crf: crf, replacing: false), realtime: clock)
             }
             let sound: (any AudioSink)? = !hasSound ? nil : PlayJob.makeAudioSink(format: format, folder: folder)
-            return await compositor.render(frames: frames, into: PlayJob.makeSink(format: format, folder: folder, native: false), sound: sound, realtime: clock)
+            return await compositor.render(
+                frames: frames, into: PlayJob.makeSink(format: format, folder: folder, native: false), sound: sound, realtime: clock)
         }
         SignalWatcher.shared.onSignal { _ in work.cancel() }
         let report = await work.value
@@ -221,15 +236,17 @@ struct ComposeCommand: AsyncParsableCommand {
         } else if !toStandardOutput, format != .none {
             // What is on the disk, not what was meant: a run stopped before its first frame has no file.
             summary.framesWritten = OutputInventory.Folder(folder, format: format).frames
-            if summary.framesWritten == 0, let path = summary.output, format == .y4m || format == .mp4, !FileManager.default.fileExists(atPath: path) {
+            if summary.framesWritten == 0, let path = summary.output, format == .y4m || format == .mp4, !FileManager.default.fileExists(atPath: path)
+            {
                 summary.output = nil
             }
         }
         if specs.contains(where: \.audio) {
             let silent = report.soundlessSources.map(SourceRedaction.redacted)
             let sources = specs.filter(\.audio).map { SourceRedaction.redacted($0.sources[0]) }
-            summary.audio = ComposeAudioReport(source: sources[0], sources: sources.count > 1 ? sources : nil, error: report.audioFailure.map(ErrorReport.init),
-                                               silent: silent.isEmpty ? nil : silent)
+            summary.audio = ComposeAudioReport(
+                source: sources[0], sources: sources.count > 1 ? sources : nil, error: report.audioFailure.map(ErrorReport.init),
+                silent: silent.isEmpty ? nil : silent)
             if let soundPath, WrittenLog.counts(soundPath), let written = OutputInventory.wavFrames(soundPath) {
                 summary.audio?.path = soundPath
                 summary.audio?.frames = written
@@ -246,7 +263,9 @@ struct ComposeCommand: AsyncParsableCommand {
             // Each failed item of a playlist (passed over; all of them when the layer failed).
             let passedOver = specs[index].sources.count > 1 ? account.itemFailures : []
             if !passedOver.isEmpty {
-                summary.layers[index].itemErrors = passedOver.map { ComposeItemError(item: $0.item + 1, source: SourceRedaction.redacted(specs[index].sources[$0.item]), error: ErrorReport($0.error)) }
+                summary.layers[index].itemErrors = passedOver.map {
+                    ComposeItemError(item: $0.item + 1, source: SourceRedaction.redacted(specs[index].sources[$0.item]), error: ErrorReport($0.error))
+                }
             }
         }
         try await output?.writeSummary(summary)

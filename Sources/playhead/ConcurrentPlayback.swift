@@ -24,7 +24,8 @@ struct ConcurrentPlayback {
         running.state = .running
         try await output.writeSummary(running)
 
-        let claims: [Result<String, PlayheadError>?] = format == .none
+        let claims: [Result<String, PlayheadError>?] =
+            format == .none
             ? jobs.map { _ in nil }
             : await output.folder.claimFolders(jobs.map(\.folderName)).map { Optional($0) }
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: command.maxSessions)
@@ -89,13 +90,16 @@ struct ConcurrentPlayback {
     }
 
     /// Starts one file's session (into `folder`, or nothing kept for `--format none`).
-    private func submit(_ job: PlayJob, folder: String?, to coordinator: PlaybackCoordinator, log: OutputLog, decoderThreads: Int) async -> SessionID {
+    private func submit(_ job: PlayJob, folder: String?, to coordinator: PlaybackCoordinator, log: OutputLog, decoderThreads: Int) async -> SessionID
+    {
         let format = command.format
-        let request = PlaybackRequest(source: job.path, loop: command.loop?.policy ?? .none, realtime: command.realtime,
-                                      decoding: DecodeConfiguration(outputSize: command.size, gravity: command.gravity.videoGravity,
-                                                                    frameLimit: command.frames, decoderThreads: decoderThreads,
-                                                                    strict: command.strict),
-                                      assetOptions: command.sourceOptions.assetOptions)
+        let request = PlaybackRequest(
+            source: job.path, loop: command.loop?.policy ?? .none, realtime: command.realtime,
+            decoding: DecodeConfiguration(
+                outputSize: command.size, gravity: command.gravity.videoGravity,
+                frameLimit: command.frames, decoderThreads: decoderThreads,
+                strict: command.strict),
+            assetOptions: command.sourceOptions.assetOptions)
         let key = job.folderName, folder = folder ?? "", native = command.size == nil
         if format == .mp4 {
             // One file: the sound goes into the MP4 beside the picture.
@@ -105,9 +109,11 @@ struct ConcurrentPlayback {
             return await coordinator.submit(request, output: { RecordingSink(mp4, log: log, key: { _ in key }) }, audioOutput: { sound })
         }
         let audio = command.noAudio ? nil : PlayJob.makeAudioSink(format: format, folder: folder)
-        return await coordinator.submit(request, output: {
-            RecordingSink(PlayJob.makeSink(format: format, folder: folder, native: native), log: log, key: { _ in key })
-        }, audioOutput: { audio })
+        return await coordinator.submit(
+            request,
+            output: {
+                RecordingSink(PlayJob.makeSink(format: format, folder: folder, native: native), log: log, key: { _ in key })
+            }, audioOutput: { audio })
     }
 
     /// `--manifest`: each source of the shard into `OUT/<key>-<file name>/` (with several shards,
@@ -120,21 +126,26 @@ struct ConcurrentPlayback {
         let keepsOutput = command.format != .none
         let output = self.output
         let run = BatchRun(options: batch, concurrency: command.maxSessions, command: "play", wait: command.wait)
-        let tally = try await run.run(ready: {
-            try await output.writeSummary(BatchRun.Tally(command: "play", shard: "", shardFrom: ""))
-        }, prepare: { entries -> [BatchRun.Prepared<Result<String, PlayheadError>?>] in
-            guard keepsOutput else { return entries.map { _ in .start(nil) } }
-            return await BatchRun.claim(entries, in: output.folder).map {
-                switch $0 {
-                case .start(let claim): return .start(claim)
-                case .repeated: return .repeated
+        let tally = try await run.run(
+            ready: {
+                try await output.writeSummary(BatchRun.Tally(command: "play", shard: "", shardFrom: ""))
+            },
+            prepare: { entries -> [BatchRun.Prepared<Result<String, PlayheadError>?>] in
+                guard keepsOutput else { return entries.map { _ in .start(nil) } }
+                return await BatchRun.claim(entries, in: output.folder).map {
+                    switch $0 {
+                    case .start(let claim): return .start(claim)
+                    case .repeated: return .repeated
+                    }
                 }
+            },
+            release: { claims in
+                for case .success(let path)? in claims { _ = await output.folder.removeIfEmpty(URL(fileURLWithPath: path).lastPathComponent) }
+            },
+            onStop: {
+                Task { await coordinator.cancelAll() }
             }
-        }, release: { claims in
-            for case .success(let path)? in claims { _ = await output.folder.removeIfEmpty(URL(fileURLWithPath: path).lastPathComponent) }
-        }, onStop: {
-            Task { await coordinator.cancelAll() }
-        }) { entry, claim -> BatchRun.Outcome<FileReport> in
+        ) { entry, claim -> BatchRun.Outcome<FileReport> in
             let job = PlayJob(source: entry.source, line: entry.line)
             var session = Session(job: job)
             if let problem = entry.problem {
@@ -164,8 +175,9 @@ struct ConcurrentPlayback {
     /// A file's entry, its numbers read back from what is on disk.
     private func report(for session: Session, coordinator: PlaybackCoordinator, log: OutputLog) async -> FileReport {
         guard let id = session.id else {
-            return FileReport(path: session.job.path, output: nil, result: nil,
-                              error: session.failure ?? PlayheadError(code: .invalidState, message: "not started", file: session.job.path))
+            return FileReport(
+                path: session.job.path, output: nil, result: nil,
+                error: session.failure ?? PlayheadError(code: .invalidState, message: "not started", file: session.job.path))
         }
         let outcome: SessionOutcome
         do {

@@ -80,7 +80,9 @@ struct LayerSpec {
     }
 
     static func gravity(_ text: String) throws -> VideoGravity {
-        guard let value = PlayCommand.Gravity(rawValue: text) else { throw ValidationError("a layer's gravity must be aspect-fit, aspect-fill or stretch, not \(text)") }
+        guard let value = PlayCommand.Gravity(rawValue: text) else {
+            throw ValidationError("a layer's gravity must be aspect-fit, aspect-fill or stretch, not \(text)")
+        }
         return value.videoGravity
     }
 
@@ -89,13 +91,17 @@ struct LayerSpec {
         case "once": return .once
         case "forever": return .forever
         default:
-            guard let count = Int(text), (1...1_000_000).contains(count) else { throw ValidationError("a layer's loop must be once, 1 … 1000000 or forever, not \(text)") }
+            guard let count = Int(text), (1...1_000_000).contains(count) else {
+                throw ValidationError("a layer's loop must be once, 1 … 1000000 or forever, not \(text)")
+            }
             return .times(count)
         }
     }
 
     static func afterEnd(_ text: String) throws -> LayerAfterEnd {
-        guard let value = ["hold": LayerAfterEnd.holdLastFrame, "clear": .clear][text] else { throw ValidationError("a layer's after-end must be hold or clear, not \(text)") }
+        guard let value = ["hold": LayerAfterEnd.holdLastFrame, "clear": .clear][text] else {
+            throw ValidationError("a layer's after-end must be hold or clear, not \(text)")
+        }
         return value
     }
 
@@ -109,8 +115,10 @@ struct LayerSpec {
         let cellWidth = canvas.width / columns & ~1, cellHeight = canvas.height / rows & ~1
         guard cellWidth >= 2, cellHeight >= 2 else { throw ValidationError("--grid \(text) is too fine for a \(canvas) canvas") }
         return sources.enumerated().map { index, source in
-            LayerSpec(sources: [source], rect: PixelRect(x: index % columns * cellWidth, y: index / columns * cellHeight, width: cellWidth, height: cellHeight),
-                      z: zBase)
+            LayerSpec(
+                sources: [source],
+                rect: PixelRect(x: index % columns * cellWidth, y: index / columns * cellHeight, width: cellWidth, height: cellHeight),
+                z: zBase)
         }
     }
 
@@ -118,7 +126,10 @@ struct LayerSpec {
     /// beside the file.
     static func layoutFile(_ path: String, timeout: Double) throws -> [LayerSpec] {
         struct Entry: Decodable {
-            struct Range: Decodable { var start: Double?; var duration: Double? }
+            struct Range: Decodable {
+                var start: Double?
+                var duration: Double?
+            }
             var source: String?
             var sources: [String]?
             var rect: [Int]
@@ -157,9 +168,12 @@ struct LayerSpec {
         if let objects = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] {
             for (index, object) in objects.enumerated() {
                 if let unknown = object.keys.filter({ !known.contains($0) }).sorted().first {
-                    throw ValidationError("layer \(index + 1) of \(path): unknown key \"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
+                    throw ValidationError(
+                        "layer \(index + 1) of \(path): unknown key \"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
                 }
-                if let range = object["timeRange"] as? [String: Any], let unknown = range.keys.filter({ !["start", "duration"].contains($0) }).sorted().first {
+                if let range = object["timeRange"] as? [String: Any],
+                    let unknown = range.keys.filter({ !["start", "duration"].contains($0) }).sorted().first
+                {
                     throw ValidationError("layer \(index + 1) of \(path): unknown key \"timeRange.\(unknown)\" (known: start, duration)")
                 }
             }
@@ -178,8 +192,9 @@ struct LayerSpec {
             let sources = named.map { source -> String in
                 source.hasPrefix("/") || source == "-" || source.contains(":") ? source : folder + "/" + source
             }
-            var spec = LayerSpec(sources: sources, rect: PixelRect(x: entry.rect[0], y: entry.rect[1], width: entry.rect[2], height: entry.rect[3]),
-                                 z: entry.z ?? 0)
+            var spec = LayerSpec(
+                sources: sources, rect: PixelRect(x: entry.rect[0], y: entry.rect[1], width: entry.rect[2], height: entry.rect[3]),
+                z: entry.z ?? 0)
             do {
                 if let gravity = entry.gravity { spec.gravity = try Self.gravity(gravity) }
                 switch entry.loop {
@@ -194,7 +209,10 @@ struct LayerSpec {
                 spec.name = entry.name
                 if let text = entry.startsAt {
                     // Whole seconds, or with a fraction (2026-11-26T06:00:00.250Z).
-                    guard let date = (try? Date(text, strategy: .iso8601)) ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) else {
+                    guard
+                        let date = (try? Date(text, strategy: .iso8601))
+                            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+                    else {
                         throw ValidationError("\"startsAt\" must be an ISO 8601 time with its zone, like 2026-11-26T06:00:00Z, not \(text)")
                     }
                     spec.startsAt = date
@@ -215,9 +233,12 @@ struct LayerSpec {
     }
 
     func layer(assets: [Asset]) -> CompositionLayer {
-        let range: TimeRange? = start == nil && duration == nil ? nil
+        let range: TimeRange? =
+            start == nil && duration == nil
+            ? nil
             : TimeRange(start: MediaTime(seconds: start ?? 0), duration: duration.map { MediaTime(seconds: $0) } ?? .positiveInfinity)
-        return CompositionLayer(assets: assets, rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: range, afterEnd: afterEnd, providesAudio: audio,
-                                scheduledStart: startsAt)
+        return CompositionLayer(
+            assets: assets, rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: range, afterEnd: afterEnd, providesAudio: audio,
+            scheduledStart: startsAt)
     }
 }

@@ -33,7 +33,9 @@ enum Limits {
         let (height, tall) = rows.multipliedReportingOverflow(by: cell.height)
         let (pixels, many) = width.multipliedReportingOverflow(by: height)
         guard !wide, !tall, !many, width <= sheetSide, height <= sheetSide, pixels <= sheetPixels else {
-            throw ValidationError("--sheet would be \(columns) × \(cell.width) by \(rows) × \(cell.height) pixels: too large (at most \(sheetSide) a side and \(sheetPixels) pixels); take fewer times or a smaller --size")
+            throw ValidationError(
+                "--sheet would be \(columns) × \(cell.width) by \(rows) × \(cell.height) pixels: too large (at most \(sheetSide) a side and \(sheetPixels) pixels); take fewer times or a smaller --size"
+            )
         }
     }
 }

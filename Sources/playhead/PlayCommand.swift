@@ -8,11 +8,11 @@ struct PlayCommand: AsyncParsableCommand {
         commandName: "play",
         abstract: "Decode media files into frame dumps (PNG, PPM or Y4M).",
         discussion: """
-        Frames of the Nth file go to DIR/NN-<file name>/frame-000001.<ext> (Y4M: one frames.y4m), its \
-        audio to DIR/NN-<file name>/audio.wav (files without video play their audio alone), and \
-        DIR/summary.json records how each file went. With --queue, everything goes to DIR/queue/. Exit status: 0 when every file completed, 1 when \
-        any failed or was cancelled (all are still reported), 2 on usage errors.
-        """
+            Frames of the Nth file go to DIR/NN-<file name>/frame-000001.<ext> (Y4M: one frames.y4m), its \
+            audio to DIR/NN-<file name>/audio.wav (files without video play their audio alone), and \
+            DIR/summary.json records how each file went. With --queue, everything goes to DIR/queue/. Exit status: 0 when every file completed, 1 when \
+            any failed or was cancelled (all are still reported), 2 on usage errors.
+            """
     )
 
     enum Gravity: String, ExpressibleByArgument, CaseIterable {
@@ -115,8 +115,10 @@ struct PlayCommand: AsyncParsableCommand {
         let summary: PlaySummary
         if queue {
             let decoding = DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity, frameLimit: frames, strict: strict)
-            summary = try await QueuePlayback(paths: paths, output: output, format: format, decoding: decoding, realtime: realtime,
-                                              audio: !noAudio, loop: loop ?? .count(1), json: json, assetOptions: sourceOptions.assetOptions).run()
+            summary = try await QueuePlayback(
+                paths: paths, output: output, format: format, decoding: decoding, realtime: realtime,
+                audio: !noAudio, loop: loop ?? .count(1), json: json, assetOptions: sourceOptions.assetOptions
+            ).run()
         } else {
             summary = try await ConcurrentPlayback(command: self, output: output).run()
         }

@@ -7,7 +7,8 @@ struct ProbeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "probe",
         abstract: "Describe media files: container, duration, tracks.",
-        discussion: "All files are probed at once. Exit status: 0 when every file loaded, 1 when any failed (all are still reported), 2 on usage errors."
+        discussion:
+            "All files are probed at once. Exit status: 0 when every file loaded, 1 when any failed (all are still reported), 2 on usage errors."
     )
 
     @Flag(help: "Print one JSON document instead of a table.")
@@ -54,7 +55,9 @@ struct ProbeCommand: AsyncParsableCommand {
         let options = sourceOptions.assetOptions
         let tally = try await run.run(prepare: { $0.map { _ in BatchRun.Prepared<Void>.start(()) } }) { entry, _ -> BatchRun.Outcome<AssetReport> in
             if let problem = entry.problem {
-                return .init(report: AssetReport(path: entry.source, error: PlayheadError(code: .invalidArgument, message: problem, file: entry.source)), failed: true)
+                return .init(
+                    report: AssetReport(path: entry.source, error: PlayheadError(code: .invalidArgument, message: problem, file: entry.source)),
+                    failed: true)
             }
             let report = await ProbeCommand.probe(entry.source, options: options)
             let stopped = report.error?.code == PlayheadError.Code.cancelled.description
@@ -80,8 +83,9 @@ struct ProbeCommand: AsyncParsableCommand {
         do {
             let (format, duration, start, bitRate, tracks, playable) =
                 try await asset.load(.formatName, .duration, .startTime, .bitRate, .tracks, .isPlayable)
-            return AssetReport(path: path, format: format, duration: duration, startTime: start,
-                               bitRate: bitRate, tracks: tracks, isPlayable: playable)
+            return AssetReport(
+                path: path, format: format, duration: duration, startTime: start,
+                bitRate: bitRate, tracks: tracks, isPlayable: playable)
         } catch {
             return AssetReport(path: path, error: error)
         }

@@ -75,12 +75,21 @@ struct ErrorReport: Encodable, Sendable {
 struct SizeReport: Encodable, Sendable {
     var width: Int
     var height: Int
-    init(_ size: PixelSize) { width = size.width; height = size.height }
+    init(_ size: PixelSize) {
+        width = size.width
+        height = size.height
+    }
 }
 
 struct TrackReport: Encodable, Sendable {
-    struct Ratio: Encodable { var horizontal: Int; var vertical: Int }
-    struct Range: Encodable { var start: Double?; var duration: Double? }
+    struct Ratio: Encodable {
+        var horizontal: Int
+        var vertical: Int
+    }
+    struct Range: Encodable {
+        var start: Double?
+        var duration: Double?
+    }
 
     var index: Int
     var trackID: Int

@@ -7,7 +7,8 @@ enum ProbeTable {
         var out = ""
         for report in reports {
             guard report.status == "loaded" else {
-                out += "\(report.path)  \(report.status.uppercased())  \(report.error.map { "[\($0.code)] \($0.reason)\($0.cause.map { " (\($0))" } ?? "")" } ?? "")\n"
+                out +=
+                    "\(report.path)  \(report.status.uppercased())  \(report.error.map { "[\($0.code)] \($0.reason)\($0.cause.map { " (\($0))" } ?? "")" } ?? "")\n"
                 continue
             }
             var header = "\(report.path)  \(report.format ?? "?")"
@@ -16,7 +17,9 @@ enum ProbeTable {
             header += (report.isPlayable == true) ? "  playable" : "  not playable"
             out += header + "\n"
             for track in report.tracks ?? [] {
-                out += "  #\(track.index) \(track.mediaType) \(track.codec)" + details(track) + (track.encryption.map { " (encrypted: \($0))" } ?? (track.isPlayable ? "" : " (no decoder)")) + "\n"
+                out +=
+                    "  #\(track.index) \(track.mediaType) \(track.codec)" + details(track)
+                    + (track.encryption.map { " (encrypted: \($0))" } ?? (track.isPlayable ? "" : " (no decoder)")) + "\n"
             }
         }
         return out

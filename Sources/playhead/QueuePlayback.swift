@@ -30,8 +30,9 @@ struct QueuePlayback {
             switch await output.folder.claimFolders(["queue"])[0] {
             case .success(let path): folder = path
             case .failure(let error):
-                var summary = PlaySummary(files: paths.map { FileReport(path: $0, output: nil, result: nil, error: error) },
-                                          elapsed: (ContinuousClock.now - start).inSeconds)
+                var summary = PlaySummary(
+                    files: paths.map { FileReport(path: $0, output: nil, result: nil, error: error) },
+                    elapsed: (ContinuousClock.now - start).inSeconds)
                 summary.state = RunState.atTheEnd
                 summary.signal = RunState.signalName
                 try await output.writeSummary(summary)
@@ -50,8 +51,9 @@ struct QueuePlayback {
         }
         let items = (0..<copies).flatMap { _ in assets.indices.map { plays.makeItem(for: $0) } }
         let audioSink = audio ? ((sink as? MP4Sink)?.soundInput() ?? PlayJob.makeAudioSink(format: format, folder: place)) : nil
-        let player = QueuePlayer(items: items, output: sink, audioOutput: audioSink,
-                                 configuration: PlayerConfiguration(realtime: realtime, decoding: decoding))
+        let player = QueuePlayer(
+            items: items, output: sink, audioOutput: audioSink,
+            configuration: PlayerConfiguration(realtime: realtime, decoding: decoding))
         let events = player.events
         let forever = loop == .forever
         let watcher = Task {
@@ -83,8 +85,10 @@ struct QueuePlayback {
     }
 
     /// Every file's entry, and the queue's, with what is on disk.
-    private func finalSummary(player: QueuePlayer, plays: QueuedPlays, folder: String?, outputError: PlayheadError?,
-                              start: ContinuousClock.Instant) async throws -> PlaySummary {
+    private func finalSummary(
+        player: QueuePlayer, plays: QueuedPlays, folder: String?, outputError: PlayheadError?,
+        start: ContinuousClock.Instant
+    ) async throws -> PlaySummary {
         let onDisk = folder.map { OutputInventory.Folder($0, format: format) }
         let statistics = player.statistics
         let cancelled = SignalWatcher.shared.received != nil
@@ -108,8 +112,9 @@ struct QueuePlayback {
         let reports = paths.indices.map { position -> FileReport in
             let error = plays.error(for: position) ?? outputError
             let status = error != nil ? "failed" : (cancelled ? "cancelled" : "completed")
-            var report = FileReport(queued: paths[position], status: status, presented: totals[position].presented,
-                                    written: totals[position].frames, error: error)
+            var report = FileReport(
+                queued: paths[position], status: status, presented: totals[position].presented,
+                written: totals[position].frames, error: error)
             report.audioFrames = totals[position].samples > 0 ? totals[position].samples : nil
             report.damagedPackets = totals[position].damage
             report.firstDamage = totals[position].firstDamage.map(ErrorReport.init)
@@ -119,8 +124,9 @@ struct QueuePlayback {
         var summary = PlaySummary(files: reports, elapsed: (ContinuousClock.now - start).inSeconds)
         summary.state = RunState.atTheEnd
         summary.signal = RunState.signalName
-        var queue = QueueReport(output: folder, framesPresented: statistics.framesPresented, framesDropped: statistics.framesDropped,
-                                latenessP99: statistics.latenessPercentile(0.99), realtime: realtime)
+        var queue = QueueReport(
+            output: folder, framesPresented: statistics.framesPresented, framesDropped: statistics.framesDropped,
+            latenessP99: statistics.latenessPercentile(0.99), realtime: realtime)
         queue.framesWritten = onDisk?.frames ?? 0
         if statistics.audioFramesPresented > 0, format != .none {
             queue.audioFrames = onDisk.map { $0.audioFrames ?? 0 } ?? statistics.audioFramesPresented

@@ -13,7 +13,8 @@ enum RawArguments {
         guard !raw.isEmpty else { return sources }
         return sources.map { source in
             guard source.contains("\u{FFFD}"),
-                  let match = raw.firstIndex(where: { String(decoding: $0, as: UTF8.self) == source }) else { return source }
+                let match = raw.firstIndex(where: { String(decoding: $0, as: UTF8.self) == source })
+            else { return source }
             let bytes = raw[match]
             raw.remove(at: match)
             return fileURL(of: bytes)
@@ -27,7 +28,9 @@ enum RawArguments {
         if path.first != UInt8(ascii: "/") {
             // The working folder's own bytes (its name need not be UTF-8 either).
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let folder: [UInt8] = getcwd(&buffer, buffer.count) == nil ? Array(FileManager.default.currentDirectoryPath.utf8)
+            let folder: [UInt8] =
+                getcwd(&buffer, buffer.count) == nil
+                ? Array(FileManager.default.currentDirectoryPath.utf8)
                 : buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
             absolute = folder + (folder.last == UInt8(ascii: "/") ? [] : [UInt8(ascii: "/")]) + path
         }

@@ -3,7 +3,9 @@ import Playhead
 
 /// How sources are opened, shared by every command.
 struct SourceArguments: ParsableArguments {
-    @Option(parsing: .unconditional, help: ArgumentHelp("Give up on a source that does not open, or sends nothing, for SECONDS (io.timedOut).", valueName: "seconds"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Give up on a source that does not open, or sends nothing, for SECONDS (io.timedOut).", valueName: "seconds"))
     var timeout: Double = 15
 
     func validate() throws {

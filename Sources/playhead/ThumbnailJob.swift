@@ -39,16 +39,25 @@ struct ThumbnailJob: Sendable {
         }
         guard duration.isNumeric || settings.plan.at != nil else {
             await output.folder.removeIfEmpty(job.folderName)
-            return (failed(PlayheadError(code: .invalidArgument,
-                                         message: "the duration is unknown (the container does not say), so --count and --every have no times: give --at times",
-                                         file: job.path)), nil)
+            return (
+                failed(
+                    PlayheadError(
+                        code: .invalidArgument,
+                        message: "the duration is unknown (the container does not say), so --count and --every have no times: give --at times",
+                        file: job.path)), nil
+            )
         }
         if settings.plan.timeCount(duration: duration) > Limits.timesPerFile {
             // Checked up front for files given as arguments; a manifest's are checked here, alone.
             await output.folder.removeIfEmpty(job.folderName)
-            return (failed(PlayheadError(code: .invalidArgument,
-                                         message: "--every \(settings.plan.every ?? 0) would take more than \(Limits.timesPerFile) times of this file (\(duration.seconds) s)",
-                                         file: job.path)), nil)
+            return (
+                failed(
+                    PlayheadError(
+                        code: .invalidArgument,
+                        message:
+                            "--every \(settings.plan.every ?? 0) would take more than \(Limits.timesPerFile) times of this file (\(duration.seconds) s)",
+                        file: job.path)), nil
+            )
         }
         // The command's times count from the start of the clip, as ffmpeg's -ss does: a transport
         // stream or HLS playlist whose timestamps begin at 1.46 s shows its first frame at 0.
@@ -70,7 +79,8 @@ struct ThumbnailJob: Sendable {
             damage.count += result.damagedPackets
             damage.first = damage.first ?? result.firstDamage
             let number = images.count + 1
-            var report = ThumbnailImageReport(requestedTime: (result.requestedTime - origin).jsonSeconds, actualTime: result.actualTime.flatMap { ($0 - origin).jsonSeconds })
+            var report = ThumbnailImageReport(
+                requestedTime: (result.requestedTime - origin).jsonSeconds, actualTime: result.actualTime.flatMap { ($0 - origin).jsonSeconds })
             if let image = result.image {
                 let path = folder + "/" + String(format: "thumb-%04d.%@", number, settings.format.rawValue)
                 do throws(PlayheadError) {
@@ -88,12 +98,16 @@ struct ThumbnailJob: Sendable {
         await output.folder.sync(folder)
         if Task.isCancelled || images.count < times.count {
             if images.allSatisfy({ $0.path == nil }) { await output.folder.removeIfEmpty(job.folderName) }
-            return (ThumbnailFileReport(path: job.path, status: "cancelled", images: images,
-                                        error: ErrorReport(PlayheadError(code: .cancelled, message: "cancelled", file: job.path))), nil)
+            return (
+                ThumbnailFileReport(
+                    path: job.path, status: "cancelled", images: images,
+                    error: ErrorReport(PlayheadError(code: .cancelled, message: "cancelled", file: job.path))), nil
+            )
         }
         // A file whose every image failed for the same reason failed as a whole (not media, …).
         if !images.isEmpty, images.allSatisfy({ $0.error != nil }), let first = images.first?.error,
-           images.allSatisfy({ $0.error?.code == first.code }), first.code != "state.invalidArgument" {
+            images.allSatisfy({ $0.error?.code == first.code }), first.code != "state.invalidArgument"
+        {
             await output.folder.removeIfEmpty(job.folderName)
             return (ThumbnailFileReport(path: job.path, status: "failed", images: images, error: first), nil)
         }

@@ -8,12 +8,12 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         commandName: "thumbnails",
         abstract: "Take images at chosen times out of media files, and draw a contact sheet.",
         discussion: """
-        Images of the Nth file go to DIR/NN-<file name>/thumb-0001.<ext> …, in ascending time order; \
-        DIR/summary.json lists each image's requested and actual time. --sheet draws DIR/sheet.png: one \
-        row per file, one cell of --size per time, the image fitted inside (black bars), a failed \
-        file's row mid-gray. Exit status: 0 when every image was made, 1 when any file or image \
-        failed (the rest is still written), 2 on usage errors.
-        """
+            Images of the Nth file go to DIR/NN-<file name>/thumb-0001.<ext> …, in ascending time order; \
+            DIR/summary.json lists each image's requested and actual time. --sheet draws DIR/sheet.png: one \
+            row per file, one cell of --size per time, the image fitted inside (black bars), a failed \
+            file's row mid-gray. Exit status: 0 when every image was made, 1 when any file or image \
+            failed (the rest is still written), 2 on usage errors.
+            """
     )
 
     @Option(help: "Folder for the images, summary.json and sheet.png.")
@@ -43,7 +43,9 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     @Flag(help: "Also draw DIR/sheet.png.")
     var sheet = false
 
-    @Flag(help: "Fail an image on any damaged data met while looking for it (by default damaged packets are decoded past and counted in damagedPackets).")
+    @Flag(
+        help:
+            "Fail an image on any damaged data met while looking for it (by default damaged packets are decoded past and counted in damagedPackets).")
     var strict = false
 
     @Option(name: .customLong("max-sessions"), parsing: .unconditional, help: "Files worked on at once.")
@@ -112,7 +114,9 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         if every != nil {
             for (path, duration) in zip(paths, durations) {
                 guard let duration, let every, plan.timeCount(duration: duration) > Limits.timesPerFile else { continue }
-                throw ValidationError("--every \(every) would take \((duration.seconds / every).rounded(.up)) times of \(path) (\(duration.seconds) s): at most \(Limits.timesPerFile) per file")
+                throw ValidationError(
+                    "--every \(every) would take \((duration.seconds / every).rounded(.up)) times of \(path) (\(duration.seconds) s): at most \(Limits.timesPerFile) per file"
+                )
             }
             if sheet {
                 let columns = durations.map { $0.map { plan.timeCount(duration: $0) } ?? 0 }.max() ?? 0
@@ -121,8 +125,9 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         }
         let output = try await RunOutput.open(out, wait: wait, inputs: paths)
         let jobs = paths.enumerated().map { PlayJob(position: $0.offset + 1, path: $0.element) }
-        var running = ThumbnailSummary(files: jobs.map { ThumbnailFileReport(running: $0.path) }, elapsed: 0,
-                                       maxConcurrentSessions: maxSessions, peakConcurrentSessions: 0)
+        var running = ThumbnailSummary(
+            files: jobs.map { ThumbnailFileReport(running: $0.path) }, elapsed: 0,
+            maxConcurrentSessions: maxSessions, peakConcurrentSessions: 0)
         running.state = .running
         try await output.writeSummary(running)
         let claims = await output.folder.claimFolders(jobs.map(\.folderName))
@@ -158,8 +163,9 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         SignalWatcher.shared.onSignal { _ in work.cancel() }
         let (reports, rows) = await work.value
 
-        var summary = ThumbnailSummary(files: reports, elapsed: 0, maxConcurrentSessions: maxSessions,
-                                       peakConcurrentSessions: await coordinator.peakConcurrentSessions)
+        var summary = ThumbnailSummary(
+            files: reports, elapsed: 0, maxConcurrentSessions: maxSessions,
+            peakConcurrentSessions: await coordinator.peakConcurrentSessions)
         if sheet, SignalWatcher.shared.received == nil {
             do throws(PlayheadError) {
                 summary.sheet = try await ContactSheet(cell: size, rows: rows).write(into: output)
@@ -185,16 +191,21 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         let output = try await RunOutput.open(folder, wait: wait, inputs: [])
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: maxSessions)
         let tolerance = self.tolerance.map { MediaTime(seconds: $0) }
-        let settings = ThumbnailJob.Settings(plan: TimePlan(count: count, every: every, at: at), tolerance: tolerance, size: size, format: format, sheet: false, strict: strict)
+        let settings = ThumbnailJob.Settings(
+            plan: TimePlan(count: count, every: every, at: at), tolerance: tolerance, size: size, format: format, sheet: false, strict: strict)
         let run = BatchRun(options: batch, concurrency: maxSessions, command: "thumbnails", wait: wait)
         let options = sourceOptions.assetOptions
-        let tally = try await run.run(ready: {
-            try await output.writeSummary(BatchRun.Tally(command: "thumbnails", shard: shard.description, shardFrom: ""))
-        }, prepare: { entries in
-            await BatchRun.claim(entries, in: output.folder)
-        }, release: { claims in
-            for case .success(let path) in claims { _ = await output.folder.removeIfEmpty(URL(fileURLWithPath: path).lastPathComponent) }
-        }) { entry, claim in
+        let tally = try await run.run(
+            ready: {
+                try await output.writeSummary(BatchRun.Tally(command: "thumbnails", shard: shard.description, shardFrom: ""))
+            },
+            prepare: { entries in
+                await BatchRun.claim(entries, in: output.folder)
+            },
+            release: { claims in
+                for case .success(let path) in claims { _ = await output.folder.removeIfEmpty(URL(fileURLWithPath: path).lastPathComponent) }
+            }
+        ) { entry, claim in
             let job = PlayJob(source: entry.source, line: entry.line)
             if let problem = entry.problem {
                 if case .success = claim { _ = await output.folder.removeIfEmpty(job.folderName) }
@@ -203,8 +214,9 @@ struct ThumbnailsCommand: AsyncParsableCommand {
             }
             var settings = settings
             if let at = entry.at { settings.plan = TimePlan(count: nil, every: nil, at: at) }
-            let thumbnailJob = ThumbnailJob(job: job, asset: Asset(source: entry.source, options: options), claim: claim,
-                                            settings: settings, output: output)
+            let thumbnailJob = ThumbnailJob(
+                job: job, asset: Asset(source: entry.source, options: options), claim: claim,
+                settings: settings, output: output)
             let report: ThumbnailFileReport
             do throws(PlayheadError) {
                 report = try await coordinator.withSlot { await thumbnailJob.run() }.0

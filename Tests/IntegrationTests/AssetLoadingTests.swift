@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// Key loading against real files and a real slow source.
@@ -88,4 +89,3 @@ import Testing
         Issue.record("condition not reached within 5 s")
     }
 }
-

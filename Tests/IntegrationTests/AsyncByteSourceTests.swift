@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import Playhead
 
 /// Bytes the caller fetches asynchronously: the same frames, sound, images and properties as the
@@ -25,7 +26,10 @@ import Testing
         /// A read that hung returned after all (its bytes must go nowhere).
         let returnedLate = Atomic<Bool>(false)
 
-        init(_ bytes: Data, hangFrom: Int64 = .max, hang: Duration = .seconds(3600), honoursCancellation: Bool = true, seed: UInt64 = 1, chunk: Int = .max, armed: Bool = true) {
+        init(
+            _ bytes: Data, hangFrom: Int64 = .max, hang: Duration = .seconds(3600), honoursCancellation: Bool = true, seed: UInt64 = 1,
+            chunk: Int = .max, armed: Bool = true
+        ) {
             self.bytes = bytes
             self.hangFrom = hangFrom
             self.hang = hang
@@ -98,7 +102,10 @@ import Testing
         #expect(!fileSound.isEmpty && remoteSound == fileSound, "\(remoteSound.count) of \(fileSound.count) samples")
         // Exact images at unsorted, repeated times between frames (seeks through the source).
         var generator = SystemRandomNumberGenerator()
-        let times = (0..<6).map { _ in MediaTime(seconds: Double.random(in: 0..<1.9, using: &generator)) } + [MediaTime(seconds: 0.5), MediaTime(seconds: 0.5)]
+        let times =
+            (0..<6).map { _ in MediaTime(seconds: Double.random(in: 0..<1.9, using: &generator)) } + [
+                MediaTime(seconds: 0.5), MediaTime(seconds: 0.5),
+            ]
         var fromFile: [GeneratedImage?] = [], fromRemote: [GeneratedImage?] = []
         for await result in AssetImageGenerator(asset: file).images(for: times) { fromFile.append(result.image) }
         for await result in AssetImageGenerator(asset: remote).images(for: times) { fromRemote.append(result.image) }
@@ -139,8 +146,10 @@ import Testing
         let shortOpen = AssetOptions(openTimeout: .seconds(1), stallTimeout: .seconds(30))
         let slowOpen = ContinuousClock.now
         do {
-            _ = try await Asset(byteSource: RemoteSource(data, hangFrom: 0, hang: .seconds(8), honoursCancellation: honoursCancellation),
-                                name: "store://slow.mp4", options: shortOpen).load(.tracks)
+            _ = try await Asset(
+                byteSource: RemoteSource(data, hangFrom: 0, hang: .seconds(8), honoursCancellation: honoursCancellation),
+                name: "store://slow.mp4", options: shortOpen
+            ).load(.tracks)
             Issue.record("a source that never answers should not open")
         } catch {
             #expect(error.code == .timedOut, "\(error)")
@@ -150,8 +159,13 @@ import Testing
 
     /// A 12 s stream (long enough that opening it reads only its start).
     static func longStream() async throws -> Data {
-        Data(try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30",
-                                                             "-t", "12", "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-f", "mpegts", "-"]))
+        Data(
+            try await Reference.run(
+                try Reference.ffmpeg(),
+                [
+                    "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30",
+                    "-t", "12", "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-f", "mpegts", "-",
+                ]))
     }
 
     @Test func cancellingStopsAHangingReadPromptly() async throws {

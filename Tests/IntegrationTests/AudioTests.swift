@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// Audio decoding against ffmpeg's own: `ffmpeg -i clip -f s16le -` at the source's rate and channels.
@@ -7,8 +8,12 @@ import Testing
     static let clips = ["h264-aac.mp4", "hevc-aac.mkv", "vp9-opus.webm", "stereo-44k.mp4", "audio-only.m4a", "audio-only.mp3"]
 
     static func reference(_ path: String, rate: Int, channels: Int) async throws -> [Int16] {
-        let bytes = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", path, "-map", "0:a:0",
-                                                                     "-f", "s16le", "-ar", String(rate), "-ac", String(channels), "-"])
+        let bytes = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-hide_banner", "-loglevel", "error", "-i", path, "-map", "0:a:0",
+                "-f", "s16le", "-ar", String(rate), "-ac", String(channels), "-",
+            ])
         return bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
     }
 
@@ -37,7 +42,9 @@ import Testing
         var dot = 0.0, a2 = 0.0, b2 = 0.0
         for i in 0..<n {
             let x = Double(a[i]), y = Double(b[i])
-            dot += x * y; a2 += x * x; b2 += y * y
+            dot += x * y
+            a2 += x * x
+            b2 += y * y
         }
         return dot / (a2.squareRoot() * b2.squareRoot())
     }
@@ -74,11 +81,17 @@ import Testing
         }
         try sink.finish()
         #expect(sink.framesWritten == 3 * once.frames)
-        let probe = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,sample_rate,channels,duration_ts",
-                                                                                 "-of", "csv=p=0", wav]), as: UTF8.self)
+        let probe = String(
+            decoding: try await Reference.run(
+                "/usr/bin/ffprobe",
+                [
+                    "-v", "error", "-show_entries", "stream=codec_name,sample_rate,channels,duration_ts",
+                    "-of", "csv=p=0", wav,
+                ]), as: UTF8.self)
         #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "pcm_s16le,48000,1,\(3 * once.frames)")
-        #expect(leftoverTemporaryFiles(in: (wav as NSString).deletingLastPathComponent).isEmpty,
-                "no temporary file left")
+        #expect(
+            leftoverTemporaryFiles(in: (wav as NSString).deletingLastPathComponent).isEmpty,
+            "no temporary file left")
     }
 
     /// One demuxer for both tracks: the session's audio is the standalone decode's, sample for
@@ -152,8 +165,13 @@ import Testing
         }
         #expect(error.code == .writeFailed)
         if FileManager.default.fileExists(atPath: y4m) {
-            let frames = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries",
-                                                                                         "stream=nb_read_frames", "-of", "csv=p=0", y4m]), as: UTF8.self)
+            let frames = String(
+                decoding: try await Reference.run(
+                    "/usr/bin/ffprobe",
+                    [
+                        "-v", "error", "-count_frames", "-show_entries",
+                        "stream=nb_read_frames", "-of", "csv=p=0", y4m,
+                    ]), as: UTF8.self)
             #expect(Int(frames.trimmingCharacters(in: .whitespacesAndNewlines)) == result.framesDelivered, "the kept file holds what was written")
         } else {
             #expect(result.framesDelivered == 0, "frames were written, so the file must be kept")

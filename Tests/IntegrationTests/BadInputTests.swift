@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// Bad input gets a typed error naming the file and the stage, quickly, and nothing crashes.

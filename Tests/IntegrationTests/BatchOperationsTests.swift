@@ -22,7 +22,10 @@ import Testing
         let substituted = try await offPool { () throws -> (Int32, String) in
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["-c", "exec '\(binary)' probe --progress-interval 0 --manifest <(printf '%s\\n' '\(clip)' '\(other)') --results '\(folder)/sub.jsonl'"]
+            process.arguments = [
+                "-c",
+                "exec '\(binary)' probe --progress-interval 0 --manifest <(printf '%s\\n' '\(clip)' '\(other)') --results '\(folder)/sub.jsonl'",
+            ]
             let err = Pipe()
             process.standardError = err
             process.standardOutput = FileHandle.nullDevice
@@ -32,7 +35,9 @@ import Testing
             return (process.terminationStatus, text)
         }
         #expect(substituted.0 == 0, "\(substituted.1)")
-        #expect(Set(Self.files(folder + "/sub.jsonl").compactMap { $0["source"] as? String }) == [clip, other], "a piped manifest must be read, not counted away")
+        #expect(
+            Set(Self.files(folder + "/sub.jsonl").compactMap { $0["source"] as? String }) == [clip, other],
+            "a piped manifest must be read, not counted away")
 
         // A FIFO: opened without blocking, its writer arriving a moment later.
         let fifo = folder + "/manifest.fifo"
@@ -52,8 +57,9 @@ import Testing
         let silent = folder + "/silent.fifo"
         #expect(mkfifo(silent, 0o600) == 0)
         let start = ContinuousClock.now
-        let stopped = try await HostileRun.signalled(["probe", "--progress-interval", "0", "--manifest", silent, "--results", folder + "/silent.jsonl"],
-                                                     signal: SIGTERM, after: .milliseconds(700))
+        let stopped = try await HostileRun.signalled(
+            ["probe", "--progress-interval", "0", "--manifest", silent, "--results", folder + "/silent.jsonl"],
+            signal: SIGTERM, after: .milliseconds(700))
         #expect(ContinuousClock.now - start < .seconds(8), "a signal must end a run waiting on its manifest")
         #expect(stopped.status == 143 && !stopped.killedBySignal, "\(stopped.stderr)")
         let shard = Self.records(folder + "/silent.jsonl").last
@@ -71,8 +77,9 @@ import Testing
         for _ in 0..<8 {
             let delay = Duration.milliseconds(Int.random(in: 5...150, using: &random))
             let outcome = try await HostileRun.signalled(["probe", "--progress-interval", "0", "--manifest", fifo], signal: SIGTERM, after: delay)
-            #expect(outcome.status == 143 || (outcome.killedBySignal && outcome.status == SIGTERM),
-                    "SIGTERM after \(delay) (seed \(random.seed)): status \(outcome.status)")
+            #expect(
+                outcome.status == 143 || (outcome.killedBySignal && outcome.status == SIGTERM),
+                "SIGTERM after \(delay) (seed \(random.seed)): status \(outcome.status)")
         }
     }
 
@@ -91,7 +98,9 @@ import Testing
         let other = try await CLI.run(thumbnails + ["--results", results, "--resume"])
         #expect(other.status != 0 && other.stderr.contains("another run"), "\(other.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out + "/summary.json"), "a refused run wrote a summary")
-        let sharded = try await CLI.run(["probe", "--progress-interval", "0", "--manifest", manifest, "--shard", "1/2", "--results", results, "--resume"])
+        let sharded = try await CLI.run([
+            "probe", "--progress-interval", "0", "--manifest", manifest, "--shard", "1/2", "--results", results, "--resume",
+        ])
         #expect(sharded.status != 0 && sharded.stderr.contains("shard"), "\(sharded.stderr)")
 
         // A run's own results: the summary it wrote stays when a second run is refused the lock.

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import Playhead
 
 /// A caller's own bytes, read through custom I/O: the same frames, images and properties as the
@@ -39,7 +40,8 @@ import Testing
     /// The sample clip as an MPEG-TS stream (remuxed by ffmpeg, nothing re-encoded).
     static func transportStream() async throws -> Data {
         let clip = try Fixtures.clip("h264-aac.mp4")
-        return Data(try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", clip, "-c", "copy", "-f", "mpegts", "-"]))
+        return Data(
+            try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", clip, "-c", "copy", "-f", "mpegts", "-"]))
     }
 
     static func frames(_ asset: Asset) async -> (DecodeResult, [InMemorySink.Frame]) {

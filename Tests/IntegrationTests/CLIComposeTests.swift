@@ -10,9 +10,11 @@ import Testing
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
         let a = try Fixtures.clip("h264-aac.mp4"), b = try Fixtures.clip("4x3.mp4"), c = try Fixtures.clip("anamorphic.mp4")
-        let run = try await CLI.run(["compose", "--size", "320x180", "--rate", "29.97", "--duration", "3", "--background", "#103050",
-                                     "--layer", "x=0,y=0,w=320,h=180,gravity=aspect-fill,loop=forever,source=\(a)",
-                                     "--grid", "2x2", "--out", out, "--json", b, c, "/nonexistent/missing.mp4"])
+        let run = try await CLI.run([
+            "compose", "--size", "320x180", "--rate", "29.97", "--duration", "3", "--background", "#103050",
+            "--layer", "x=0,y=0,w=320,h=180,gravity=aspect-fill,loop=forever,source=\(a)",
+            "--grid", "2x2", "--out", out, "--json", b, c, "/nonexistent/missing.mp4",
+        ])
         #expect(run.status == 1, "a failed layer fails the run: \(run.stderr)")
         let summary = try HostileOperationsTests.summary(out)
         #expect(summary["state"] as? String == "finished" && summary["framesWritten"] as? Int == 89, "\(summary)")
@@ -21,10 +23,16 @@ import Testing
         #expect(layers[0]["loopsCompleted"] as? Int == 1)
         #expect((layers[3]["error"] as? [String: Any])?["code"] as? String == "io.fileNotFound")
         let y4m = out + "/composition/frames.y4m"
-        let probe = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=width,height,r_frame_rate,nb_read_frames",
-                                                                 "-of", "default=nw=1", y4m])
+        let probe = try await Reference.run(
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-count_frames", "-show_entries", "stream=width,height,r_frame_rate,nb_read_frames",
+                "-of", "default=nw=1", y4m,
+            ])
         let text = String(decoding: probe, as: UTF8.self)
-        #expect(text.contains("width=320") && text.contains("height=180") && text.contains("r_frame_rate=30000/1001") && text.contains("nb_read_frames=89"), "\(text)")
+        #expect(
+            text.contains("width=320") && text.contains("height=180") && text.contains("r_frame_rate=30000/1001")
+                && text.contains("nb_read_frames=89"), "\(text)")
     }
 
     /// `--format mp4`: an H.264 MP4 with exactly duration × rate frames; killed with SIGKILL
@@ -35,12 +43,18 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: out) }
         let clip = try Fixtures.clip("h264-aac.mp4")
         let layer = "x=0,y=0,w=320,h=180,loop=forever,source=\(clip)"
-        let run = try await CLI.run(["compose", "--size", "320x180", "--rate", "25", "--duration", "2.5", "--preset", "ultrafast",
-                                     "--layer", layer, "--format", "mp4", "--out", out + "/whole"])
+        let run = try await CLI.run([
+            "compose", "--size", "320x180", "--rate", "25", "--duration", "2.5", "--preset", "ultrafast",
+            "--layer", layer, "--format", "mp4", "--out", out + "/whole",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(!run.stderr.contains("x264"), "the encoder's chatter stays in the log: \(run.stderr)")
-        let probe = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames",
-                                                                 "-of", "default=nw=1", out + "/whole/composition/video.mp4"])
+        let probe = try await Reference.run(
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames",
+                "-of", "default=nw=1", out + "/whole/composition/video.mp4",
+            ])
         let text = String(decoding: probe, as: UTF8.self)
         #expect(text.contains("codec_name=h264") && text.contains("nb_read_frames=62"), "\(text)")
 
@@ -49,41 +63,69 @@ import Testing
         let document = try #require(try JSONSerialization.jsonObject(with: Data(played.stdout.utf8)) as? [String: Any], "\(played.stderr)")
         let file = try #require((document["files"] as? [[String: Any]])?.first)
         #expect(played.status == 0 && file["framesWritten"] as? Int == 50, "\(played.stdout)")
-        let exported = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=width,height,nb_read_frames",
-                                                                    "-of", "default=nw=1", out + "/play/01-h264-aac.mp4/video.mp4"])
-        #expect(String(decoding: exported, as: UTF8.self).contains("width=160\nheight=90\nnb_read_frames=50"), "\(String(decoding: exported, as: UTF8.self))")
+        let exported = try await Reference.run(
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-count_frames", "-show_entries", "stream=width,height,nb_read_frames",
+                "-of", "default=nw=1", out + "/play/01-h264-aac.mp4/video.mp4",
+            ])
+        #expect(
+            String(decoding: exported, as: UTF8.self).contains("width=160\nheight=90\nnb_read_frames=50"),
+            "\(String(decoding: exported, as: UTF8.self))")
 
         // SIGTERM: a clean stop; the summary counts the frames the kept file holds.
-        let stopped = try await HostileRun.signalled(["compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
-                                                      "--layer", layer, "--format", "mp4", "--out", out + "/stopped"], signal: SIGTERM, after: .milliseconds(1500))
+        let stopped = try await HostileRun.signalled(
+            [
+                "compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
+                "--layer", layer, "--format", "mp4", "--out", out + "/stopped",
+            ], signal: SIGTERM, after: .milliseconds(1500))
         #expect(stopped.status == 143, "\(stopped.stderr)")
         let summary = try HostileOperationsTests.summary(out + "/stopped")
-        let kept = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0",
-                                                                out + "/stopped/composition/video.mp4"])
-        #expect(summary["state"] as? String == "cancelled" && summary["framesWritten"] as? Int == Int(String(decoding: kept, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
-                "\(summary)")
+        let kept = try await Reference.run(
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0",
+                out + "/stopped/composition/video.mp4",
+            ])
+        #expect(
+            summary["state"] as? String == "cancelled"
+                && summary["framesWritten"] as? Int == Int(String(decoding: kept, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
+            "\(summary)")
 
         // The kept, partial MP4 is ours: a rerun into the same folder replaces it with a whole
         // one, leaves the user's file alone, and leaves no temporary file.
         try "mine".write(toFile: out + "/stopped/mine.txt", atomically: true, encoding: .utf8)
-        let rerun = try await CLI.run(["compose", "--size", "320x180", "--rate", "25", "--duration", "1", "--preset", "ultrafast",
-                                       "--layer", layer, "--format", "mp4", "--out", out + "/stopped"])
+        let rerun = try await CLI.run([
+            "compose", "--size", "320x180", "--rate", "25", "--duration", "1", "--preset", "ultrafast",
+            "--layer", layer, "--format", "mp4", "--out", out + "/stopped",
+        ])
         #expect(rerun.status == 0, "\(rerun.stderr)")
-        let replaced = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0",
-                                                                    out + "/stopped/composition/video.mp4"])
+        let replaced = try await Reference.run(
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0",
+                out + "/stopped/composition/video.mp4",
+            ])
         #expect(String(decoding: replaced, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "25")
         #expect(try String(contentsOfFile: out + "/stopped/mine.txt", encoding: .utf8) == "mine")
         let rerunSummary = try HostileOperationsTests.summary(out + "/stopped")
         #expect(leftoverTemporaryFiles(in: out + "/stopped").isEmpty && rerunSummary["state"] as? String == "finished", "\(rerunSummary)")
 
-        _ = try await HostileRun.signalled(["compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
-                                            "--layer", layer, "--format", "mp4", "--out", out + "/killed"], signal: SIGKILL, after: .milliseconds(2500))
+        _ = try await HostileRun.signalled(
+            [
+                "compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
+                "--layer", layer, "--format", "mp4", "--out", out + "/killed",
+            ], signal: SIGKILL, after: .milliseconds(2500))
         let folder = out + "/killed/composition"
         let names = try FileManager.default.contentsOfDirectory(atPath: folder)
         #expect(!names.contains("video.mp4"), "a killed run leaves nothing under the final name")
         let partial = try #require(names.first { $0.hasPrefix(".video.mp4.") }, "\(names)")
-        let left = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0",
-                                                                folder + "/" + partial])
+        let left = try await Reference.run(
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0",
+                folder + "/" + partial,
+            ])
         let frames = Int(String(decoding: left, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         #expect(frames >= 25, "the fragments written before the kill play: \(frames) frames")
     }
@@ -119,11 +161,18 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: out) }
         let layer = "x=0,y=0,w=320,h=180,loop=forever,audio=yes,source=\(try Fixtures.clip("h264-aac.mp4"))"
         func streams(_ path: String) async throws -> String {
-            String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames",
-                                                                          "-of", "csv=p=0", path]), as: UTF8.self)
+            String(
+                decoding: try await Reference.run(
+                    "/usr/bin/ffprobe",
+                    [
+                        "-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames",
+                        "-of", "csv=p=0", path,
+                    ]), as: UTF8.self)
         }
-        let run = try await CLI.run(["compose", "--json", "--size", "320x180", "--rate", "25", "--duration", "2.5", "--preset", "ultrafast",
-                                     "--layer", layer, "--out", out + "/screen.mp4"])
+        let run = try await CLI.run([
+            "compose", "--json", "--size", "320x180", "--rate", "25", "--duration", "2.5", "--preset", "ultrafast",
+            "--layer", layer, "--out", out + "/screen.mp4",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let whole = try await streams(out + "/screen.mp4")
         #expect(whole.contains("h264,62") && whole.contains("aac,"), "\(whole)")
@@ -135,15 +184,23 @@ import Testing
         let mine = try String(contentsOfFile: out + "/mine.mp4", encoding: .utf8)
         #expect(taken.status == 2 && mine == "mine", "\(taken.stderr)")
 
-        _ = try await HostileRun.signalled(["compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
-                                            "--layer", layer, "--out", out + "/killed.mp4"], signal: SIGKILL, after: .milliseconds(2500))
+        _ = try await HostileRun.signalled(
+            [
+                "compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
+                "--layer", layer, "--out", out + "/killed.mp4",
+            ], signal: SIGKILL, after: .milliseconds(2500))
         let partial = try #require(try FileManager.default.contentsOfDirectory(atPath: out).first { $0.hasPrefix(".killed.mp4.") })
         #expect(!FileManager.default.fileExists(atPath: out + "/killed.mp4"))
         let left = try await streams(out + "/" + partial)
-        #expect(left.contains("h264,") && left.contains("aac,") && Int(left.split(separator: "\n").first?.split(separator: ",").last ?? "0") ?? 0 >= 25, "\(left)")
+        #expect(
+            left.contains("h264,") && left.contains("aac,") && Int(left.split(separator: "\n").first?.split(separator: ",").last ?? "0") ?? 0 >= 25,
+            "\(left)")
 
-        let stopped = try await HostileRun.signalled(["compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
-                                                      "--layer", layer, "--out", out + "/stopped.mp4"], signal: SIGTERM, after: .milliseconds(1500))
+        let stopped = try await HostileRun.signalled(
+            [
+                "compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
+                "--layer", layer, "--out", out + "/stopped.mp4",
+            ], signal: SIGTERM, after: .milliseconds(1500))
         #expect(stopped.status == 143, "\(stopped.stderr)")
         let kept = try await streams(out + "/stopped.mp4")
         #expect(kept.contains("h264,") && kept.contains("aac,"), "\(kept)")
@@ -172,15 +229,18 @@ import Testing
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
         let clip = try Fixtures.clip("4x3.mp4")
-        let run = try await HostileRun.shell(["compose", "--size", "160x90", "--duration", "2", "--grid", "1x1", "--out", "-", clip],
-                                             redirections: "> '\(out)/live.y4m'")
+        let run = try await HostileRun.shell(
+            ["compose", "--size", "160x90", "--duration", "2", "--grid", "1x1", "--out", "-", clip],
+            redirections: "> '\(out)/live.y4m'")
         #expect(run.status == 0, "\(run.stderr)")
-        let probe = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", out + "/live.y4m"])
+        let probe = try await Reference.run(
+            "/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", out + "/live.y4m"])
         #expect(String(decoding: probe, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "60")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["live.y4m"], "no folder, no summary beside it")
 
         let start = ContinuousClock.now
-        let gone = try await HostileRun.shell(["compose", "--size", "160x90", "--duration", "3600", "--grid", "1x1", "--out", "-", clip], brokenPipe: true)
+        let gone = try await HostileRun.shell(
+            ["compose", "--size", "160x90", "--duration", "3600", "--grid", "1x1", "--out", "-", clip], brokenPipe: true)
         #expect(gone.status == 1 && gone.stderr.contains("the reader went away"), "\(gone.stderr)")
         #expect(ContinuousClock.now - start < .seconds(10))
         let refused = try await CLI.run(["compose", "--size", "160x90", "--duration", "1", "--grid", "1x1", "--out", "-", "--format", "png", clip])
@@ -194,7 +254,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: out) }
         let layout = Fixtures.sampleMedia.deletingLastPathComponent().appendingPathComponent("examples/\(name).json").path
         // Rendered in full; nothing written but the summary.
-        let run = try await CLI.run(["compose", "--layout", layout, "--size", "1280x720", "--duration", "2", "--format", "none", "--out", out, "--json"])
+        let run = try await CLI.run([
+            "compose", "--layout", layout, "--size", "1280x720", "--duration", "2", "--format", "none", "--out", out, "--json",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try HostileOperationsTests.summary(out)
         #expect(summary["framesWritten"] as? Int == 60)
@@ -203,11 +265,13 @@ import Testing
     }
 
     /// Layout files that are not layouts are refused before anything is written.
-    @Test(arguments: ["not json", "{}", "[]", #"[{"rect": [0, 0, 2, 2]}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2]}]"#,
-                      #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "audio": "loud"}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "loop": 0}]"#,
-                      #"[{"source": "a.mp4", "sources": ["b.mp4"], "rect": [0, 0, 2, 2]}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "gravty": "stretch"}]"#,
-                      #"[{"source": "", "rect": [0, 0, 2, 2]}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "timeRange": {"start": 1, "lenght": 2}}]"#,
-                      #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "loop": "forever", "timeRange": {"duration": 0.0001}}]"#])
+    @Test(arguments: [
+        "not json", "{}", "[]", #"[{"rect": [0, 0, 2, 2]}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2]}]"#,
+        #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "audio": "loud"}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "loop": 0}]"#,
+        #"[{"source": "a.mp4", "sources": ["b.mp4"], "rect": [0, 0, 2, 2]}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "gravty": "stretch"}]"#,
+        #"[{"source": "", "rect": [0, 0, 2, 2]}]"#, #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "timeRange": {"start": 1, "lenght": 2}}]"#,
+        #"[{"source": "a.mp4", "rect": [0, 0, 2, 2], "loop": "forever", "timeRange": {"duration": 0.0001}}]"#,
+    ])
     func badLayoutsAreUsageErrors(text: String) async throws {
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
@@ -225,13 +289,17 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: out) }
         let clip = try Fixtures.clip("h264-aac.mp4")
         let layer = "x=0,y=0,w=64,h=36,source=\(clip)"
-        for arguments in [["--rate", "25", "--duration", "0.039", "--layer", layer],
-                          ["--rate", "30", "--duration", "1", "--layer", "x=0,y=0,w=64,h=36,loop=forever,duration=0.0001,source=\(clip)"]] {
+        for arguments in [
+            ["--rate", "25", "--duration", "0.039", "--layer", layer],
+            ["--rate", "30", "--duration", "1", "--layer", "x=0,y=0,w=64,h=36,loop=forever,duration=0.0001,source=\(clip)"],
+        ] {
             let run = try await CLI.run(["compose", "--size", "64x36", "--out", out + "/o.mp4"] + arguments)
             #expect(run.status == 2, "\(arguments): \(run.stderr)")
             #expect(!FileManager.default.fileExists(atPath: out + "/o.mp4"))
         }
-        let slow = try await CLI.run(["compose", "--size", "64x36", "--rate", "0.001", "--duration", "1000", "--format", "none", "--out", out + "/slow", "--layer", layer])
+        let slow = try await CLI.run([
+            "compose", "--size", "64x36", "--rate", "0.001", "--duration", "1000", "--format", "none", "--out", out + "/slow", "--layer", layer,
+        ])
         #expect(slow.status == 0, "\(slow.stderr)")
     }
 
@@ -247,8 +315,9 @@ import Testing
         #expect(timedOut.status == 2 && timedOut.stderr.contains("not read within"), "\(timedOut.stderr)")
         // --timeout 1: well before a hang, with room for a loaded machine.
         #expect(ContinuousClock.now - start < .seconds(8))
-        let signalled = try await HostileRun.signalled(["compose", "--layout", fifo, "--size", "64x36", "--duration", "1", "--out", out + "/o"],
-                                                       signal: HostileRun.interrupt, after: .milliseconds(700))
+        let signalled = try await HostileRun.signalled(
+            ["compose", "--layout", fifo, "--size", "64x36", "--duration", "1", "--out", out + "/o"],
+            signal: HostileRun.interrupt, after: .milliseconds(700))
         #expect(signalled.status == 128 + HostileRun.interrupt && !signalled.killedBySignal, "\(signalled)")
         #expect(!FileManager.default.fileExists(atPath: out + "/o"))
     }
@@ -258,7 +327,10 @@ import Testing
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
         let name = out + "/" + String(repeating: "a", count: 251) + ".mp4"
-        let run = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--out", name, "--layer", "x=0,y=0,w=64,h=36,source=\(try Fixtures.clip("h264-aac.mp4"))"])
+        let run = try await CLI.run([
+            "compose", "--size", "64x36", "--duration", "1", "--out", name, "--layer",
+            "x=0,y=0,w=64,h=36,source=\(try Fixtures.clip("h264-aac.mp4"))",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(FileManager.default.fileExists(atPath: name))
         #expect(try FileManager.default.contentsOfDirectory(atPath: out).count == 1, "no temporary file left")
@@ -276,7 +348,9 @@ import Testing
         [{"sources": ["\(out)/missing.mp4", "\(good)", "\(try Fixtures.clip("bad-text.mp4"))", "\(good)"], "rect": [0, 0, 64, 36]},
          {"sources": ["\(out)/missing.mp4", "\(try Fixtures.clip("bad-empty.mp4"))"], "rect": [0, 0, 32, 18], "z": 1}]
         """.write(toFile: layout, atomically: true, encoding: .utf8)
-        let run = try await CLI.run(["compose", "--json", "--layout", layout, "--size", "64x36", "--rate", "30", "--duration", "4", "--format", "none", "--out", out + "/o"])
+        let run = try await CLI.run([
+            "compose", "--json", "--layout", layout, "--size", "64x36", "--rate", "30", "--duration", "4", "--format", "none", "--out", out + "/o",
+        ])
         #expect(run.status == 1, "\(run.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let layers = try #require(summary["layers"] as? [[String: Any]])
@@ -298,7 +372,8 @@ import Testing
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
         let binary = try CLI.binary().path
-        let command = "trap '' XFSZ; ulimit -f 40; exec '\(binary)' compose --json --size 640x360 --duration 3 --format mp4 --out '\(out)/o' "
+        let command =
+            "trap '' XFSZ; ulimit -f 40; exec '\(binary)' compose --json --size 640x360 --duration 3 --format mp4 --out '\(out)/o' "
             + "--layer 'x=0,y=0,w=640,h=360,loop=forever,source=\(try Fixtures.clip("h264-aac.mp4"))'"
         let stdout = try await Reference.runAllowingFailure("/bin/sh", ["-c", command])
         #expect(stdout.status == 1)
@@ -306,7 +381,8 @@ import Testing
         #expect(summary["state"] as? String == "failed", "\(summary)")
         #expect((summary["error"] as? [String: Any])?["code"] as? String == "output.writeFailed", "\(summary)")
         #expect(leftoverTemporaryFiles(in: out).isEmpty)
-        let onDisk = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/o/summary.json"))) as? [String: Any])
+        let onDisk = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/o/summary.json"))) as? [String: Any])
         #expect(onDisk["state"] as? String == "failed")
     }
 
@@ -314,8 +390,10 @@ import Testing
     @Test func aLayerOutsideTheCanvasIsRefused() async throws {
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let run = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--out", out + "/o",
-                                     "--layer", "x=40,y=0,w=64,h=36,source=\(try Fixtures.clip("h264-aac.mp4"))"])
+        let run = try await CLI.run([
+            "compose", "--size", "64x36", "--duration", "1", "--out", out + "/o",
+            "--layer", "x=40,y=0,w=64,h=36,source=\(try Fixtures.clip("h264-aac.mp4"))",
+        ])
         #expect(run.status == 2 && run.stderr.contains("inside the 64x36 canvas"), "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out + "/o"), "refused before the output folder is made")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// `playhead play` end to end: frame files, summary.json, exit status.
@@ -44,9 +45,13 @@ import Testing
         let png = out.appendingPathComponent("01-4x3.mp4/frame-000003.png").path
         // Decode the PNG with ffmpeg, and compare with ffmpeg's own fit of frame 2 into 640x360.
         let fromPNG = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
-        let expected = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", clip, "-vf",
-            "select=eq(n\\,2),scale=640:360:force_original_aspect_ratio=decrease,pad=640:360:(ow-iw)/2:(oh-ih)/2",
-            "-vsync", "0", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        let expected = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-loglevel", "error", "-i", clip, "-vf",
+                "select=eq(n\\,2),scale=640:360:force_original_aspect_ratio=decrease,pad=640:360:(ow-iw)/2:(oh-ih)/2",
+                "-vsync", "0", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-",
+            ])
         #expect(fromPNG.count == 640 * 360 * 3)
         #expect(Reference.psnr(fromPNG, expected) >= 30)
     }
@@ -58,12 +63,16 @@ import Testing
     @Test func mp4ExportsCarryTheSound() async throws {
         let out = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: out) }
-        let withSound = try Fixtures.clip("h264-aac.mp4"), soundOnly = try Fixtures.clip("audio-only.m4a"), silent = try Fixtures.clip("rotated-90.mp4")
+        let withSound = try Fixtures.clip("h264-aac.mp4"), soundOnly = try Fixtures.clip("audio-only.m4a"),
+            silent = try Fixtures.clip("rotated-90.mp4")
         let run = try await CLI.run(["play", "--json", "--format", "mp4", "--out", out.path + "/a", withSound, soundOnly, silent])
         #expect(run.status == 0, "\(run.stderr)")
         func streams(_ path: String) async throws -> String {
-            String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", path]), as: UTF8.self)
-                .split(separator: "\n").joined(separator: ",")
+            String(
+                decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", path]),
+                as: UTF8.self
+            )
+            .split(separator: "\n").joined(separator: ",")
         }
         let folder = out.path + "/a"
         #expect(try await streams(folder + "/01-h264-aac.mp4/video.mp4") == "h264,aac")
@@ -81,8 +90,12 @@ import Testing
             let source = try await Self.monoSamples(clip)
             let exported = try await Self.monoSamples(folder + "/\(position)-\(name)/video.mp4")
             // AAC adds its priming (1024 samples) and pads its last frame.
-            #expect(exported.count >= source.count && exported.count <= source.count + 3 * 1024, "\(name): \(exported.count) samples for \(source.count)")
-            let offset = (0...2048).max { Self.correlation(source, exported, offset: $0, count: 8192) < Self.correlation(source, exported, offset: $1, count: 8192) } ?? 0
+            #expect(
+                exported.count >= source.count && exported.count <= source.count + 3 * 1024, "\(name): \(exported.count) samples for \(source.count)")
+            let offset =
+                (0...2048).max {
+                    Self.correlation(source, exported, offset: $0, count: 8192) < Self.correlation(source, exported, offset: $1, count: 8192)
+                } ?? 0
             let whole = Self.correlation(source, exported, offset: offset, count: source.count - 1)
             #expect(whole > 0.99, "\(name): correlation \(whole) at offset \(offset)")
         }
@@ -102,14 +115,20 @@ import Testing
         let lateSound = out.path + "/late-sound.mp4", latePicture = out.path + "/late-picture.mp4"
         for (path, late) in [(lateSound, "1:a"), (latePicture, "1:v")] {
             let early = late == "1:a" ? "0:v" : "0:a"
-            _ = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", clip, "-itsoffset", "1", "-i", clip,
-                                                                 "-map", early, "-map", late, "-c", "copy", path])
+            _ = try await Reference.run(
+                try Reference.ffmpeg(),
+                [
+                    "-loglevel", "error", "-i", clip, "-itsoffset", "1", "-i", clip,
+                    "-map", early, "-map", late, "-c", "copy", path,
+                ])
         }
         let run = try await CLI.run(["play", "--format", "mp4", "--out", out.path + "/p", lateSound, latePicture])
         #expect(run.status == 0, "\(run.stderr)")
         func durations(_ path: String) async throws -> [String: Double] {
-            let text = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,duration", "-of", "csv=p=0", path]),
-                              as: UTF8.self)
+            let text = String(
+                decoding: try await Reference.run(
+                    "/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,duration", "-of", "csv=p=0", path]),
+                as: UTF8.self)
             var result: [String: Double] = [:]
             for line in text.split(separator: "\n") {
                 let fields = line.split(separator: ",")
@@ -124,7 +143,8 @@ import Testing
         #expect(samples.count > 48_000 && samples[0..<45_000].allSatisfy { abs(Int($0)) < 64 }, "the first second is silence")
         #expect(samples[48_000..<96_000].contains { abs(Int($0)) > 1000 }, "then the sound")
         let pictureLate = try await durations(out.path + "/p/02-late-picture.mp4/video.mp4")
-        #expect(abs((pictureLate["video"] ?? 0) - 3) < 0.05 && (pictureLate["audio"] ?? 0) > 1.95 && (pictureLate["audio"] ?? 0) < 2.12, "\(pictureLate)")
+        #expect(
+            abs((pictureLate["video"] ?? 0) - 3) < 0.05 && (pictureLate["audio"] ?? 0) > 1.95 && (pictureLate["audio"] ?? 0) < 2.12, "\(pictureLate)")
     }
 
     /// `--frames N` cuts the sound where the Nth frame ends, counted from the first frame: a
@@ -134,11 +154,18 @@ import Testing
         defer { try? FileManager.default.removeItem(at: out) }
         let clip = try Fixtures.clip("h264-aac.mp4")
         let late = out.path + "/late-picture.mp4"
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", clip, "-itsoffset", "1", "-i", clip, "-map", "0:a", "-map", "1:v", "-c", "copy", late])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            ["-loglevel", "error", "-i", clip, "-itsoffset", "1", "-i", clip, "-map", "0:a", "-map", "1:v", "-c", "copy", late])
         let run = try await CLI.run(["play", "--frames", "10", "--format", "y4m", "--out", out.path + "/p", late])
         #expect(run.status == 0, "\(run.stderr)")
-        let text = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=duration", "-of", "csv=p=0",
-                                                                                 out.path + "/p/01-late-picture.mp4/audio.wav"]), as: UTF8.self)
+        let text = String(
+            decoding: try await Reference.run(
+                "/usr/bin/ffprobe",
+                [
+                    "-v", "error", "-show_entries", "stream=duration", "-of", "csv=p=0",
+                    out.path + "/p/01-late-picture.mp4/audio.wav",
+                ]), as: UTF8.self)
         let seconds = try #require(Double(text.trimmingCharacters(in: .whitespacesAndNewlines)), "\(text)")
         // 1 s before the picture, then 10 frames at 25 fps.
         #expect(abs(seconds - 1.4) < 0.03, "\(seconds) s of sound")
@@ -155,13 +182,18 @@ import Testing
         let file = try #require((document["files"] as? [[String: Any]])?.first)
         let written = try #require(file["framesWritten"] as? Int)
         #expect(written > 0 && file["partial"] as? Bool == true && file["status"] as? String == "failed", "\(file)")
-        let probe = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0",
-                                                                 out.path + "/01-damaged-cut.mp4/video.mp4"])
+        let probe = try await Reference.run(
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0",
+                out.path + "/01-damaged-cut.mp4/video.mp4",
+            ])
         #expect(Int(String(decoding: probe, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) == written)
     }
 
     static func monoSamples(_ path: String) async throws -> [Int16] {
-        let bytes = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", path, "-map", "0:a", "-ac", "1", "-f", "s16le", "-"])
+        let bytes = try await Reference.run(
+            try Reference.ffmpeg(), ["-loglevel", "error", "-i", path, "-map", "0:a", "-ac", "1", "-f", "s16le", "-"])
         return stride(from: 0, to: bytes.count - 1, by: 2).map { Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8) }
     }
 
@@ -195,8 +227,12 @@ import Testing
         let played = try Y4MFile(out.appendingPathComponent("01-anamorphic.mp4/frames.y4m").path)
         try #require(played.size == PixelSize(width: 640, height: 326) && played.frameCount == 5)
         // 240x180 with 4:3 pixels shows as 320x180: fitted, 580x326 at x = 30.
-        let expected = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", clip, "-vf", "scale=580:326,pad=640:326:30:0:black",
-                                                                         "-frames:v", "5", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+        let expected = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-loglevel", "error", "-i", clip, "-vf", "scale=580:326,pad=640:326:30:0:black",
+                "-frames:v", "5", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-",
+            ])
         let frameBytes = 640 * 326 * 3 / 2
         try #require(expected.count == 5 * frameBytes)
         for n in 0..<5 {
@@ -205,8 +241,11 @@ import Testing
             #expect(Reference.psnr(frame, reference) >= 40, "frame \(n)")
             let barColumns = Array(0..<30) + Array(610..<640)
             let lumaBars = (0..<326).allSatisfy { y in barColumns.allSatisfy { frame[y * 640 + $0] == 16 } }
-            let chromaBars = (0..<163).allSatisfy { y in barColumns.filter { $0 % 2 == 0 }.allSatisfy {
-                frame[640 * 326 + y * 320 + $0 / 2] == 128 && frame[640 * 326 * 5 / 4 + y * 320 + $0 / 2] == 128 } }
+            let chromaBars = (0..<163).allSatisfy { y in
+                barColumns.filter { $0 % 2 == 0 }.allSatisfy {
+                    frame[640 * 326 + y * 320 + $0 / 2] == 128 && frame[640 * 326 * 5 / 4 + y * 320 + $0 / 2] == 128
+                }
+            }
             #expect(lumaBars && chromaBars, "frame \(n): the bars are not black")
         }
     }
@@ -217,8 +256,13 @@ import Testing
         let clip = try Fixtures.clip("odd-size.mp4")
         #expect(try await CLI.run(["play", "--out", out.path, "--format", "y4m", clip]).status == 0)
         let y4m = out.appendingPathComponent("01-odd-size.mp4/frames.y4m").path
-        let probe = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries",
-                                                                            "stream=width,height,nb_read_frames", "-of", "csv=p=0", y4m]), as: UTF8.self)
+        let probe = String(
+            decoding: try await Reference.run(
+                "/usr/bin/ffprobe",
+                [
+                    "-v", "error", "-count_frames", "-show_entries",
+                    "stream=width,height,nb_read_frames", "-of", "csv=p=0", y4m,
+                ]), as: UTF8.self)
         // 321x181 is rounded up to even for 4:2:0.
         #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "322,182,50")
 
@@ -257,9 +301,9 @@ import Testing
         }
         let total = expected.reduce(0, +)
         // The folder's ownership mark and log of what was written aside, only frames and the WAV.
-        let names_ = try FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("queue").path)
+        let written = try FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("queue").path)
             .filter { $0 != ".playhead-owner" && $0 != ".playhead-written" }.sorted()
-        #expect(names_ == ["audio.wav"] + (1...total).map { String(format: "frame-%06d.png", $0) })
+        #expect(written == ["audio.wav"] + (1...total).map { String(format: "frame-%06d.png", $0) })
         let summary = try readSummary(out)
         let files = try #require(summary["files"] as? [[String: Any]])
         #expect(files.map { $0["status"] as? String } == ["completed", "failed", "completed", "completed"])
@@ -325,7 +369,10 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: firstFrame))
         try await Task.sleep(for: .milliseconds(100))
         process.interrupt()
-        let status = try await offPool { process.waitUntilExit(); return process.terminationStatus }
+        let status = try await offPool {
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
         #expect(status == 130, "128 + SIGINT")
         let summary = try readSummary(out)
         #expect(summary["state"] as? String == "cancelled")
@@ -365,8 +412,13 @@ import Testing
         let run = try await CLI.run(["play", "--queue", "--out", out.path, "--size", "32x18"] + paths)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let wav = out.appendingPathComponent("queue/audio.wav").path
-        let probe = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=sample_rate,channels",
-                                                                                 "-of", "csv=p=0", wav]), as: UTF8.self)
+        let probe = String(
+            decoding: try await Reference.run(
+                "/usr/bin/ffprobe",
+                [
+                    "-v", "error", "-show_entries", "stream=sample_rate,channels",
+                    "-of", "csv=p=0", wav,
+                ]), as: UTF8.self)
         #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "44100,2")
         var expected: [Int16] = []
         for path in paths { expected += await PlayerAudioTests.audio(path, AudioFormat(sampleRate: 44100, channelCount: 2)) }

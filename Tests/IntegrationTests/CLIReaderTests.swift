@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// The reader's rules as `playhead` users see them: truncation with its output kept and said to
@@ -19,8 +20,13 @@ import Testing
         // What the summary counts is what is on disk: a valid Y4M with that many frames, and the WAV.
         let folder = out.appendingPathComponent("01-cut.mkv")
         let y4m = folder.appendingPathComponent("frames.y4m").path
-        let frames = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries",
-                                                                                     "stream=nb_read_frames", "-of", "csv=p=0", y4m]), as: UTF8.self)
+        let frames = String(
+            decoding: try await Reference.run(
+                "/usr/bin/ffprobe",
+                [
+                    "-v", "error", "-count_frames", "-show_entries",
+                    "stream=nb_read_frames", "-of", "csv=p=0", y4m,
+                ]), as: UTF8.self)
         #expect(Int(frames.trimmingCharacters(in: .whitespacesAndNewlines)) == file["framesWritten"] as? Int)
         #expect((file["framesWritten"] as? Int ?? 0) > 0)
         let wav = try #require(file["audioPath"] as? String)
@@ -65,7 +71,8 @@ import Testing
         #expect(files.last?["status"] as? String == "completed", "the other file goes on")
         let explicit = try await CLI.run(["thumbnails", "--out", out.path, "--at", "0.5,1.5", raw])
         #expect(explicit.status == 0, "stderr: \(explicit.stderr)")
-        let images = try #require((try readJSONObject(out.appendingPathComponent("summary.json"))["files"] as? [[String: Any]])?.first?["images"] as? [[String: Any]])
+        let images = try #require(
+            (try readJSONObject(out.appendingPathComponent("summary.json"))["files"] as? [[String: Any]])?.first?["images"] as? [[String: Any]])
         #expect(images.compactMap { $0["actualTime"] as? Double } == [0.48, 1.48])
     }
 

@@ -9,8 +9,12 @@ import Testing
         let paths = try ["4x3.mp4", "portrait.mp4", "anamorphic.mp4"].map { try Fixtures.clip($0) }
         let run = try await CLI.run(["thumbnails", "--out", out.path, "--sheet", "--count", "4", "--size", "160x90"] + paths)
         #expect(run.status == 0, "stderr: \(run.stderr)")
-        let sheet = try await Reference.run(try Reference.ffmpeg(), ["-loglevel", "error", "-i", out.appendingPathComponent("sheet.png").path,
-                                                                     "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        let sheet = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-loglevel", "error", "-i", out.appendingPathComponent("sheet.png").path,
+                "-f", "rawvideo", "-pix_fmt", "rgb24", "-",
+            ])
         try #require(sheet.count == 640 * 270 * 3, "the sheet must be 640x270")
         func black(_ x: Int, _ y: Int) -> Bool {
             let i = (y * 640 + x) * 3
@@ -26,7 +30,8 @@ import Testing
         #expect(!(180..<270).allSatisfy { black(2, $0) })
         #expect(!(180..<270).allSatisfy { black(157, $0) })
 
-        let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])
         let files = try #require(summary["files"] as? [[String: Any]])
         #expect(files.map { $0["status"] as? String } == ["completed", "completed", "completed"])
         let images = try #require(files[0]["images"] as? [[String: Any]])

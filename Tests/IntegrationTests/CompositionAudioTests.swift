@@ -10,17 +10,25 @@ import Testing
     /// at one place only, so a sample missing or repeated at a seam shows as a shift).
     static func chirpClip(in folder: String) async throws -> String {
         let path = folder + "/chirp.mp4"
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error",
-                                                              "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=2",
-                                                              "-f", "lavfi", "-i", "aevalsrc=0.6*sin(2*PI*(150+500*t)*t):s=48000:d=2.2",
-                                                              "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-b:a", "192k", "-shortest", path])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-hide_banner", "-loglevel", "error",
+                "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=2",
+                "-f", "lavfi", "-i", "aevalsrc=0.6*sin(2*PI*(150+500*t)*t):s=48000:d=2.2",
+                "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-b:a", "192k", "-shortest", path,
+            ])
         return path
     }
 
     /// Mono samples of `path`'s audio at 48 kHz, as ffmpeg decodes them.
     static func samples(_ path: String) async throws -> [Float] {
-        let bytes = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", path, "-map", "0:a",
-                                                                     "-f", "s16le", "-ac", "1", "-ar", "48000", "-"])
+        let bytes = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-hide_banner", "-loglevel", "error", "-i", path, "-map", "0:a",
+                "-f", "s16le", "-ac", "1", "-ar", "48000", "-",
+            ])
         return stride(from: 0, to: bytes.count - 1, by: 2).map { Float(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) }
     }
 
@@ -38,7 +46,8 @@ import Testing
 
     /// The shift (output sample − expected sample) in `range` that best matches `expected`
     /// around `window`.
-    static func lag(of output: [Float], against expected: [Float], window: Range<Int>, in range: ClosedRange<Int>) -> (lag: Int, correlation: Double) {
+    static func lag(of output: [Float], against expected: [Float], window: Range<Int>, in range: ClosedRange<Int>) -> (lag: Int, correlation: Double)
+    {
         var best = (lag: range.lowerBound, correlation: -2.0)
         for lag in range {
             let start = window.lowerBound + lag, end = window.upperBound + lag
@@ -63,13 +72,17 @@ import Testing
          {"source": "chirp.mp4", "rect": [160, 90, 160, 90], "z": 1, "timeRange": {"start": 0.5, "duration": 1}, "loop": 2,
           "afterEnd": "clear", "audio": true}]
         """.write(toFile: layout, atomically: true, encoding: .utf8)
-        let run = try await CLI.run(["compose", "--json", "--size", "320x180", "--rate", "30", "--duration", "3.2", "--format", "mp4",
-                                     "--layout", layout, "--out", folder + "/out"])
+        let run = try await CLI.run([
+            "compose", "--json", "--size", "320x180", "--rate", "30", "--duration", "3.2", "--format", "mp4",
+            "--layout", layout, "--out", folder + "/out",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
-        #expect((summary["audio"] as? [String: Any])?["error"] == nil && (summary["audio"] as? [String: Any])?["source"] as? String != nil, "\(summary)")
+        #expect(
+            (summary["audio"] as? [String: Any])?["error"] == nil && (summary["audio"] as? [String: Any])?["source"] as? String != nil, "\(summary)")
         let mp4 = folder + "/out/composition/video.mp4"
-        let streams = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", mp4])
+        let streams = try await Reference.run(
+            "/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", mp4])
         let lines = String(decoding: streams, as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(lines.contains("h264,96") && lines.contains { $0.hasPrefix("aac,") }, "\(lines)")
 
@@ -83,7 +96,9 @@ import Testing
         for start in stride(from: 0, to: 96000 - 4800, by: 4800) {
             let window = start..<(start + 4800)
             let local = Self.lag(of: output, against: expected, window: window, in: (whole.lag - 64)...(whole.lag + 64))
-            #expect(local.lag == whole.lag && local.correlation > 0.95, "window at \(Double(start) / 48000) s: shift \(local.lag), not \(whole.lag) (\(local.correlation))")
+            #expect(
+                local.lag == whole.lag && local.correlation > 0.95,
+                "window at \(Double(start) / 48000) s: shift \(local.lag), not \(whole.lag) (\(local.correlation))")
         }
         // After the content ends: silence.
         let tail = output[(96000 + whole.lag + 2400)..<min(output.count, expected.count + whole.lag - 2400)]
@@ -98,14 +113,19 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let clip = try await Self.chirpClip(in: folder)
         let music = folder + "/music.m4a"
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-v", "error", "-i", clip, "-map", "0:a", "-t", "1.5", "-c:a", "aac", "-b:a", "192k", music])
-        let run = try await CLI.run(["compose", "--json", "--size", "160x90", "--rate", "25", "--duration", "4", "--out", folder + "/o.mp4",
-                                     "--layer", "x=0,y=0,w=160,h=90,source=\(try Fixtures.clip("h264-aac.mp4"))",
-                                     "--layer", "x=0,y=0,w=160,h=90,z=1,loop=forever,audio=yes,source=\(music)"])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(), ["-v", "error", "-i", clip, "-map", "0:a", "-t", "1.5", "-c:a", "aac", "-b:a", "192k", music])
+        let run = try await CLI.run([
+            "compose", "--json", "--size", "160x90", "--rate", "25", "--duration", "4", "--out", folder + "/o.mp4",
+            "--layer", "x=0,y=0,w=160,h=90,source=\(try Fixtures.clip("h264-aac.mp4"))",
+            "--layer", "x=0,y=0,w=160,h=90,z=1,loop=forever,audio=yes,source=\(music)",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let layers = try #require(summary["layers"] as? [[String: Any]])
-        #expect(layers.count == 2 && layers[1]["framesShown"] as? Int == 0 && (layers[1]["loopsCompleted"] as? Int ?? 0) >= 2 && layers[1]["error"] == nil, "\(layers)")
+        #expect(
+            layers.count == 2 && layers[1]["framesShown"] as? Int == 0 && (layers[1]["loopsCompleted"] as? Int ?? 0) >= 2
+                && layers[1]["error"] == nil, "\(layers)")
         #expect(layers[0]["framesShown"] as? Int == 100, "the picture below shows through: \(layers)")
         // The music lasts 1.5 s (72000 samples: ffmpeg decodes the last AAC frame's padding too).
         let source = try await Self.samples(music)
@@ -121,11 +141,15 @@ import Testing
         for start in stride(from: 0, to: 192_000 - 9600, by: 4800) where (start + 4800) % 72_000 != 0 {
             let window = start..<(start + 4800)
             let local = Self.lag(of: output, against: expected, window: window, in: (whole.lag - 64)...(whole.lag + 64))
-            #expect(local.lag == whole.lag && local.correlation > 0.9, "window at \(Double(start) / 48000) s: shift \(local.lag), not \(whole.lag) (\(local.correlation))")
+            #expect(
+                local.lag == whole.lag && local.correlation > 0.9,
+                "window at \(Double(start) / 48000) s: shift \(local.lag), not \(whole.lag) (\(local.correlation))")
         }
         // A sound layer without sound: the summary names it.
-        let silent = try await CLI.run(["compose", "--json", "--size", "160x90", "--duration", "1", "--out", folder + "/s.mp4",
-                                        "--layer", "x=0,y=0,w=160,h=90,audio=yes,source=\(try Fixtures.clip("video-only.mp4"))"])
+        let silent = try await CLI.run([
+            "compose", "--json", "--size", "160x90", "--duration", "1", "--out", folder + "/s.mp4",
+            "--layer", "x=0,y=0,w=160,h=90,audio=yes,source=\(try Fixtures.clip("video-only.mp4"))",
+        ])
         let quiet = try #require(try JSONSerialization.jsonObject(with: Data(silent.stdout.utf8)) as? [String: Any])
         #expect(((quiet["audio"] as? [String: Any])?["silent"] as? [String])?.first?.hasSuffix("video-only.mp4") == true, "\(quiet)")
     }
@@ -136,12 +160,16 @@ import Testing
         let clip = try Fixtures.clip("h264-aac.mp4")
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let y4m = try await CLI.run(["compose", "--size", "320x180", "--duration", "1", "--out", folder + "/a.y4m",
-                                     "--layer", "x=0,y=0,w=320,h=180,audio=yes,source=\(clip)"])
+        let y4m = try await CLI.run([
+            "compose", "--size", "320x180", "--duration", "1", "--out", folder + "/a.y4m",
+            "--layer", "x=0,y=0,w=320,h=180,audio=yes,source=\(clip)",
+        ])
         #expect(y4m.status == 2 && y4m.stderr.contains("MP4"), "\(y4m.stderr)")
         #expect(!FileManager.default.fileExists(atPath: folder + "/a.y4m"))
-        let beside = try await CLI.run(["compose", "--json", "--size", "320x180", "--rate", "25", "--duration", "1", "--format", "y4m", "--out", folder + "/w",
-                                        "--layer", "x=0,y=0,w=320,h=180,audio=yes,source=\(clip)"])
+        let beside = try await CLI.run([
+            "compose", "--json", "--size", "320x180", "--rate", "25", "--duration", "1", "--format", "y4m", "--out", folder + "/w",
+            "--layer", "x=0,y=0,w=320,h=180,audio=yes,source=\(clip)",
+        ])
         #expect(beside.status == 0, "\(beside.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(beside.stdout.utf8)) as? [String: Any])
         let audio = try #require(summary["audio"] as? [String: Any])
@@ -159,12 +187,18 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let a = folder + "/a.mp4", b = folder + "/b.mkv"
         for (path, tone, seconds) in [(a, 440, 2), (b, 660, 3)] {
-            _ = try await Reference.run(try Reference.ffmpeg(), ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=\(seconds)",
-                                                                 "-f", "lavfi", "-i", "sine=frequency=\(tone):sample_rate=48000:duration=\(seconds)",
-                                                                 "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", path.hasSuffix("mkv") ? "pcm_s16le" : "aac", "-shortest", path])
+            _ = try await Reference.run(
+                try Reference.ffmpeg(),
+                [
+                    "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=\(seconds)",
+                    "-f", "lavfi", "-i", "sine=frequency=\(tone):sample_rate=48000:duration=\(seconds)",
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", path.hasSuffix("mkv") ? "pcm_s16le" : "aac", "-shortest", path,
+                ])
         }
-        let run = try await CLI.run(["compose", "--json", "--size", "64x36", "--rate", "25", "--duration", "3", "--format", "y4m", "--out", folder + "/m",
-                                     "--layer", "x=0,y=0,w=64,h=36,audio=yes,source=\(a)", "--layer", "x=0,y=0,w=32,h=18,z=1,audio=yes,source=\(b)"])
+        let run = try await CLI.run([
+            "compose", "--json", "--size", "64x36", "--rate", "25", "--duration", "3", "--format", "y4m", "--out", folder + "/m",
+            "--layer", "x=0,y=0,w=64,h=36,audio=yes,source=\(a)", "--layer", "x=0,y=0,w=32,h=18,z=1,audio=yes,source=\(b)",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         #expect(((summary["audio"] as? [String: Any])?["sources"] as? [String])?.count == 2, "\(summary)")

@@ -28,7 +28,9 @@ import Testing
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let layout = Fixtures.sampleMedia.deletingLastPathComponent().appendingPathComponent("examples/side-by-side.json").path
-        let run = try await CLI.run(["compose", "--size", "1280x720", "--rate", "30", "--duration", "6", "--layout", layout, "--out", folder + "/out.y4m"])
+        let run = try await CLI.run([
+            "compose", "--size", "1280x720", "--rate", "30", "--duration", "6", "--layout", layout, "--out", folder + "/out.y4m",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
 
         // The example's rectangles: [0,0,1280,720] fill; [40,180,580,360] fit; [660,180,580,360] fit.
@@ -39,24 +41,31 @@ import Testing
         // with 4:3 pixels shows as 320x180 and fits as 580x326.25, rounded to 580x326 (even sizes,
         // offsets rounded down to even).
         let layers = [
-            ReferenceLayer(clip: background, content: Self.fit(shown: (320, 180), in: PixelRect(x: 0, y: 0, width: 1280, height: 720)),
-                           filters: "scale=1280:720", loops: true, clearsAfterEnd: false),
-            ReferenceLayer(clip: fourByThree, content: Self.fit(shown: (320, 240), in: PixelRect(x: 40, y: 180, width: 580, height: 360)),
-                           filters: "scale=480:360", loops: true, clearsAfterEnd: false),
-            ReferenceLayer(clip: anamorphic, content: Self.fit(shown: (320, 180), in: PixelRect(x: 660, y: 180, width: 580, height: 360)),
-                           filters: "scale=580:326", loops: false, clearsAfterEnd: true),
+            ReferenceLayer(
+                clip: background, content: Self.fit(shown: (320, 180), in: PixelRect(x: 0, y: 0, width: 1280, height: 720)),
+                filters: "scale=1280:720", loops: true, clearsAfterEnd: false),
+            ReferenceLayer(
+                clip: fourByThree, content: Self.fit(shown: (320, 240), in: PixelRect(x: 40, y: 180, width: 580, height: 360)),
+                filters: "scale=480:360", loops: true, clearsAfterEnd: false),
+            ReferenceLayer(
+                clip: anamorphic, content: Self.fit(shown: (320, 180), in: PixelRect(x: 660, y: 180, width: 580, height: 360)),
+                filters: "scale=580:326", loops: false, clearsAfterEnd: true),
         ]
-        #expect(layers.map(\.content) == [PixelRect(x: 0, y: 0, width: 1280, height: 720), PixelRect(x: 90, y: 180, width: 480, height: 360),
-                                          PixelRect(x: 660, y: 196, width: 580, height: 326)])
+        #expect(
+            layers.map(\.content) == [
+                PixelRect(x: 0, y: 0, width: 1280, height: 720), PixelRect(x: 90, y: 180, width: 480, height: 360),
+                PixelRect(x: 660, y: 196, width: 580, height: 326),
+            ])
         let reference = folder + "/reference.y4m"
         try await Self.renderReference(layers, canvas: PixelSize(width: 1280, height: 720), rate: "30", frames: 180, to: reference)
         try Self.compareTiles(folder + "/out.y4m", reference, frames: 180)
 
         // The background's seams, from what is visible of it below the two clips (rows 544..<720,
         // where its colour bar moves every frame).
-        try await Self.checkShownFrames(folder + "/out.y4m", clip: background, scaledTo: PixelSize(width: 1280, height: 720), frames: 180,
-                                        region: PixelRect(x: 0, y: 544, width: 1280, height: 176), sourceRegion: PixelRect(x: 0, y: 544, width: 1280, height: 176),
-                                        expected: { n in (n * 25 / 30) % 50 })
+        try await Self.checkShownFrames(
+            folder + "/out.y4m", clip: background, scaledTo: PixelSize(width: 1280, height: 720), frames: 180,
+            region: PixelRect(x: 0, y: 544, width: 1280, height: 176), sourceRegion: PixelRect(x: 0, y: 544, width: 1280, height: 176),
+            expected: { n in (n * 25 / 30) % 50 })
     }
 
     /// A 25 fps layer (aspect-fill, cropped) and a 24000/1001 fps one (stretched), both looping,
@@ -66,18 +75,22 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let quarter = try await Self.videoOnly(Fixtures.clip("4x3.mp4"), in: folder)
         let film = try await CompositorTests.ntscFilmClip(in: folder)
-        let run = try await CLI.run(["compose", "--size", "640x360", "--rate", "30", "--duration", "7",
-                                     "--layer", "x=0,y=0,w=320,h=360,gravity=aspect-fill,loop=forever,source=\(quarter)",
-                                     "--layer", "x=320,y=0,w=320,h=360,gravity=stretch,loop=forever,source=\(film)",
-                                     "--out", folder + "/out.y4m"])
+        let run = try await CLI.run([
+            "compose", "--size", "640x360", "--rate", "30", "--duration", "7",
+            "--layer", "x=0,y=0,w=320,h=360,gravity=aspect-fill,loop=forever,source=\(quarter)",
+            "--layer", "x=320,y=0,w=320,h=360,gravity=stretch,loop=forever,source=\(film)",
+            "--out", folder + "/out.y4m",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         // 320x240 filling 320x360: scale 1.5, so 213.3 of its 320 columns show, centred from 53.3:
         // 213 columns from 53, the origin moved down onto the chroma grid (52).
         let layers = [
-            ReferenceLayer(clip: quarter, content: PixelRect(x: 0, y: 0, width: 320, height: 360), filters: "crop=213:240:52:0:exact=1,scale=320:360",
-                           loops: true, clearsAfterEnd: false),
-            ReferenceLayer(clip: film, content: PixelRect(x: 320, y: 0, width: 320, height: 360), filters: "scale=320:360",
-                           loops: true, clearsAfterEnd: false),
+            ReferenceLayer(
+                clip: quarter, content: PixelRect(x: 0, y: 0, width: 320, height: 360), filters: "crop=213:240:52:0:exact=1,scale=320:360",
+                loops: true, clearsAfterEnd: false),
+            ReferenceLayer(
+                clip: film, content: PixelRect(x: 320, y: 0, width: 320, height: 360), filters: "scale=320:360",
+                loops: true, clearsAfterEnd: false),
         ]
         let reference = folder + "/reference.y4m"
         try await Self.renderReference(layers, canvas: PixelSize(width: 640, height: 360), rate: "30", frames: 210, to: reference)
@@ -85,12 +98,14 @@ import Testing
 
         // 25 fps: frame ⌊n × 25 / 30⌋ of a 50-frame loop. 24000/1001: frame k is at k × 1001/24000 s,
         // so ⌊n × 800 / 1001⌋ of a 48-frame loop.
-        try await Self.checkShownFrames(folder + "/out.y4m", clip: quarter, scaledTo: PixelSize(width: 320, height: 360), crop: "crop=213:240:52:0:exact=1,",
-                                        frames: 210, region: PixelRect(x: 0, y: 0, width: 320, height: 360),
-                                        sourceRegion: PixelRect(x: 0, y: 0, width: 320, height: 360), expected: { n in (n * 25 / 30) % 50 })
-        try await Self.checkShownFrames(folder + "/out.y4m", clip: film, scaledTo: PixelSize(width: 320, height: 360), frames: 210,
-                                        region: PixelRect(x: 320, y: 0, width: 320, height: 360),
-                                        sourceRegion: PixelRect(x: 0, y: 0, width: 320, height: 360), expected: { n in (n * 800 / 1001) % 48 })
+        try await Self.checkShownFrames(
+            folder + "/out.y4m", clip: quarter, scaledTo: PixelSize(width: 320, height: 360), crop: "crop=213:240:52:0:exact=1,",
+            frames: 210, region: PixelRect(x: 0, y: 0, width: 320, height: 360),
+            sourceRegion: PixelRect(x: 0, y: 0, width: 320, height: 360), expected: { n in (n * 25 / 30) % 50 })
+        try await Self.checkShownFrames(
+            folder + "/out.y4m", clip: film, scaledTo: PixelSize(width: 320, height: 360), frames: 210,
+            region: PixelRect(x: 320, y: 0, width: 320, height: 360),
+            sourceRegion: PixelRect(x: 0, y: 0, width: 320, height: 360), expected: { n in (n * 800 / 1001) % 48 })
     }
 
     // MARK: - The reference
@@ -106,13 +121,16 @@ import Testing
     /// A copy of the clip's video alone, so `-stream_loop` loops at the video's own length.
     static func videoOnly(_ clip: String, in folder: String) async throws -> String {
         let path = folder + "/" + URL(fileURLWithPath: clip).deletingPathExtension().lastPathComponent + "-video.mp4"
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-y", "-i", clip, "-map", "0:v", "-c", "copy", path])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-y", "-i", clip, "-map", "0:v", "-c", "copy", path])
         return path
     }
 
     /// The layout drawn by ffmpeg over a black canvas, as a Y4M file.
     static func renderReference(_ layers: [ReferenceLayer], canvas: PixelSize, rate: String, frames: Int, to path: String) async throws {
-        var arguments = ["-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "color=c=black:s=\(canvas.width)x\(canvas.height):r=\(rate)"]
+        var arguments = [
+            "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "color=c=black:s=\(canvas.width)x\(canvas.height):r=\(rate)",
+        ]
         var graph: [String] = []
         var below = "0:v"
         for (i, layer) in layers.enumerated() {
@@ -134,8 +152,9 @@ import Testing
     static func compareTiles(_ actualPath: String, _ referencePath: String, frames: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let actual = try Y4MFile(actualPath), reference = try Y4MFile(referencePath)
         try #require(actual.size == reference.size, "sizes \(actual.size) and \(reference.size)", sourceLocation: sourceLocation)
-        #expect(actual.frameCount == frames && reference.frameCount == frames, "frames: \(actual.frameCount) and \(reference.frameCount)",
-                sourceLocation: sourceLocation)
+        #expect(
+            actual.frameCount == frames && reference.frameCount == frames, "frames: \(actual.frameCount) and \(reference.frameCount)",
+            sourceLocation: sourceLocation)
         let width = actual.size.width, height = actual.size.height, tile = 80
         let columns = (width + tile - 1) / tile, rows = (height + tile - 1) / tile
         var failures: [String] = []
@@ -171,11 +190,17 @@ import Testing
     /// For each output frame, the source frame whose picture best matches `region` of it (luma,
     /// sampled every 8 pixels both ways) must be `expected(n)`. The clip's frames are scaled by ffmpeg to
     /// `scaledTo`, and `sourceRegion` of them compared.
-    static func checkShownFrames(_ path: String, clip: String, scaledTo size: PixelSize, crop: String = "", frames: Int,
-                                 region: PixelRect, sourceRegion: PixelRect, expected: (Int) -> Int,
-                                 sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let luma = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", clip,
-                                                                    "-vf", "\(crop)scale=\(size.width):\(size.height)", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+    static func checkShownFrames(
+        _ path: String, clip: String, scaledTo size: PixelSize, crop: String = "", frames: Int,
+        region: PixelRect, sourceRegion: PixelRect, expected: (Int) -> Int,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let luma = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-hide_banner", "-loglevel", "error", "-i", clip,
+                "-vf", "\(crop)scale=\(size.width):\(size.height)", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-",
+            ])
         // (YUV rather than gray: gray would be the luma stretched to full range.)
         let frameBytes = size.width * size.height * 3 / 2
         let sourceCount = luma.count / frameBytes
@@ -215,12 +240,14 @@ struct Y4MFile {
     init(_ path: String) throws {
         handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
         let head = try handle.read(upToCount: 256) ?? Data()
-        guard let newline = head.firstIndex(of: 0x0A), let header = String(data: head[..<newline], encoding: .ascii), header.hasPrefix("YUV4MPEG2 ") else {
+        guard let newline = head.firstIndex(of: 0x0A), let header = String(data: head[..<newline], encoding: .ascii), header.hasPrefix("YUV4MPEG2 ")
+        else {
             throw Y4MFailure(message: "\(path): not a Y4M file")
         }
         let fields = header.split(separator: " ")
         guard let w = fields.first(where: { $0.hasPrefix("W") }).flatMap({ Int($0.dropFirst()) }),
-              let h = fields.first(where: { $0.hasPrefix("H") }).flatMap({ Int($0.dropFirst()) }) else {
+            let h = fields.first(where: { $0.hasPrefix("H") }).flatMap({ Int($0.dropFirst()) })
+        else {
             throw Y4MFailure(message: "\(path): no size in \(header)")
         }
         if let colour = fields.first(where: { $0.hasPrefix("C") }), !colour.hasPrefix("C420") {
@@ -238,7 +265,9 @@ struct Y4MFile {
     func frame(_ n: Int) throws -> [UInt8] {
         try handle.seek(toOffset: UInt64(headerLength + n * frameLength))
         let data = try handle.read(upToCount: frameLength) ?? Data()
-        guard data.count == frameLength, data.prefix(6).elementsEqual("FRAME\n".utf8) else { throw Y4MFailure(message: "frame \(n) is cut or has parameters") }
+        guard data.count == frameLength, data.prefix(6).elementsEqual("FRAME\n".utf8) else {
+            throw Y4MFailure(message: "frame \(n) is cut or has parameters")
+        }
         return [UInt8](data.dropFirst(6))
     }
 }

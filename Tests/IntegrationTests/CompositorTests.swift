@@ -40,8 +40,12 @@ import Testing
     /// A 2 s test pattern at 24000/1001 fps (a frame rate that never lines up with 30).
     static func ntscFilmClip(in folder: String) async throws -> String {
         let path = folder + "/film.mp4"
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=256x144:rate=24000/1001:duration=2",
-                                                              "-c:v", "libx264", "-preset", "ultrafast", "-g", "12", "-pix_fmt", "yuv420p", path])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=256x144:rate=24000/1001:duration=2",
+                "-c:v", "libx264", "-preset", "ultrafast", "-g", "12", "-pix_fmt", "yuv420p", path,
+            ])
         return path
     }
 
@@ -51,13 +55,21 @@ import Testing
         let canvasSize = PixelSize(width: 640, height: 360)
         var layers = await [
             // A looping background filling the canvas (25 fps, 2 s: seams at 2 s and 4 s).
-            Expected(clip: try Fixtures.clip("h264-aac.mp4"), rect: PixelRect(size: canvasSize), gravity: .resize, loop: .forever, afterEnd: .holdLastFrame),
+            Expected(
+                clip: try Fixtures.clip("h264-aac.mp4"), rect: PixelRect(size: canvasSize), gravity: .resize, loop: .forever, afterEnd: .holdLastFrame
+            ),
             // 4:3, fit into a 16:9 box, held after it ends.
-            Expected(clip: try Fixtures.clip("4x3.mp4"), rect: PixelRect(x: 0, y: 90, width: 320, height: 180), gravity: .resizeAspect, loop: .once, afterEnd: .holdLastFrame),
+            Expected(
+                clip: try Fixtures.clip("4x3.mp4"), rect: PixelRect(x: 0, y: 90, width: 320, height: 180), gravity: .resizeAspect, loop: .once,
+                afterEnd: .holdLastFrame),
             // Anamorphic (240x180 stored, 4:3 pixels), fit; cleared after it ends.
-            Expected(clip: try Fixtures.clip("anamorphic.mp4"), rect: PixelRect(x: 320, y: 0, width: 320, height: 180), gravity: .resizeAspect, loop: .once, afterEnd: .clear),
+            Expected(
+                clip: try Fixtures.clip("anamorphic.mp4"), rect: PixelRect(x: 320, y: 0, width: 320, height: 180), gravity: .resizeAspect,
+                loop: .once, afterEnd: .clear),
             // 23.976 fps, stretched, played twice.
-            Expected(clip: try Self.ntscFilmClip(in: folder), rect: PixelRect(x: 320, y: 180, width: 320, height: 180), gravity: .resize, loop: .times(2), afterEnd: .clear),
+            Expected(
+                clip: try Self.ntscFilmClip(in: folder), rect: PixelRect(x: 320, y: 180, width: 320, height: 180), gravity: .resize, loop: .times(2),
+                afterEnd: .clear),
         ]
         let canvas = CompositionCanvas(size: canvasSize, frameRate: try #require(FrameRate(numerator: 30)), background: .black)
         let compositor = Compositor(canvas: canvas)
@@ -66,7 +78,8 @@ import Testing
             let tracks = try await asset.load(.tracks)
             let video = try #require(tracks.first { $0.mediaType == .video })
             let stored = try #require(video.naturalSize)
-            var layout = layers[index].gravity.layout(stored: stored, pixelAspectRatio: video.video?.pixelAspectRatio ?? .square, canvas: layers[index].rect.size, alignment: 2)
+            var layout = layers[index].gravity.layout(
+                stored: stored, pixelAspectRatio: video.video?.pixelAspectRatio ?? .square, canvas: layers[index].rect.size, alignment: 2)
             layout.content.x += layers[index].rect.x
             layout.content.y += layers[index].rect.y
             layers[index].content = layout.content
@@ -74,8 +87,10 @@ import Testing
             layers[index].times = try await Reference.frameTimes(layers[index].clip)
             let times = layers[index].times
             layers[index].length = times[times.count - 1] - times[0] + (times[1] - times[0])
-            try compositor.add(CompositionLayer(assets: [asset], rect: layers[index].rect, zIndex: z == 0 ? 0 : 1, gravity: layers[index].gravity,
-                                                loop: layers[index].loop, afterEnd: layers[index].afterEnd))
+            try compositor.add(
+                CompositionLayer(
+                    assets: [asset], rect: layers[index].rect, zIndex: z == 0 ? 0 : 1, gravity: layers[index].gravity,
+                    loop: layers[index].loop, afterEnd: layers[index].afterEnd))
         }
         let sink = InMemorySink(pixelFormat: .yuv420p)
         let frameCount = 150
@@ -97,7 +112,8 @@ import Testing
                 for plane in 0..<3 {
                     let shift = plane == 0 ? 0 : 1
                     let planeWidth = width >> shift, planeOffset = plane == 0 ? 0 : width * height + (plane - 1) * (width / 2) * (height / 2)
-                    let sourceWidth = c.width >> shift, sourceOffset = plane == 0 ? 0 : c.width * c.height + (plane - 1) * (c.width / 2) * (c.height / 2)
+                    let sourceWidth = c.width >> shift,
+                        sourceOffset = plane == 0 ? 0 : c.width * c.height + (plane - 1) * (c.width / 2) * (c.height / 2)
                     for row in 0..<(c.height >> shift) {
                         let to = planeOffset + ((c.y >> shift) + row) * planeWidth + (c.x >> shift)
                         let from = sourceOffset + row * sourceWidth
@@ -141,7 +157,8 @@ import Testing
         }
         let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
         let compositor = Compositor(canvas: canvas)
-        try compositor.add(CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(size: canvas.size), loop: .forever))
+        try compositor.add(
+            CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(size: canvas.size), loop: .forever))
         let sink = FailingSink()
         let report = await compositor.render(frames: 1000, into: sink)
         #expect(report.error?.code == .diskFull && report.framesWritten == 3)
@@ -169,9 +186,11 @@ import Testing
     /// Realtime on a manual clock: frame n is written at n / rate, none late; a consumer that
     /// stalls makes the frames after it late, counted and still written.
     @Test func realtimePacesOnTheClockAndCountsLateFrames() async throws {
-        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 30000, denominator: 1001)))
+        let canvas = CompositionCanvas(
+            size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 30000, denominator: 1001)))
         let compositor = Compositor(canvas: canvas)
-        try compositor.add(CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(size: canvas.size), loop: .forever))
+        try compositor.add(
+            CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(size: canvas.size), loop: .forever))
         let clock = ManualPlaybackClock()
         let report = await compositor.render(frames: 90, into: NullSink(), realtime: clock)
         #expect(report.error == nil && report.framesWritten == 90 && report.lateFrames == 0, "\(report)")
@@ -192,7 +211,9 @@ import Testing
         }
         let stalled = ManualPlaybackClock()
         let late = await compositor.render(frames: 30, into: StallingSink(clock: stalled), realtime: stalled)
-        #expect(late.framesWritten == 30 && late.lateFrames == 5, "200 ms behind at 29.97 fps: the next 5 frames are more than half a frame late (\(late.lateFrames))")
+        #expect(
+            late.framesWritten == 30 && late.lateFrames == 5,
+            "200 ms behind at 29.97 fps: the next 5 frames are more than half a frame late (\(late.lateFrames))")
     }
 
     /// Layers changed while rendering: a removed one stops showing, a moved one draws at its new
@@ -213,14 +234,19 @@ import Testing
             func finish() throws(PlayheadError) {}
             func abort() {}
         }
-        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)),
-                                       background: try #require(RGBColor(parsing: "#FF00FF")))
+        let canvas = CompositionCanvas(
+            size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)),
+            background: try #require(RGBColor(parsing: "#FF00FF")))
         let compositor = Compositor(canvas: canvas)
         let clip = try Fixtures.clip("h264-aac.mp4")
-        let left = try compositor.add(CompositionLayer(assets: [Asset(path: clip)], rect: PixelRect(x: 0, y: 0, width: 32, height: 36), gravity: .resize, loop: .forever))
+        let left = try compositor.add(
+            CompositionLayer(assets: [Asset(path: clip)], rect: PixelRect(x: 0, y: 0, width: 32, height: 36), gravity: .resize, loop: .forever))
         let sink = ChangingSink { index in
             if index == 5 { compositor.remove(left) }
-            if index == 10 { _ = try? compositor.add(CompositionLayer(assets: [Asset(path: clip)], rect: PixelRect(x: 32, y: 0, width: 32, height: 36), gravity: .resize)) }
+            if index == 10 {
+                _ = try? compositor.add(
+                    CompositionLayer(assets: [Asset(path: clip)], rect: PixelRect(x: 32, y: 0, width: 32, height: 36), gravity: .resize))
+            }
         }
         let report = await compositor.render(frames: 30, into: sink)
         #expect(report.error == nil && report.layers.count == 2)
@@ -234,11 +260,14 @@ import Testing
 
     /// A layer whose source fails is reported and shows the background; the others go on.
     @Test func aFailingLayerShowsTheBackgroundAndTheRestGoesOn() async throws {
-        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 10)),
-                                       background: try #require(RGBColor(parsing: "#204060")))
+        let canvas = CompositionCanvas(
+            size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 10)),
+            background: try #require(RGBColor(parsing: "#204060")))
         let compositor = Compositor(canvas: canvas)
-        let good = try compositor.add(CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(x: 0, y: 0, width: 32, height: 36)))
-        let bad = try compositor.add(CompositionLayer(assets: [Asset(path: "/nonexistent/clip.mp4")], rect: PixelRect(x: 32, y: 0, width: 32, height: 36)))
+        let good = try compositor.add(
+            CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(x: 0, y: 0, width: 32, height: 36)))
+        let bad = try compositor.add(
+            CompositionLayer(assets: [Asset(path: "/nonexistent/clip.mp4")], rect: PixelRect(x: 32, y: 0, width: 32, height: 36)))
         let sink = InMemorySink(pixelFormat: .rgb24)
         let report = await compositor.render(frames: 5, into: sink)
         #expect(report.error == nil && sink.frames.count == 5)
@@ -247,6 +276,8 @@ import Testing
         let pixel = Array(try #require(sink.frames.last).bytes[(10 * 64 + 50) * 3..<(10 * 64 + 50) * 3 + 3])
         #expect(pixel == [0x20, 0x40, 0x60], "the failed layer's place shows the background")
         #expect(throws: PlayheadError.self) { try compositor.add(CompositionLayer(assets: [], rect: PixelRect(x: 0, y: 0, width: 2, height: 2))) }
-        #expect(throws: PlayheadError.self) { try compositor.add(CompositionLayer(assets: [Asset(path: "x")], rect: PixelRect(x: 40, y: 0, width: 32, height: 36))) }
+        #expect(throws: PlayheadError.self) {
+            try compositor.add(CompositionLayer(assets: [Asset(path: "x")], rect: PixelRect(x: 40, y: 0, width: 32, height: 36)))
+        }
     }
 }

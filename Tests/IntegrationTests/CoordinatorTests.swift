@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// The coordinator's pool and the looper, over real clips.
@@ -27,7 +28,8 @@ import Testing
 
     @Test func realtimeLoopSeamsAreMeasuredAndSeamless() async throws {
         let clock = ManualPlaybackClock()
-        let player = QueuePlayer(output: NullSink(pixelFormat: .rgb24), configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
+        let player = QueuePlayer(
+            output: NullSink(pixelFormat: .rgb24), configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
         let looper = PlayerLooper(player: player, templateItem: PlayerItem(asset: Asset(path: try Fixtures.clip("video-only.mp4"))), loopCount: 3)
         player.play()
         await player.waitUntilIdle()
@@ -72,8 +74,12 @@ import Testing
         var active = 0, peak = 0, finished = 0
         for await event in events {
             switch event {
-            case .started: active += 1; peak = max(peak, active)
-            case .finished: active -= 1; finished += 1
+            case .started:
+                active += 1
+                peak = max(peak, active)
+            case .finished:
+                active -= 1
+                finished += 1
             case .queued: break
             }
             #expect(active <= limit)
@@ -85,8 +91,12 @@ import Testing
     @Test func backgroundLoopRunsWhileOthersPlayAndStopsOnRequest() async throws {
         let clock = ManualPlaybackClock()
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: 4, clock: clock)
-        let loop = await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("video-only.mp4"), loop: .forever, realtime: true, decoding: small)) { NullSink(pixelFormat: .rgb24) }
-        let cancelledLoop = await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("4x3.mp4"), loop: .forever, realtime: true, decoding: small)) { NullSink(pixelFormat: .rgb24) }
+        let loop = await coordinator.submit(
+            PlaybackRequest(source: try Fixtures.clip("video-only.mp4"), loop: .forever, realtime: true, decoding: small)
+        ) { NullSink(pixelFormat: .rgb24) }
+        let cancelledLoop = await coordinator.submit(
+            PlaybackRequest(source: try Fixtures.clip("4x3.mp4"), loop: .forever, realtime: true, decoding: small)
+        ) { NullSink(pixelFormat: .rgb24) }
         let once = [
             await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("h264-aac.mp4"), decoding: small)) { NullSink(pixelFormat: .rgb24) },
             await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("vp9-opus.webm"), decoding: small)) { NullSink(pixelFormat: .rgb24) },
@@ -113,9 +123,13 @@ import Testing
 
     @Test func waitingRequestsCanBeCancelledAndFailuresAreReported() async throws {
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: 1)
-        let first = await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("h264-aac.mp4"), decoding: small)) { SlowSink(microseconds: 1000) }
+        let first = await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("h264-aac.mp4"), decoding: small)) {
+            SlowSink(microseconds: 1000)
+        }
         let waiting = await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("4x3.mp4"), decoding: small)) { NullSink() }
-        let bad = await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("bad-text.mp4"), loop: .count(3), decoding: small)) { NullSink() }
+        let bad = await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("bad-text.mp4"), loop: .count(3), decoding: small)) {
+            NullSink()
+        }
         #expect(await coordinator.waitingSessions == [waiting, bad])
         await coordinator.cancel(waiting)
         let dropped = try await coordinator.outcome(of: waiting)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// How a file's data ends, decided from the container's evidence and never from a declared
@@ -10,8 +11,14 @@ import Testing
     @Test func aFragmentedMP4WithUnknownDurationsCompletes() async throws {
         let path = try Fixtures.reader("fragmented-unknown.mp4")
         let frames = try await Reference.frameTimes(path)
-        let samples = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", path, "-map", "0:a",
-                                                                       "-f", "s16le", "-"]).count / 2
+        let samples =
+            try await Reference.run(
+                try Reference.ffmpeg(),
+                [
+                    "-hide_banner", "-loglevel", "error", "-i", path, "-map", "0:a",
+                    "-f", "s16le", "-",
+                ]
+            ).count / 2
         let audio = InMemoryAudioSink()
         let result = await DecodeSession(source: path).run(into: NullSink(), audio: audio)
         #expect(result.status == .completed, "\(result.status)")
@@ -125,9 +132,10 @@ import Testing
 
         let clock = ManualPlaybackClock()
         let log = TimeLog(clock: clock)
-        let player = Player(item: PlayerItem(asset: Asset(path: path)), output: TimestampSink(log: log),
-                            configuration: PlayerConfiguration(realtime: true, decoding: DecodeConfiguration(outputSize: PixelSize(width: 16, height: 10))),
-                            clock: clock)
+        let player = Player(
+            item: PlayerItem(asset: Asset(path: path)), output: TimestampSink(log: log),
+            configuration: PlayerConfiguration(realtime: true, decoding: DecodeConfiguration(outputSize: PixelSize(width: 16, height: 10))),
+            clock: clock)
         player.play()
         let finished: Void? = await withDeadline(Bound.seconds(20), "realtime playback across the jump") { await player.waitUntilIdle() }
         #expect(finished != nil)
@@ -154,7 +162,9 @@ import Testing
         for await result in generator.images(for: [frames[0], last + MediaTime(value: 1, timescale: 4)]) { results.append(result) }
         try #require(results.count == 2)
         #expect(results[0].image != nil && results[0].error == nil, "\(name): \(String(describing: results[0].error))")
-        #expect(results[1].image == nil && results[1].error?.code == .truncated, "\(name): \(String(describing: results[1].error)), actual \(String(describing: results[1].actualTime))")
+        #expect(
+            results[1].image == nil && results[1].error?.code == .truncated,
+            "\(name): \(String(describing: results[1].error)), actual \(String(describing: results[1].actualTime))")
     }
 
     /// Damage met while looking for an image is counted in its result; `strict` fails it.
@@ -187,8 +197,10 @@ import Testing
         let path = name.hasPrefix("damaged") ? try Fixtures.clip(name) : try Fixtures.reader(name)
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let run = try await CLI.run(["compose", "--size", "160x90", "--rate", "25", "--duration", "4", "--format", "y4m", "--out", out + "/c", "--json",
-                                     "--layer", "x=0,y=0,w=160,h=90,loop=forever,audio=yes,source=\(path)"])
+        let run = try await CLI.run([
+            "compose", "--size", "160x90", "--rate", "25", "--duration", "4", "--format", "y4m", "--out", out + "/c", "--json",
+            "--layer", "x=0,y=0,w=160,h=90,loop=forever,audio=yes,source=\(path)",
+        ])
         #expect(run.status == 1, "\(run.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let layer = try #require((summary["layers"] as? [[String: Any]])?.first)
@@ -202,8 +214,11 @@ import Testing
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
         for strict in [false, true] {
-            let run = try await CLI.run(["compose", "--size", "160x90", "--rate", "25", "--duration", "2", "--format", "none", "--out", out + "/\(strict)", "--json",
-                                         "--layer", "x=0,y=0,w=160,h=90,source=\(path)"] + (strict ? ["--strict"] : []))
+            let run = try await CLI.run(
+                [
+                    "compose", "--size", "160x90", "--rate", "25", "--duration", "2", "--format", "none", "--out", out + "/\(strict)", "--json",
+                    "--layer", "x=0,y=0,w=160,h=90,source=\(path)",
+                ] + (strict ? ["--strict"] : []))
             let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stderr)")
             let layer = try #require((summary["layers"] as? [[String: Any]])?.first)
             if strict {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// Real decodes of the sample clips, checked against ffprobe's counts and ffmpeg's pixels.
@@ -48,11 +49,16 @@ import Testing
 
     @Test func anamorphicClipComesOutWide() async throws {
         let sink = InMemorySink(limit: 1)
-        let result = await DecodeSession(source: try Fixtures.clip("anamorphic.mp4"), configuration: DecodeConfiguration(frameLimit: 1)).run(into: sink)
+        let result = await DecodeSession(source: try Fixtures.clip("anamorphic.mp4"), configuration: DecodeConfiguration(frameLimit: 1)).run(
+            into: sink)
         #expect(result.outputSize == PixelSize(width: 320, height: 180))
         // Matches ffmpeg's own scaling of the stored picture to the displayed size.
-        let reference = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", try Fixtures.clip("anamorphic.mp4"),
-                                                                    "-vf", "scale=320:180", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        let reference = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-hide_banner", "-loglevel", "error", "-i", try Fixtures.clip("anamorphic.mp4"),
+                "-vf", "scale=320:180", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-",
+            ])
         let frame = try #require(sink.frames.first)
         #expect(Reference.psnr(frame.bytes, reference) >= 30)
     }
@@ -90,7 +96,9 @@ import Testing
 
     @Test func framesCarryTimesAndIndices() async throws {
         let sink = InMemorySink(limit: 50)
-        let result = await DecodeSession(source: try Fixtures.clip("h264-aac.mp4"), configuration: DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18))).run(into: sink)
+        let result = await DecodeSession(
+            source: try Fixtures.clip("h264-aac.mp4"), configuration: DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18))
+        ).run(into: sink)
         #expect(result.status == .completed)
         let frames = sink.frames
         #expect(frames.map(\.index) == Array(0..<frames.count))
@@ -174,11 +182,14 @@ import Testing
             #expect(!sink.isFinished)
         }
         let audioOnly = await DecodeSession(source: try Fixtures.clip("audio-only.m4a")).run(into: NullSink())
-        #expect(audioOnly.status == .failed(PlayheadError(code: .noVideoTrack, message: "no video track to decode", file: try Fixtures.clip("audio-only.m4a"))))
+        #expect(
+            audioOnly.status
+                == .failed(PlayheadError(code: .noVideoTrack, message: "no video track to decode", file: try Fixtures.clip("audio-only.m4a"))))
     }
 
     @Test func unwritableOutputFailsTheSession() async throws {
-        let result = await DecodeSession(source: try Fixtures.clip("h264-aac.mp4")).run(into: ImageSequenceSink(directory: "/dev/null/frames", format: .png))
+        let result = await DecodeSession(source: try Fixtures.clip("h264-aac.mp4")).run(
+            into: ImageSequenceSink(directory: "/dev/null/frames", format: .png))
         guard case .failed(let error) = result.status else {
             Issue.record("writing under /dev/null should fail, got \(result.status)")
             return
@@ -217,4 +228,3 @@ import Testing
         return true
     }
 }
-

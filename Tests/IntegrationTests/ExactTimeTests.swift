@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// The frame displayed at a time — the last frame whose presentation time is at or before it — on
@@ -13,8 +14,10 @@ import Testing
     static let clips = ["bframes-25.mp4", "nobframes-25.mp4", "bframes-ntsc.mp4", "nobframes-ntsc.mp4", "pyramid.mkv", "mpeg1.mpg", "sparse.ts"]
 
     /// `count` times across `[start, end]`: frame starts, points inside frames, duplicates, the ends.
-    static func randomTimes(_ frames: [MediaTime], start: MediaTime = .zero, end: MediaTime, count: Int,
-                            using random: inout SeededGenerator) -> [MediaTime] {
+    static func randomTimes(
+        _ frames: [MediaTime], start: MediaTime = .zero, end: MediaTime, count: Int,
+        using random: inout SeededGenerator
+    ) -> [MediaTime] {
         var times: [MediaTime] = []
         let micro = { (t: MediaTime) -> Int64 in Int64((t.seconds * 1_000_000).rounded()) }
         while times.count < count {
@@ -66,7 +69,8 @@ import Testing
                     Issue.record("\(what): no image: \(String(describing: result.error))")
                     continue
                 }
-                #expect(result.actualTime == frames[k], "\(what): actual \(result.actualTime?.seconds ?? -1), want frame \(k) at \(frames[k].seconds)")
+                #expect(
+                    result.actualTime == frames[k], "\(what): actual \(result.actualTime?.seconds ?? -1), want frame \(k) at \(frames[k].seconds)")
                 #expect(image.pixels == reference[k], "\(what): pixels are not those of frame \(k)")
             }
         }

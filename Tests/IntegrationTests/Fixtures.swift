@@ -9,8 +9,10 @@ enum Fixtures {
     static let sampleMedia = packageRoot.appendingPathComponent("SampleMedia")
 
     /// Every good clip `SampleMedia/generate.sh` makes.
-    static let goodClips = ["h264-aac.mp4", "hevc-aac.mkv", "vp9-opus.webm", "4x3.mp4", "portrait.mp4", "anamorphic.mp4",
-                            "rotated-90.mp4", "odd-size.mp4", "video-only.mp4", "stereo-44k.mp4", "audio-only.m4a", "audio-only.mp3"]
+    static let goodClips = [
+        "h264-aac.mp4", "hevc-aac.mkv", "vp9-opus.webm", "4x3.mp4", "portrait.mp4", "anamorphic.mp4",
+        "rotated-90.mp4", "odd-size.mp4", "video-only.mp4", "stereo-44k.mp4", "audio-only.m4a", "audio-only.mp3",
+    ]
     /// The good clips with a video track.
     static let videoClips = goodClips.filter { !$0.hasPrefix("audio-only") }
     /// Openable clips with damaged media data.
@@ -21,14 +23,17 @@ enum Fixtures {
     /// The path of a sample clip, which must exist.
     static func clip(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         let path = sampleMedia.appendingPathComponent(name).path
-        try #require(FileManager.default.fileExists(atPath: path), "missing fixture \(path): run SampleMedia/generate.sh", sourceLocation: sourceLocation)
+        try #require(
+            FileManager.default.fileExists(atPath: path), "missing fixture \(path): run SampleMedia/generate.sh", sourceLocation: sourceLocation)
         return path
     }
 
     /// The path of a clip of `SampleMedia/reader/` (made by `generate-reader.sh`), which must exist.
     static func reader(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         let path = sampleMedia.appendingPathComponent("reader/\(name)").path
-        try #require(FileManager.default.fileExists(atPath: path), "missing fixture \(path): run SampleMedia/generate-reader.sh", sourceLocation: sourceLocation)
+        try #require(
+            FileManager.default.fileExists(atPath: path), "missing fixture \(path): run SampleMedia/generate-reader.sh",
+            sourceLocation: sourceLocation)
         return path
     }
 
@@ -37,7 +42,8 @@ enum Fixtures {
         let path = sampleMedia.appendingPathComponent("reader/expected.json").path
         let data = try #require(FileManager.default.contents(atPath: path), "missing \(path)", sourceLocation: sourceLocation)
         let document = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], sourceLocation: sourceLocation)
-        let video = try #require((document[name] as? [String: Any])?["video"] as? [String: Any], "no \(name) in expected.json", sourceLocation: sourceLocation)
+        let video = try #require(
+            (document[name] as? [String: Any])?["video"] as? [String: Any], "no \(name) in expected.json", sourceLocation: sourceLocation)
         let base = try #require((video["time_base"] as? String)?.split(separator: "/").compactMap { Int32($0) }, sourceLocation: sourceLocation)
         let ticks = try #require(video["keyframe_packet_pts"] as? [Int], sourceLocation: sourceLocation)
         return ticks.map { MediaTime(value: Int64($0) * Int64(base[0]), timescale: base[1]) }
@@ -59,7 +65,9 @@ enum Bound {
     static func seconds(_ n: Int) -> Duration { .seconds(n * scale) }
 }
 
-/// The parts of `ffprobe -show_format -show_streams -of json` the tests compare against.
+/// The parts of `ffprobe -show_format -show_streams -of json` the tests compare against (in
+/// ffprobe's own field names).
+// swift-format-ignore: AlwaysUseLowerCamelCase
 struct FFprobeDocument: Decodable {
     struct Stream: Decodable {
         struct SideData: Decodable {
@@ -86,13 +94,15 @@ struct FFprobeDocument: Decodable {
 
         var frameRate: Double? {
             guard let parts = avg_frame_rate?.split(separator: "/"), parts.count == 2,
-                  let n = Double(parts[0]), let d = Double(parts[1]), d > 0, n > 0 else { return nil }
+                let n = Double(parts[0]), let d = Double(parts[1]), d > 0, n > 0
+            else { return nil }
             return n / d
         }
 
         var pixelAspect: (Int, Int) {
             guard let parts = sample_aspect_ratio?.split(separator: ":"), parts.count == 2,
-                  let h = Int(parts[0]), let v = Int(parts[1]), h > 0, v > 0 else { return (1, 1) }
+                let h = Int(parts[0]), let v = Int(parts[1]), h > 0, v > 0
+            else { return (1, 1) }
             return (h, v)
         }
     }

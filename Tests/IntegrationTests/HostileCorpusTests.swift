@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// Every file of the hostile corpus (made by scripts/hostile-corpus.sh) is probed and decoded:
@@ -50,7 +51,8 @@ import Testing
             }
             #expect(ContinuousClock.now - start < Bound.seconds(10), "\(name) took too long")
         }
-        #expect(failures + damagedButComplete >= names.count - 6,
-                "nearly every hostile file must fail or report its damage: \(failures) failed, \(damagedButComplete) damaged of \(names.count + 1)")
+        #expect(
+            failures + damagedButComplete >= names.count - 6,
+            "nearly every hostile file must fail or report its damage: \(failures) failed, \(damagedButComplete) damaged of \(names.count + 1)")
     }
 }

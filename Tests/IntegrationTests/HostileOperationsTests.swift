@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// Ordinary operations used in unkind ways: signals at random moments, closed, full and broken
@@ -171,18 +172,26 @@ import Testing
         #expect(users == 2 && files.first?["framesWritten"] as? Int == present.count - users, "\(present.sorted()), \(files)")
         // An MP4 export whose file was replaced by the user's: refused at once, the file kept.
         let compose = out + "/c"
-        let made = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--format", "mp4", "--out", compose, "--layer", "x=0,y=0,w=64,h=36,source=\(clip)"])
+        let made = try await CLI.run([
+            "compose", "--size", "64x36", "--duration", "1", "--format", "mp4", "--out", compose, "--layer", "x=0,y=0,w=64,h=36,source=\(clip)",
+        ])
         #expect(made.status == 0, "\(made.stderr)")
         try FileManager.default.removeItem(atPath: compose + "/composition/video.mp4")
         try mine.write(to: URL(fileURLWithPath: compose + "/composition/video.mp4"))
-        let again = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--format", "mp4", "--out", compose, "--layer", "x=0,y=0,w=64,h=36,source=\(clip)"])
+        let again = try await CLI.run([
+            "compose", "--size", "64x36", "--duration", "1", "--format", "mp4", "--out", compose, "--layer", "x=0,y=0,w=64,h=36,source=\(clip)",
+        ])
         #expect(again.status == 1 && again.stderr.contains("not this run's"), "\(again.stderr)")
         #expect(FileManager.default.contents(atPath: compose + "/composition/video.mp4") == mine)
         // Once the user's file is gone, the folder is the runs' again.
         try FileManager.default.removeItem(atPath: compose + "/composition/video.mp4")
-        let last = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--format", "mp4", "--out", compose, "--layer", "x=0,y=0,w=64,h=36,source=\(clip)"])
+        let last = try await CLI.run([
+            "compose", "--size", "64x36", "--duration", "1", "--format", "mp4", "--out", compose, "--layer", "x=0,y=0,w=64,h=36,source=\(clip)",
+        ])
         #expect(last.status == 0, "\(last.stderr)")
-        let rerunOfRerun = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--format", "mp4", "--out", compose, "--layer", "x=0,y=0,w=64,h=36,source=\(clip)"])
+        let rerunOfRerun = try await CLI.run([
+            "compose", "--size", "64x36", "--duration", "1", "--format", "mp4", "--out", compose, "--layer", "x=0,y=0,w=64,h=36,source=\(clip)",
+        ])
         #expect(rerunOfRerun.status == 0, "an unchanged output is taken back: \(rerunOfRerun.stderr)")
         // The log removed, or a link or a FIFO in its place: nothing is known to be ours, so a
         // user's files under output names stay — and nothing waits on the FIFO.
@@ -219,8 +228,10 @@ import Testing
         let victimFile = victims + "/victim.txt", victimFolder = victims + "/folder"
         try Data("victim".utf8).write(to: URL(fileURLWithPath: victimFile))
         try FileManager.default.createDirectory(atPath: victimFolder, withIntermediateDirectories: true)
-        for name in [".playhead.json", ".playhead.lock", "summary.json", "sheet.png", "01-h264-aac.mp4", "queue",
-                     ".summary.json.partial", ".sheet.png.partial", ".playhead.json.partial"] {
+        for name in [
+            ".playhead.json", ".playhead.lock", "summary.json", "sheet.png", "01-h264-aac.mp4", "queue",
+            ".summary.json.partial", ".sheet.png.partial", ".playhead.json.partial",
+        ] {
             for target in [victimFile, victimFolder] {
                 let out = try Self.temporaryFolder()
                 defer { try? FileManager.default.removeItem(atPath: out) }
@@ -252,7 +263,8 @@ import Testing
         // A run waiting its turn that is stopped by a signal stops at once, and leaves the
         // folder as the first run leaves it (it never took it: nothing cleaned, no summary).
         let stopping = ContinuousClock.now
-        let stopped = try await HostileRun.signalled(["play", "--wait", "--format", "png", "--out", out, clip], signal: HostileRun.interrupt, after: .milliseconds(400))
+        let stopped = try await HostileRun.signalled(
+            ["play", "--wait", "--format", "png", "--out", out, clip], signal: HostileRun.interrupt, after: .milliseconds(400))
         #expect(stopped.status == 128 + HostileRun.interrupt && !stopped.killedBySignal, "\(stopped)")
         #expect(ContinuousClock.now - stopping < .seconds(2), "a waiting run took \(ContinuousClock.now - stopping) to stop")
         let waited = try await CLI.run(["play", "--wait", "--format", "none", "--out", out, clip])
@@ -272,8 +284,9 @@ import Testing
             defer { try? FileManager.default.removeItem(atPath: out) }
             let delay = Duration.milliseconds(Int.random(in: 300...1500, using: &generator))
             let gap = Duration.milliseconds(Int.random(in: 0...30, using: &generator))
-            let outcome = try await HostileRun.signalled(["play", "--realtime", "--format", format, "--out", out, long], signal: HostileRun.interrupt,
-                                                         after: delay, again: gap)
+            let outcome = try await HostileRun.signalled(
+                ["play", "--realtime", "--format", format, "--out", out, long], signal: HostileRun.interrupt,
+                after: delay, again: gap)
             #expect(!outcome.killedBySignal && (outcome.status == 130 || outcome.status == 0), "\(format) after \(delay) + \(gap): \(outcome)")
             #expect(leftoverTemporaryFiles(in: out).isEmpty, "\(format) after \(delay) + \(gap): \(leftoverTemporaryFiles(in: out))")
         }
@@ -288,7 +301,8 @@ import Testing
         async let first = CLI.run(["play", "--realtime", "--format", "png", "--out", out, clip])
         try await Task.sleep(for: .milliseconds(600))
         // Signalled while it waits; it must not clean the folder once the first run lets go.
-        async let stopped = HostileRun.signalled(["play", "--wait", "--format", "png", "--out", out, clip], signal: HostileRun.terminate, after: .milliseconds(300))
+        async let stopped = HostileRun.signalled(
+            ["play", "--wait", "--format", "png", "--out", out, clip], signal: HostileRun.terminate, after: .milliseconds(300))
         #expect(try await first.status == 0)
         #expect(try await stopped.status == 128 + HostileRun.terminate)
         try await Task.sleep(for: .milliseconds(300))
@@ -363,9 +377,13 @@ import Testing
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-hostile-long.mp4").path
         if FileManager.default.fileExists(atPath: path) { return path }
         let partial = path + ".making.mp4"
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=25:d=20",
-                                                            "-f", "lavfi", "-i", "sine=d=20", "-c:v", "libx264", "-preset", "ultrafast",
-                                                            "-c:a", "aac", partial])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=25:d=20",
+                "-f", "lavfi", "-i", "sine=d=20", "-c:v", "libx264", "-preset", "ultrafast",
+                "-c:a", "aac", partial,
+            ])
         try? FileManager.default.moveItem(atPath: partial, toPath: path)
         return path
     }
@@ -403,13 +421,17 @@ import Testing
         if let queue = summary["queue"] as? [String: Any] {
             if let folder = queue["output"] as? String {
                 let frames = try await Self.y4mFrames(folder + "/frames.y4m")
-                if frames != queue["framesWritten"] as? Int { problems.append("queue framesWritten \(queue["framesWritten"] ?? "nil"), on disk \(frames)") }
+                if frames != queue["framesWritten"] as? Int {
+                    problems.append("queue framesWritten \(queue["framesWritten"] ?? "nil"), on disk \(frames)")
+                }
                 let written = files.compactMap { $0["framesWritten"] as? Int }.reduce(0, +)
                 if written != frames { problems.append("the files' framesWritten add up to \(written), on disk \(frames)") }
             }
             if let wav = queue["audioPath"] as? String {
                 let samples = try await Self.wavSamples(wav)
-                if samples != queue["audioFrames"] as? Int { problems.append("queue audioFrames \(queue["audioFrames"] ?? "nil"), on disk \(samples)") }
+                if samples != queue["audioFrames"] as? Int {
+                    problems.append("queue audioFrames \(queue["audioFrames"] ?? "nil"), on disk \(samples)")
+                }
             }
             return problems
         }
@@ -426,14 +448,18 @@ import Testing
             let written = file["framesWritten"] as? Int ?? -1
             if let folder = file["output"] as? String {
                 let names = try FileManager.default.contentsOfDirectory(atPath: folder)
-                let frames = names.contains("frames.y4m") ? try await Self.y4mFrames(folder + "/frames.y4m")
-                                                          : names.filter { $0.hasPrefix("frame-") }.count
+                let frames =
+                    names.contains("frames.y4m")
+                    ? try await Self.y4mFrames(folder + "/frames.y4m")
+                    : names.filter { $0.hasPrefix("frame-") }.count
                 if frames != written { problems.append("\(folder): framesWritten \(written), on disk \(frames)") }
                 let wav = folder + "/audio.wav"
                 if (file["audioPath"] as? String) != nil, !FileManager.default.fileExists(atPath: wav) { problems.append("\(wav) listed, missing") }
                 if FileManager.default.fileExists(atPath: wav) {
                     let samples = try await Self.wavSamples(wav)
-                    if samples != file["audioFrames"] as? Int { problems.append("\(wav): audioFrames \(file["audioFrames"] ?? "nil"), on disk \(samples)") }
+                    if samples != file["audioFrames"] as? Int {
+                        problems.append("\(wav): audioFrames \(file["audioFrames"] ?? "nil"), on disk \(samples)")
+                    }
                 }
             } else if written != 0 {
                 problems.append("\(file["path"] ?? "?"): framesWritten \(written) without an output")
@@ -444,14 +470,22 @@ import Testing
 
     static func y4mFrames(_ path: String) async throws -> Int {
         guard FileManager.default.fileExists(atPath: path) else { return 0 }
-        let text = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
-                                                                "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", path])
+        let text = try await Reference.run(
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-count_frames", "-select_streams", "v:0",
+                "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", path,
+            ])
         return Int(String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
     static func wavSamples(_ path: String) async throws -> Int {
-        let text = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=duration_ts",
-                                                                "-of", "csv=p=0", path])
+        let text = try await Reference.run(
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=duration_ts",
+                "-of", "csv=p=0", path,
+            ])
         return Int(String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
@@ -466,7 +500,10 @@ import Testing
         // A stored (uncompressed) zlib stream of 16 zero bytes.
         let zeros = [UInt8](repeating: 0, count: 16)
         var adler = (a: UInt32(1), b: UInt32(0))
-        for byte in zeros { adler.a = (adler.a + UInt32(byte)) % 65521; adler.b = (adler.b + adler.a) % 65521 }
+        for byte in zeros {
+            adler.a = (adler.a + UInt32(byte)) % 65521
+            adler.b = (adler.b + adler.a) % 65521
+        }
         let zlib: [UInt8] = [0x78, 0x01, 0x01, 0x10, 0x00, 0xEF, 0xFF] + zeros + be(adler.b << 16 | adler.a)
         return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", zlib) + chunk("IEND", [])
     }

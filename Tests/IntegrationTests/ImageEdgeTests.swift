@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// Where images and outputs meet the edges of what a file says: a picture fitted once (no column
@@ -22,7 +23,8 @@ import Testing
         let ffmpeg = try Reference.ffmpeg()
         // 960x400 (2.4:1) into a 320x180 box: 320x133, every column picture.
         let wide = folder + "/wide.mp4"
-        _ = try await Reference.run(ffmpeg, ["-v", "error", "-f", "lavfi", "-i", "color=c=white:s=960x400:r=25:d=1", "-c:v", "libx264", "-pix_fmt", "yuv420p", wide])
+        _ = try await Reference.run(
+            ffmpeg, ["-v", "error", "-f", "lavfi", "-i", "color=c=white:s=960x400:r=25:d=1", "-c:v", "libx264", "-pix_fmt", "yuv420p", wide])
         var generator = AssetImageGenerator(asset: Asset(path: wide))
         generator.maximumSize = PixelSize(width: 320, height: 180)
         let (image, _) = try await generator.image(at: MediaTime(value: 1, timescale: 2))
@@ -32,14 +34,20 @@ import Testing
         // 320x240 stored with 4:3 pixels shows 426.7x240: a Y4M (even sides) of 426x240 with no bar,
         // as ffmpeg's scale=iw*sar:ih gives; a PPM of 427x240.
         let anamorphic = folder + "/sar.mp4"
-        _ = try await Reference.run(ffmpeg, ["-v", "error", "-f", "lavfi", "-i", "color=c=white:s=320x240:r=25:d=1", "-vf", "setsar=4/3",
-                                             "-c:v", "libx264", "-pix_fmt", "yuv420p", anamorphic])
+        _ = try await Reference.run(
+            ffmpeg,
+            [
+                "-v", "error", "-f", "lavfi", "-i", "color=c=white:s=320x240:r=25:d=1", "-vf", "setsar=4/3",
+                "-c:v", "libx264", "-pix_fmt", "yuv420p", anamorphic,
+            ])
         let y4m = InMemorySink(pixelFormat: .yuv420p), rgb = InMemorySink(pixelFormat: .rgb24)
         _ = await DecodeSession(source: anamorphic, configuration: DecodeConfiguration(frameLimit: 1)).run(into: y4m)
         _ = await DecodeSession(source: anamorphic, configuration: DecodeConfiguration(frameLimit: 1)).run(into: rgb)
         let planar = try #require(y4m.frames.first), packed = try #require(rgb.frames.first)
-        #expect(planar.size == PixelSize(width: 426, height: 240) && packed.size == PixelSize(width: 427, height: 240), "\(planar.size), \(packed.size)")
-        let lumaColumns = (0..<planar.size.width).filter { x in (0..<planar.size.height).allSatisfy { planar.bytes[$0 * planar.size.width + x] < 40 } }
+        #expect(
+            planar.size == PixelSize(width: 426, height: 240) && packed.size == PixelSize(width: 427, height: 240), "\(planar.size), \(packed.size)")
+        let lumaColumns = (0..<planar.size.width).filter { x in (0..<planar.size.height).allSatisfy { planar.bytes[$0 * planar.size.width + x] < 40 }
+        }
         #expect(lumaColumns.isEmpty, "black columns in the Y4M picture: \(lumaColumns)")
         let packedBars = Self.blackColumns(packed.bytes, width: packed.size.width)
         #expect(packedBars.left == 0 && packedBars.right == 0, "black columns in the RGB picture: \(packedBars)")
@@ -57,15 +65,23 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         // Frame 65 at exactly 6.4731334 s and frame 66 at 6.5999998 s (a 1/10⁷ s time base).
         let path = folder + "/fine.mp4"
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=10:duration=7",
-                                                             "-vf", "settb=1/10000000,setpts='if(eq(N,65),64731334,if(eq(N,66),65999998,N*1000000))'",
-                                                             "-fps_mode", "passthrough", "-enc_time_base:v", "1/10000000", "-c:v", "libx264", "-bf", "0",
-                                                             "-pix_fmt", "yuv420p", "-video_track_timescale", "10000000", path])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=10:duration=7",
+                "-vf", "settb=1/10000000,setpts='if(eq(N,65),64731334,if(eq(N,66),65999998,N*1000000))'",
+                "-fps_mode", "passthrough", "-enc_time_base:v", "1/10000000", "-c:v", "libx264", "-bf", "0",
+                "-pix_fmt", "yuv420p", "-video_track_timescale", "10000000", path,
+            ])
         let frames = try await Reference.frameTimes(path)
-        try #require(frames.count > 66 && frames[65] == MediaTime(value: 64_731_334, timescale: 10_000_000), "\(frames.count) frames; 65 at \(frames.count > 65 ? frames[65].seconds : -1)")
+        try #require(
+            frames.count > 66 && frames[65] == MediaTime(value: 64_731_334, timescale: 10_000_000),
+            "\(frames.count) frames; 65 at \(frames.count > 65 ? frames[65].seconds : -1)")
         let run = try await CLI.run(["thumbnails", "--json", "--at", "6.4731334,6.5999996,6.5999998", "--out", folder + "/t", path])
         #expect(run.status == 0, "\(run.stderr)")
-        let images = try #require(((try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])?["files"] as? [[String: Any]])?.first?["images"] as? [[String: Any]])
+        let images = try #require(
+            ((try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])?["files"] as? [[String: Any]])?.first?["images"]
+                as? [[String: Any]])
         #expect(images.compactMap { $0["actualTime"] as? Double } == [6.4731334, 6.4731334, 6.5999998], "\(images)")
         #expect(images.compactMap { $0["requestedTime"] as? Double } == [6.4731334, 6.5999996, 6.5999998], "\(images)")
     }
@@ -74,7 +90,8 @@ import Testing
     /// milliseconds) says `milliseconds`.
     static func matroska(_ source: String, declaring milliseconds: Double, to path: String) throws -> String {
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: source)))
-        let at = try #require((0..<(bytes.count - 11)).first { bytes[$0] == 0x44 && bytes[$0 + 1] == 0x89 && bytes[$0 + 2] == 0x88 }, "no Duration in \(source)")
+        let at = try #require(
+            (0..<(bytes.count - 11)).first { bytes[$0] == 0x44 && bytes[$0 + 1] == 0x89 && bytes[$0 + 2] == 0x88 }, "no Duration in \(source)")
         let bits = milliseconds.bitPattern
         for i in 0..<8 { bytes[at + 3 + i] = UInt8((bits >> UInt64(56 - 8 * i)) & 0xFF) }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
@@ -88,8 +105,12 @@ import Testing
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let plain = folder + "/plain.mkv"
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=10",
-                                                             "-c:v", "libx264", "-pix_fmt", "yuv420p", plain])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=10",
+                "-c:v", "libx264", "-pix_fmt", "yuv420p", plain,
+            ])
         let short = try Self.matroska(plain, declaring: 9960, to: folder + "/short.mkv")
         let long = try Self.matroska(plain, declaring: 3_900_000, to: folder + "/long.mkv")
         #expect(try await Asset(path: long).load(.duration).seconds > 3000, "the fixture claims 3900 s")
@@ -98,7 +119,12 @@ import Testing
         #expect(actual == MediaTime(value: 996, timescale: 100), "the last frame (at 9.96 s) at 9.97 s: \(actual.seconds)")
         let run = try await CLI.run(["thumbnails", "--json", "--count", "5", "--out", folder + "/t", long])
         #expect(run.status == 1, "\(run.stderr)")
-        let images = try #require(((try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])?["files"] as? [[String: Any]])?.first?["images"] as? [[String: Any]])
-        #expect(images.count == 5 && images.allSatisfy { (($0["error"] as? [String: Any])?["message"] as? String)?.contains("the video ends at 10") == true }, "\(images)")
+        let images = try #require(
+            ((try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])?["files"] as? [[String: Any]])?.first?["images"]
+                as? [[String: Any]])
+        #expect(
+            images.count == 5
+                && images.allSatisfy { (($0["error"] as? [String: Any])?["message"] as? String)?.contains("the video ends at 10") == true },
+            "\(images)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 @Suite struct ImageGeneratorTests {
@@ -45,8 +46,12 @@ import Testing
             return
         }
         let (image, _) = try await generator.image(at: time)
-        let reference = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-ss", String(time.seconds), "-i", path,
-                                                                         "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        let reference = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-hide_banner", "-loglevel", "error", "-ss", String(time.seconds), "-i", path,
+                "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-",
+            ])
         #expect(Reference.psnr(image.pixels, reference) >= 40)
     }
 
@@ -68,10 +73,11 @@ import Testing
             #expect(syncFrames.contains(frame), "frame \(frame) is not a keyframe")
             // Nearest: no other keyframe inside the window is closer.
             let distance = abs(actual.seconds - result.requestedTime.seconds)
-            #expect(syncFrames.allSatisfy { k in
-                let t = Double(k) / 25
-                return !(window.contains(MediaTime(value: Int64(k), timescale: 25))) || abs(t - result.requestedTime.seconds) >= distance - 1e-9
-            })
+            #expect(
+                syncFrames.allSatisfy { k in
+                    let t = Double(k) / 25
+                    return !(window.contains(MediaTime(value: Int64(k), timescale: 25))) || abs(t - result.requestedTime.seconds) >= distance - 1e-9
+                })
             #expect(result.image?.pixels == reference[frame].bytes)
         }
         #expect(all.map(\.actualTime) == [.zero, MediaTime(value: 1, timescale: 1), MediaTime(value: 1, timescale: 1)])
@@ -79,7 +85,8 @@ import Testing
 
     @Test func timesOutsideTheClipFailAlone() async throws {
         let generator = AssetImageGenerator(asset: Asset(path: try Fixtures.clip("video-only.mp4")))
-        let all = await results(generator, [MediaTime(value: -1, timescale: 1), MediaTime(value: 1, timescale: 1), MediaTime(value: 5, timescale: 1)])
+        let all = await results(
+            generator, [MediaTime(value: -1, timescale: 1), MediaTime(value: 1, timescale: 1), MediaTime(value: 5, timescale: 1)])
         #expect(all.count == 3)
         #expect(all[0].error?.code == .invalidArgument)
         #expect(all[1].image != nil && all[1].error == nil)

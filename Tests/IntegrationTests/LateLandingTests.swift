@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// A seek that lands after the frame asked for is retried from the start of the data — one
@@ -11,9 +12,13 @@ import Testing
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/intra-refresh.ts"
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=12",
-                                                             "-c:v", "libx264", "-preset", "veryfast", "-x264-params", "intra-refresh=1:keyint=50",
-                                                             "-bf", "0", "-pix_fmt", "yuv420p", path])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=12",
+                "-c:v", "libx264", "-preset", "veryfast", "-x264-params", "intra-refresh=1:keyint=50",
+                "-bf", "0", "-pix_fmt", "yuv420p", path,
+            ])
         let frames = try await Reference.frameTimes(path)
         let reference = try await Reference.allFrames(path)
         try #require(frames.count == reference.count && frames.count > 100)
@@ -26,7 +31,9 @@ import Testing
             let sink = InMemorySink(pixelFormat: .rgb24)
             let result = await DecodeSession(source: path, configuration: DecodeConfiguration(frameLimit: 2, startTime: t)).run(into: sink)
             #expect(result.status == .completed, "\(t.seconds): \(result.status)")
-            #expect(sink.frames.first?.presentationTime == frames[k], "session from \(t.seconds) s starts at \(sink.frames.first?.presentationTime.seconds ?? -1), not \(frames[k].seconds)")
+            #expect(
+                sink.frames.first?.presentationTime == frames[k],
+                "session from \(t.seconds) s starts at \(sink.frames.first?.presentationTime.seconds ?? -1), not \(frames[k].seconds)")
             #expect(sink.frames.first?.bytes == reference[k], "session from \(t.seconds) s: pixels")
             let (image, actual) = try await AssetImageGenerator(asset: Asset(path: path)).image(at: t)
             #expect(actual == frames[k] && image.pixels == reference[k], "image at \(t.seconds) s: \(actual.seconds), not \(frames[k].seconds)")

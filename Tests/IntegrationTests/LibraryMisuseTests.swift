@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// Arguments an embedding app may pass by mistake — a zero interval, absurd thread counts and
@@ -8,7 +9,9 @@ import Testing
 @Suite struct LibraryMisuseTests {
     let tiny = PlayerConfiguration(decoding: DecodeConfiguration(outputSize: PixelSize(width: 16, height: 9)))
 
-    @Test(arguments: [MediaTime.zero, .invalid, .indefinite, .positiveInfinity, MediaTime(value: -1, timescale: 1), MediaTime(value: 1, timescale: 1_000_000_000)])
+    @Test(arguments: [
+        MediaTime.zero, .invalid, .indefinite, .positiveInfinity, MediaTime(value: -1, timescale: 1), MediaTime(value: 1, timescale: 1_000_000_000),
+    ])
     func aPeriodicObserverWithoutAUsableIntervalSeesEveryFrame(interval: MediaTime) async throws {
         let path = try Fixtures.reader("audio-video-4s.mp4")
         let frames = try await Reference.frameTimes(path)
@@ -21,8 +24,9 @@ import Testing
     }
 
     @Test func absurdDecodeSettingsAreHeldToTheirRange() async throws {
-        var configuration = DecodeConfiguration(outputSize: PixelSize(width: 16, height: 9), frameLimit: -3, decoderThreads: 5000,
-                                                packetQueueCapacity: .max, frameQueueCapacity: 1_000_000)
+        var configuration = DecodeConfiguration(
+            outputSize: PixelSize(width: 16, height: 9), frameLimit: -3, decoderThreads: 5000,
+            packetQueueCapacity: .max, frameQueueCapacity: 1_000_000)
         #expect(configuration.decoderThreads == DecodeConfiguration.maximumDecoderThreads)
         #expect(configuration.packetQueueCapacity == 4096 && configuration.frameQueueCapacity == 64)
         #expect(configuration.frameLimit == 0)
@@ -67,10 +71,13 @@ import Testing
         }
         #expect(player.currentItem?.currentTime == frames[0], "the invalid seeks left the player where it was")
         // A start time of +infinity is the end too (not the start).
-        let session = DecodeSession(source: path, configuration: DecodeConfiguration(outputSize: PixelSize(width: 16, height: 9), startTime: .positiveInfinity))
+        let session = DecodeSession(
+            source: path, configuration: DecodeConfiguration(outputSize: PixelSize(width: 16, height: 9), startTime: .positiveInfinity))
         let sink = InMemorySink(pixelFormat: .rgb24)
         _ = await session.run(into: sink)
-        #expect(!sink.frames.isEmpty && sink.frames.map(\.presentationTime).allSatisfy { $0 == last }, "a start at +infinity gave \(sink.frames.map(\.presentationTime.seconds))")
+        #expect(
+            !sink.frames.isEmpty && sink.frames.map(\.presentationTime).allSatisfy { $0 == last },
+            "a start at +infinity gave \(sink.frames.map(\.presentationTime.seconds))")
     }
 
     @Test func valuesPrintAsAPersonReadsThem() throws {
@@ -107,8 +114,9 @@ import Testing
 
         let clock = ManualPlaybackClock()
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: 1, clock: clock)
-        let id = await coordinator.submit(PlaybackRequest(source: path, loop: .forever, realtime: true, decoding: tiny.decoding),
-                                          output: { NullSink(pixelFormat: .rgb24) })
+        let id = await coordinator.submit(
+            PlaybackRequest(source: path, loop: .forever, realtime: true, decoding: tiny.decoding),
+            output: { NullSink(pixelFormat: .rgb24) })
         try await Self.endsWhenCancelled("PlaybackCoordinator.waitUntilIdle") { await coordinator.waitUntilIdle() }
         try await Self.endsWhenCancelled("PlaybackCoordinator.outcome") {
             do {

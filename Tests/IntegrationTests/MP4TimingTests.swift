@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// An exported MP4 keeps every frame and the sound where the source has them, measured as a
@@ -21,12 +22,22 @@ import Testing
     /// `from`: where to start looking for the flash and the beep.
     static func measure(_ path: String, from: Double = 0) async throws -> Timing {
         let ffmpeg = try Reference.ffmpeg()
-        let times = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "frame=pts_time",
-                                                                                  "-of", "csv=p=0", path]), as: UTF8.self)
-            .split(separator: "\n").compactMap { Double($0.split(separator: ",").first ?? "") }
+        let times = String(
+            decoding: try await Reference.run(
+                "/usr/bin/ffprobe",
+                [
+                    "-v", "error", "-select_streams", "v", "-show_entries", "frame=pts_time",
+                    "-of", "csv=p=0", path,
+                ]), as: UTF8.self
+        )
+        .split(separator: "\n").compactMap { Double($0.split(separator: ",").first ?? "") }
         // Each frame as 8x8 grey, in decoding order with the times above.
-        let grey = try await Reference.run(ffmpeg, ["-v", "error", "-i", path, "-map", "0:v", "-fps_mode", "passthrough", "-s", "8x8", "-pix_fmt", "gray",
-                                                    "-f", "rawvideo", "-"])
+        let grey = try await Reference.run(
+            ffmpeg,
+            [
+                "-v", "error", "-i", path, "-map", "0:v", "-fps_mode", "passthrough", "-s", "8x8", "-pix_fmt", "gray",
+                "-f", "rawvideo", "-",
+            ])
         #expect(grey.count == times.count * 64, "\(path): \(grey.count / 64) frames decoded, \(times.count) timed")
         var flash: Double?
         for (index, time) in times.enumerated() where (index + 1) * 64 <= grey.count && time >= from {
@@ -36,14 +47,21 @@ import Testing
             }
         }
         // The sound's first decoded sample (after the edit list hides the priming): its time.
-        let first = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "frame=pts_time",
-                                                                                  "-of", "csv=p=0", path]), as: UTF8.self)
-            .split(separator: "\n").first.flatMap { Double($0.split(separator: ",").first ?? "") }
+        let first = String(
+            decoding: try await Reference.run(
+                "/usr/bin/ffprobe",
+                [
+                    "-v", "error", "-select_streams", "a", "-show_entries", "frame=pts_time",
+                    "-of", "csv=p=0", path,
+                ]), as: UTF8.self
+        )
+        .split(separator: "\n").first.flatMap { Double($0.split(separator: ",").first ?? "") }
         /// The first sample louder than the beep's threshold at or after `from`, in seconds, with
         /// the sound decoded by `filter` and counted from its first sample.
         func beep(_ filter: [String]) async throws -> Double? {
             guard let first else { return nil }
-            let sound = try await Reference.run(ffmpeg, ["-v", "error", "-i", path, "-map", "0:a"] + filter + ["-ac", "1", "-ar", "48000", "-f", "s16le", "-"])
+            let sound = try await Reference.run(
+                ffmpeg, ["-v", "error", "-i", path, "-map", "0:a"] + filter + ["-ac", "1", "-ar", "48000", "-f", "s16le", "-"])
             var index = max(0, Int((from - first) * 48000)) * 2
             while index + 1 < sound.count {
                 let sample = Int16(bitPattern: UInt16(sound[index]) | UInt16(sound[index + 1]) << 8)
@@ -63,11 +81,15 @@ import Testing
     static func flashAndBeep(_ path: String, duration: Double, at: Double, timing: String? = nil) async throws {
         var video = "[0:v]drawbox=c=white:t=fill:enable='between(t,\(at),\(at + 0.02))'"
         if let timing { video = "[0:v]setpts='(\(timing))/TB',drawbox=c=white:t=fill:enable='between(t,\(at),\(at + 0.02))'" }
-        _ = try await Reference.run(try Reference.ffmpeg(), [
-            "-v", "error", "-y", "-f", "lavfi", "-i", "color=black:s=320x240:r=30:d=\(duration * 3)", "-f", "lavfi", "-i", "sine=f=1000:sample_rate=48000:d=\(duration)",
-            "-filter_complex", video + "[v];[1:a]volume=volume=0:enable='not(between(t,\(at),\(at + 0.1)))'[a]",
-            "-map", "[v]", "-map", "[a]", "-t", String(duration), "-fps_mode", "vfr", "-c:v", "libx264", "-preset", "veryfast", "-c:a", "aac", path,
-        ])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "color=black:s=320x240:r=30:d=\(duration * 3)", "-f", "lavfi", "-i",
+                "sine=f=1000:sample_rate=48000:d=\(duration)",
+                "-filter_complex", video + "[v];[1:a]volume=volume=0:enable='not(between(t,\(at),\(at + 0.1)))'[a]",
+                "-map", "[v]", "-map", "[a]", "-t", String(duration), "-fps_mode", "vfr", "-c:v", "libx264", "-preset", "veryfast", "-c:a", "aac",
+                path,
+            ])
     }
 
     static func play(_ arguments: [String], out: String) async throws {
@@ -109,8 +131,13 @@ import Testing
         #expect(export.frameTimes.count == original.frameTimes.count)
         let worst = zip(export.frameTimes, original.frameTimes).map { abs($0 - $1) }.max() ?? .infinity
         #expect(worst < 0.001, "a frame is \(worst) s from its time")
-        let durations = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "stream=duration",
-                                                                                     "-of", "csv=p=0", folder + "/p/01-gap.mp4/video.mp4"]), as: UTF8.self)
+        let durations = String(
+            decoding: try await Reference.run(
+                "/usr/bin/ffprobe",
+                [
+                    "-v", "error", "-select_streams", "v", "-show_entries", "stream=duration",
+                    "-of", "csv=p=0", folder + "/p/01-gap.mp4/video.mp4",
+                ]), as: UTF8.self)
         let duration = try #require(Double(durations.trimmingCharacters(in: .whitespacesAndNewlines)), "\(durations)")
         #expect(duration < 12.5, "the picture lasts \(duration) s")
         try Self.expectInSync(export, original, shift: 0)
@@ -123,7 +150,8 @@ import Testing
         try await Self.flashAndBeep(source, duration: 3, at: 1.5)
         let original = try await Self.measure(source)
         // A picture alone (2 s), a sound alone (2 s), then the flash: 4 s into the queue.
-        try await Self.play(["--queue", "--size", "320x240", try Fixtures.clip("video-only.mp4"), try Fixtures.clip("audio-only.m4a"), source], out: folder + "/q")
+        try await Self.play(
+            ["--queue", "--size", "320x240", try Fixtures.clip("video-only.mp4"), try Fixtures.clip("audio-only.m4a"), source], out: folder + "/q")
         let export = try await Self.measure(folder + "/q/queue/video.mp4", from: 4.3)
         let shift = export.frameTimes.first ?? 0
         #expect(abs(shift) < 0.001, "the picture starts \(shift) s late")
@@ -137,11 +165,15 @@ import Testing
     static func expectInSync(_ export: Timing, _ original: Timing, shift: Double, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let flash = try #require(export.flash, sourceLocation: sourceLocation), beep = try #require(export.beep, sourceLocation: sourceLocation)
         let sourceGap = try #require(original.beep, sourceLocation: sourceLocation) - (try #require(original.flash, sourceLocation: sourceLocation))
-        #expect(abs((beep - flash) - sourceGap) < 0.003, "sound \(((beep - flash) - sourceGap) * 1000) ms from the picture (flash \(flash), beep \(beep))",
-                sourceLocation: sourceLocation)
+        #expect(
+            abs((beep - flash) - sourceGap) < 0.003,
+            "sound \(((beep - flash) - sourceGap) * 1000) ms from the picture (flash \(flash), beep \(beep))",
+            sourceLocation: sourceLocation)
         let played = try #require(export.contiguousBeep, sourceLocation: sourceLocation)
-        #expect(abs((played - flash) - sourceGap) < 0.003, "played without gaps, the sound is \(((played - flash) - sourceGap) * 1000) ms from the picture",
-                sourceLocation: sourceLocation)
+        #expect(
+            abs((played - flash) - sourceGap) < 0.003,
+            "played without gaps, the sound is \(((played - flash) - sourceGap) * 1000) ms from the picture",
+            sourceLocation: sourceLocation)
     }
 
     // MARK: As ffmpeg's CLI decodes an export
@@ -157,13 +189,17 @@ import Testing
         var soundDuration: Double
         /// Seconds of sound decoded.
         var decodedSound: Double
-        var description: String { "flashes \(flashes), onsets \(onsets.map { (($0 * 10000).rounded() / 10000) }), picture \(pictureDuration) s, sound \(soundDuration) s" }
+        var description: String {
+            "flashes \(flashes), onsets \(onsets.map { (($0 * 10000).rounded() / 10000) }), picture \(pictureDuration) s, sound \(soundDuration) s"
+        }
     }
 
     static func decodedByFFmpeg(_ path: String) async throws -> Decoded {
         let ffmpeg = try Reference.ffmpeg()
-        let grey = try await Reference.run(ffmpeg, ["-v", "error", "-i", path, "-map", "0:v:0", "-s", "8x8", "-pix_fmt", "gray", "-f", "rawvideo", "-"])
-        let flashes = stride(from: 0, to: grey.count / 64, by: 1).filter { i in grey[(i * 64)..<((i + 1) * 64)].reduce(0) { $0 + Int($1) } / 64 > 128 }
+        let grey = try await Reference.run(
+            ffmpeg, ["-v", "error", "-i", path, "-map", "0:v:0", "-s", "8x8", "-pix_fmt", "gray", "-f", "rawvideo", "-"])
+        let flashes = stride(from: 0, to: grey.count / 64, by: 1).filter { i in grey[(i * 64)..<((i + 1) * 64)].reduce(0) { $0 + Int($1) } / 64 > 128
+        }
         let sound = try await Reference.run(ffmpeg, ["-v", "error", "-i", path, "-map", "0:a:0", "-ac", "1", "-f", "s16le", "-"])
         var onsets: [Double] = []
         var index = 0
@@ -177,12 +213,18 @@ import Testing
             }
         }
         func duration(_ stream: String) async throws -> Double {
-            let text = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", "stream=duration",
-                                                                                    "-of", "csv=p=0", path]), as: UTF8.self)
+            let text = String(
+                decoding: try await Reference.run(
+                    "/usr/bin/ffprobe",
+                    [
+                        "-v", "error", "-select_streams", stream, "-show_entries", "stream=duration",
+                        "-of", "csv=p=0", path,
+                    ]), as: UTF8.self)
             return try #require(Double(text.trimmingCharacters(in: .whitespacesAndNewlines)), "\(path) \(stream): \(text)")
         }
-        return Decoded(flashes: flashes, onsets: onsets, pictureDuration: try await duration("v:0"), soundDuration: try await duration("a:0"),
-                       decodedSound: Double(sound.count / 2) / 48000)
+        return Decoded(
+            flashes: flashes, onsets: onsets, pictureDuration: try await duration("v:0"), soundDuration: try await duration("a:0"),
+            decodedSound: Double(sound.count / 2) / 48000)
     }
 
     /// 4 s at 25 fps with B-frames: a white flash on frames 0, 25, 50 and 75 and a 1 kHz beep
@@ -190,11 +232,14 @@ import Testing
     static func flashesAndBeeps(_ path: String, pictureDelay: Double = 0) async throws {
         var video = "[0:v]geq=lum='if(eq(mod(N\\,25)\\,0)\\,235\\,16)':cb=128:cr=128"
         if pictureDelay > 0 { video += ",setpts=PTS+\(pictureDelay)/TB" }
-        _ = try await Reference.run(try Reference.ffmpeg(), [
-            "-v", "error", "-y", "-f", "lavfi", "-i", "color=black:s=160x90:r=25:d=4", "-f", "lavfi", "-i", "sine=f=1000:sample_rate=48000:d=\(4 + pictureDelay)",
-            "-filter_complex", video + "[v];[1:a]volume=volume=0:enable='gte(mod(t\\,1)\\,0.05)'[a]",
-            "-map", "[v]", "-map", "[a]", "-c:v", "libx264", "-preset", "veryfast", "-bf", "2", "-c:a", "aac", path,
-        ])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "color=black:s=160x90:r=25:d=4", "-f", "lavfi", "-i",
+                "sine=f=1000:sample_rate=48000:d=\(4 + pictureDelay)",
+                "-filter_complex", video + "[v];[1:a]volume=volume=0:enable='gte(mod(t\\,1)\\,0.05)'[a]",
+                "-map", "[v]", "-map", "[a]", "-c:v", "libx264", "-preset", "veryfast", "-bf", "2", "-c:a", "aac", path,
+            ])
     }
 
     /// Every export decoded as ffmpeg decodes any file: the flashes on the source's frame numbers
@@ -215,15 +260,17 @@ import Testing
             try await Self.play([input], out: folder + "/p-" + name)
             let export = try await Self.decodedByFFmpeg(folder + "/p-\(name)/01-\(name)/video.mp4")
             #expect(export.flashes == original.flashes, "\(name): export \(export), source \(original)")
-            #expect(export.onsets.count == original.onsets.count && zip(export.onsets, original.onsets).allSatisfy { abs($0 - $1) < 0.001 },
-                    "\(name): export \(export), source \(original)")
+            #expect(
+                export.onsets.count == original.onsets.count && zip(export.onsets, original.onsets).allSatisfy { abs($0 - $1) < 0.001 },
+                "\(name): export \(export), source \(original)")
             // The picture as long as the source's (the variable-rate source's edit list ends at its
             // last frame's start; the export lasts through that frame's own duration, 1/30 s);
             // the sound as long as the source's decoded sound (ffmpeg decodes the AAC padding
             // after the last sample too; the export keeps it).
             let lastFrame = name == "vfr.mp4" ? 1.0 / 30 + 0.001 : 0.001
-            #expect(abs(export.pictureDuration - original.pictureDuration) < lastFrame && abs(export.soundDuration - original.decodedSound) < 0.0015,
-                    "\(name): export \(export), source \(original)")
+            #expect(
+                abs(export.pictureDuration - original.pictureDuration) < lastFrame && abs(export.soundDuration - original.decodedSound) < 0.0015,
+                "\(name): export \(export), source \(original)")
         }
         let original = try await Self.decodedByFFmpeg(source)
         // A queue of the file twice: the second begins where the first's longer stream ends (its
@@ -234,15 +281,20 @@ import Testing
         let second = Int((original.decodedSound * 25).rounded())
         #expect(queue.flashes == original.flashes + original.flashes.map { $0 + second }, "queue \(queue)")
         let twice = original.onsets + original.onsets.map { $0 + original.decodedSound }
-        #expect(queue.onsets.count == twice.count && zip(queue.onsets, twice).allSatisfy { abs($0 - $1) < 0.001 }, "queue \(queue), expected \(twice)")
+        #expect(
+            queue.onsets.count == twice.count && zip(queue.onsets, twice).allSatisfy { abs($0 - $1) < 0.001 }, "queue \(queue), expected \(twice)")
         // A composition looping the file for 6 s: frames and beeps pass after pass, the sound as long as the picture.
-        let run = try await CLI.run(["compose", "--size", "160x90", "--rate", "25", "--duration", "6", "--format", "mp4", "--out", folder + "/c",
-                                     "--layer", "x=0,y=0,w=160,h=90,loop=forever,audio=yes,source=\(source)"])
+        let run = try await CLI.run([
+            "compose", "--size", "160x90", "--rate", "25", "--duration", "6", "--format", "mp4", "--out", folder + "/c",
+            "--layer", "x=0,y=0,w=160,h=90,loop=forever,audio=yes,source=\(source)",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let composed = try await Self.decodedByFFmpeg(folder + "/c/composition/video.mp4")
         #expect(composed.flashes == [0, 25, 50, 75, 100, 125], "composition \(composed)")
         let composedOnsets = original.onsets + original.onsets.prefix(2).map { $0 + 4 }
-        #expect(composed.onsets.count == composedOnsets.count && zip(composed.onsets, composedOnsets).allSatisfy { abs($0 - $1) < 0.001 }, "composition \(composed)")
+        #expect(
+            composed.onsets.count == composedOnsets.count && zip(composed.onsets, composedOnsets).allSatisfy { abs($0 - $1) < 0.001 },
+            "composition \(composed)")
         #expect(abs(composed.pictureDuration - 6) < 0.001 && abs(composed.soundDuration - 6) < 0.001, "composition \(composed)")
     }
 }

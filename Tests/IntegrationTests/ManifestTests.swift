@@ -45,7 +45,8 @@ import Testing
         }
         #expect(data.isEmpty || data.last == UInt8(ascii: "\n"), "\(path) ends inside a line")
         return try data.split(separator: UInt8(ascii: "\n")).map { line in
-            try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], "not a JSON object: \(String(decoding: line, as: UTF8.self))")
+            try #require(
+                try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], "not a JSON object: \(String(decoding: line, as: UTF8.self))")
         }
     }
 
@@ -60,8 +61,13 @@ import Testing
         let runs = try await withThrowingTaskGroup(of: (Int, CLI.Result).self) { group in
             for k in 0..<4 {
                 group.addTask {
-                    (k, try await CLI.run(["probe", "--manifest", manifest, "--shard", "\(k)/4", "--results", folder + "/results-\(k).jsonl",
-                                           "--progress-interval", "0"]))
+                    (
+                        k,
+                        try await CLI.run([
+                            "probe", "--manifest", manifest, "--shard", "\(k)/4", "--results", folder + "/results-\(k).jsonl",
+                            "--progress-interval", "0",
+                        ])
+                    )
                 }
             }
             return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
@@ -74,7 +80,9 @@ import Testing
             let all = try Self.records(folder + "/results-\(k).jsonl")
             let files = all.filter { $0["kind"] as? String == "file" }
             let shardRecord = try #require(all.last)
-            #expect(shardRecord["kind"] as? String == "shard" && shardRecord["done"] as? Int == files.count && shardRecord["state"] as? String == "finished")
+            #expect(
+                shardRecord["kind"] as? String == "shard" && shardRecord["done"] as? Int == files.count
+                    && shardRecord["state"] as? String == "finished")
             // Balanced: each shard near a quarter.
             #expect(abs(files.count - 500) < 75, "shard \(k) took \(files.count) of 2000")
             for record in files {
@@ -98,14 +106,18 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (manifest, _) = try await offPool { try Self.library(folder, lines: 1200) }
         let results = folder + "/results.jsonl", out = folder + "/thumbs"
-        let arguments = ["thumbnails", "--count", "4", "--max-sessions", "2", "--size", "32x18", "--manifest", manifest, "--shard", "1/2", "--results", results,
-                         "--out", out, "--progress-interval", "0"]
+        let arguments = [
+            "thumbnails", "--count", "4", "--max-sessions", "2", "--size", "32x18", "--manifest", manifest, "--shard", "1/2", "--results", results,
+            "--out", out, "--progress-interval", "0",
+        ]
         // The shard's sources, from a run of its own.
         let reference = try await CLI.run(["probe", "--manifest", manifest, "--shard", "1/2", "--progress-interval", "0"])
-        let expected = Set(reference.stdout.split(separator: "\n").compactMap { line -> String? in
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], object["kind"] as? String == "file" else { return nil }
-            return object["source"] as? String
-        })
+        let expected = Set(
+            reference.stdout.split(separator: "\n").compactMap { line -> String? in
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], object["kind"] as? String == "file"
+                else { return nil }
+                return object["source"] as? String
+            })
         #expect(expected.count > 450)
         var generator = SeededGenerator()
         print("resume test: seed \(generator.seed) (PLAYHEAD_SEED repeats it)")
@@ -130,12 +142,15 @@ import Testing
         let last = try await CLI.run(arguments + ["--resume"])
         // 1 when a source this run did failed, else 0 (earlier runs' failures are in the records).
         #expect(last.status == 0 || last.status == 1, "\(last.stderr)")
-        try #require(FileManager.default.fileExists(atPath: results),
-                     "the last run (status \(last.status)) left no results file; its standard error: \(last.stderr.suffix(3000))")
+        try #require(
+            FileManager.default.fileExists(atPath: results),
+            "the last run (status \(last.status)) left no results file; its standard error: \(last.stderr.suffix(3000))")
         let files = try Self.fileRecords(results)
         var count: [String: Int] = [:]
         for record in files { count[record["source"] as? String ?? "", default: 0] += 1 }
-        #expect(Set(count.keys) == expected, "missing \(expected.subtracting(count.keys).prefix(3)), extra \(Set(count.keys).subtracting(expected).prefix(3))")
+        #expect(
+            Set(count.keys) == expected,
+            "missing \(expected.subtracting(count.keys).prefix(3)), extra \(Set(count.keys).subtracting(expected).prefix(3))")
         #expect(count.values.allSatisfy { $0 == 1 }, "recorded twice: \(Array(count.filter { $0.value > 1 }.keys.prefix(3)))")
         for record in files where (record["source"] as? String)?.contains("/bad ") == true { #expect(record["status"] as? String == "failed") }
         for record in files {
@@ -159,17 +174,20 @@ import Testing
         let manifest = folder + "/manifest.txt"
         try text.write(toFile: manifest, atomically: true, encoding: .utf8)
         func sources(_ run: CLI.Result) throws -> Set<String> {
-            Set(run.stdout.split(separator: "\n").compactMap { line -> String? in
-                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], object["kind"] as? String == "file" else { return nil }
-                return object["source"] as? String
-            })
+            Set(
+                run.stdout.split(separator: "\n").compactMap { line -> String? in
+                    guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], object["kind"] as? String == "file"
+                    else { return nil }
+                    return object["source"] as? String
+                })
         }
         var union = Set<String>()
         for k in 0..<3 {
             let option = try await CLI.run(["probe", "--manifest", manifest, "--shard", "\(k)/3"])
             let kubernetes = try await CLI.run(["probe", "--manifest", manifest, "--shards", "3"], environment: ["JOB_COMPLETION_INDEX": "\(k)"])
-            let slurm = try await CLI.run(["probe", "--manifest", manifest],
-                                          environment: ["SLURM_ARRAY_TASK_ID": "\(k + 5)", "SLURM_ARRAY_TASK_MIN": "5", "SLURM_ARRAY_TASK_COUNT": "3"])
+            let slurm = try await CLI.run(
+                ["probe", "--manifest", manifest],
+                environment: ["SLURM_ARRAY_TASK_ID": "\(k + 5)", "SLURM_ARRAY_TASK_MIN": "5", "SLURM_ARRAY_TASK_COUNT": "3"])
             #expect(!(try sources(option)).isEmpty)
             #expect(try sources(option) == sources(kubernetes))
             #expect(try sources(option) == sources(slurm))
@@ -178,22 +196,37 @@ import Testing
             #expect(slurm.stdout.contains("\"shardFrom\":\"SLURM_ARRAY_TASK_ID\""))
             // One task of the array run again alone (`sbatch --array=K`): with --shards its ID is
             // the shard number.
-            let rerun = try await CLI.run(["probe", "--manifest", manifest, "--shards", "3"],
-                                          environment: ["SLURM_ARRAY_TASK_ID": "\(k)", "SLURM_ARRAY_TASK_MIN": "\(k)", "SLURM_ARRAY_TASK_MAX": "\(k)",
-                                                        "SLURM_ARRAY_TASK_COUNT": "1"])
+            let rerun = try await CLI.run(
+                ["probe", "--manifest", manifest, "--shards", "3"],
+                environment: [
+                    "SLURM_ARRAY_TASK_ID": "\(k)", "SLURM_ARRAY_TASK_MIN": "\(k)", "SLURM_ARRAY_TASK_MAX": "\(k)",
+                    "SLURM_ARRAY_TASK_COUNT": "1",
+                ])
             #expect(try sources(option) == sources(rerun))
             union.formUnion(try sources(option))
         }
         #expect(union.count == 90)
-        for (arguments, environment) in [(["--shards", "3"], ["JOB_COMPLETION_INDEX": "3"]), ([], ["JOB_COMPLETION_INDEX": "0"]),
-                                         ([], ["SLURM_ARRAY_TASK_ID": "9", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_COUNT": "3"]),
-                                         (["--shard", "3/3"], [:]), (["--shard", "1/2", "--shards", "3"], [:]),
-                                         // A stepped array and a list leave shards no task takes.
-                                         ([], ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "6",
-                                               "SLURM_ARRAY_TASK_STEP": "2", "SLURM_ARRAY_TASK_COUNT": "4"]),
-                                         ([], ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "5",
-                                               "SLURM_ARRAY_TASK_COUNT": "3"]),
-                                         (["--shards", "3"], ["SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_MIN": "3", "SLURM_ARRAY_TASK_COUNT": "1"])] {
+        for (arguments, environment) in [
+            (["--shards", "3"], ["JOB_COMPLETION_INDEX": "3"]), ([], ["JOB_COMPLETION_INDEX": "0"]),
+            ([], ["SLURM_ARRAY_TASK_ID": "9", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_COUNT": "3"]),
+            (["--shard", "3/3"], [:]), (["--shard", "1/2", "--shards", "3"], [:]),
+            // A stepped array and a list leave shards no task takes.
+            (
+                [],
+                [
+                    "SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "6",
+                    "SLURM_ARRAY_TASK_STEP": "2", "SLURM_ARRAY_TASK_COUNT": "4",
+                ]
+            ),
+            (
+                [],
+                [
+                    "SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "5",
+                    "SLURM_ARRAY_TASK_COUNT": "3",
+                ]
+            ),
+            (["--shards", "3"], ["SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_MIN": "3", "SLURM_ARRAY_TASK_COUNT": "1"]),
+        ] {
             let run = try await CLI.run(["probe", "--manifest", manifest] + arguments, environment: environment)
             #expect(run.status == 2, "\(arguments) \(environment): \(run.status) \(run.stderr)")
         }
@@ -231,8 +264,10 @@ import Testing
         var peaks: [Int: Int] = [:]
         for lines in [100_000, 1_000_000] {
             let results = folder + "/r\(lines).jsonl"
-            let (status, kilobytes) = try await HostileRun.peakMemory(["probe", "--manifest", folder + "/m\(lines).txt", "--shard", "0/25",
-                                                                        "--results", results, "--progress-interval", "0"])
+            let (status, kilobytes) = try await HostileRun.peakMemory([
+                "probe", "--manifest", folder + "/m\(lines).txt", "--shard", "0/25",
+                "--results", results, "--progress-interval", "0",
+            ])
             #expect(status == 1)
             let records = try Self.records(results)
             let files = records.filter { $0["kind"] as? String == "file" }
@@ -254,11 +289,15 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let clip = try Fixtures.clip("h264-aac.mp4"), other = try Fixtures.clip("4x3.mp4")
         let manifest = folder + "/m.txt"
-        let lines = [clip, "/" + String(repeating: "a", count: 70_000), other, String(repeating: "b", count: 200_000),
-                     "{\"source\": \"" + String(repeating: "c", count: 2_000_000) + "\"}", clip + " "]
+        let lines = [
+            clip, "/" + String(repeating: "a", count: 70_000), other, String(repeating: "b", count: 200_000),
+            "{\"source\": \"" + String(repeating: "c", count: 2_000_000) + "\"}", clip + " ",
+        ]
         try (lines.joined(separator: "\n") + "\n").write(toFile: manifest, atomically: true, encoding: .utf8)
         let results = folder + "/t.jsonl"
-        let run = try await CLI.run(["thumbnails", "--count", "1", "--size", "32x18", "--manifest", manifest, "--results", results, "--out", folder + "/t"])
+        let run = try await CLI.run([
+            "thumbnails", "--count", "1", "--size", "32x18", "--manifest", manifest, "--results", results, "--out", folder + "/t",
+        ])
         #expect(run.status == 1, "the long lines fail: \(run.stderr)")
         let records = try Self.fileRecords(results)
         #expect(Set(records.compactMap { $0["line"] as? Int }) == [1, 2, 3, 4, 5], "\(records.map { $0["line"] ?? "" })")
@@ -270,7 +309,9 @@ import Testing
         #expect(try Self.records(results).contains { $0["kind"] as? String == "shard" }, "a shard record")
         let summary = try readJSONObject(URL(fileURLWithPath: folder + "/t/summary.json"))
         #expect(summary["state"] as? String != "running", "\(summary)")
-        let resumed = try await CLI.run(["thumbnails", "--count", "1", "--size", "32x18", "--manifest", manifest, "--results", results, "--out", folder + "/t", "--resume"])
+        let resumed = try await CLI.run([
+            "thumbnails", "--count", "1", "--size", "32x18", "--manifest", manifest, "--results", results, "--out", folder + "/t", "--resume",
+        ])
         #expect(resumed.status != 2, "\(resumed.stderr)")
     }
 
@@ -287,7 +328,9 @@ import Testing
         {"source": 3}
         \(clip)
         """.write(toFile: manifest, atomically: true, encoding: .utf8)
-        let thumbs = try await CLI.run(["thumbnails", "--count", "3", "--manifest", manifest, "--results", folder + "/t.jsonl", "--out", folder + "/t"])
+        let thumbs = try await CLI.run([
+            "thumbnails", "--count", "3", "--manifest", manifest, "--results", folder + "/t.jsonl", "--out", folder + "/t",
+        ])
         #expect(thumbs.status == 1, "the broken line fails: \(thumbs.stderr)")
         let records = try Self.fileRecords(folder + "/t.jsonl")
         #expect(records.count == 3, "the repeated source is taken once: \(records.map { $0["source"] ?? "" })")
@@ -302,7 +345,9 @@ import Testing
         let folders = try FileManager.default.contentsOfDirectory(atPath: folder + "/t").filter { !$0.hasPrefix(".") && $0 != "summary.json" }
         #expect(folders.count == 2 && folders.allSatisfy { $0.range(of: #"^[0-9a-f]{16}-"#, options: .regularExpression) != nil }, "\(folders)")
 
-        let play = try await CLI.run(["play", "--format", "ppm", "--size", "32x18", "--manifest", manifest, "--results", folder + "/p.jsonl", "--out", folder + "/p"])
+        let play = try await CLI.run([
+            "play", "--format", "ppm", "--size", "32x18", "--manifest", manifest, "--results", folder + "/p.jsonl", "--out", folder + "/p",
+        ])
         #expect(play.status == 1)
         for record in try Self.fileRecords(folder + "/p.jsonl") where record["status"] as? String == "completed" {
             let output = try #require(record["output"] as? String)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// A deterministic mutation fuzzer: sample clips with bytes flipped, runs zeroed, chunks repeated
@@ -28,8 +29,10 @@ import Testing
             } catch {
                 #expect(error.file == path, "case \(i): \(error)")
             }
-            let result = await DecodeSession(source: path, configuration: DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18), frameLimit: 10))
-                .run(into: NullSink(pixelFormat: .rgb24), audio: NullAudioSink())
+            let result = await DecodeSession(
+                source: path, configuration: DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18), frameLimit: 10)
+            )
+            .run(into: NullSink(pixelFormat: .rgb24), audio: NullAudioSink())
             if case .failed(let error) = result.status {
                 failed += 1
                 #expect(error.file == path, "case \(i): \(error)")
@@ -47,17 +50,17 @@ import Testing
             guard !bytes.isEmpty else { break }
             let at = Int(random.next() % UInt64(bytes.count))
             switch random.next() % 5 {
-            case 0: // flip bits in a few bytes
+            case 0:  // flip bits in a few bytes
                 for k in 0..<min(8, bytes.count - at) { bytes[at + k] ^= UInt8(truncatingIfNeeded: random.next()) }
-            case 1: // zero a run
+            case 1:  // zero a run
                 let count = min(bytes.count - at, 1 + Int(random.next() % 512))
                 bytes.replaceSubrange(at..<(at + count), with: repeatElement(0, count: count))
-            case 2: // cut the file short
+            case 2:  // cut the file short
                 bytes.removeSubrange(at...)
-            case 3: // repeat a chunk
+            case 3:  // repeat a chunk
                 let count = min(bytes.count - at, 1 + Int(random.next() % 256))
                 bytes.insert(contentsOf: bytes[at..<(at + count)], at: at)
-            default: // a boundary value where a size or count may be
+            default:  // a boundary value where a size or count may be
                 let value = [0, 0xFF, 0x7F, 0x80][Int(random.next() % 4)]
                 for k in 0..<min(4, bytes.count - at) { bytes[at + k] = UInt8(value) }
             }

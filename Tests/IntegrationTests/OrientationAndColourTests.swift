@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// The picture as ffmpeg shows it: all eight display-matrix orientations (bit for bit in YUV and

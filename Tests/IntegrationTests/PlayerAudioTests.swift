@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// Audio through players, loops and the coordinator: one format, sample-for-sample concatenation,
@@ -42,8 +43,9 @@ import Testing
     @Test func configuredFormatWinsOverTheFirstItems() async throws {
         let path = try Fixtures.clip("stereo-44k.mp4")
         let sink = InMemoryAudioSink()
-        let player = QueuePlayer(items: [PlayerItem(asset: Asset(path: path))], output: NullSink(), audioOutput: sink,
-                                 configuration: PlayerConfiguration(audioFormat: AudioFormat(sampleRate: 16000, channelCount: 1)))
+        let player = QueuePlayer(
+            items: [PlayerItem(asset: Asset(path: path))], output: NullSink(), audioOutput: sink,
+            configuration: PlayerConfiguration(audioFormat: AudioFormat(sampleRate: 16000, channelCount: 1)))
         player.play()
         await player.waitUntilIdle()
         #expect(sink.info?.sampleRate == 16000)
@@ -70,8 +72,9 @@ import Testing
         let range = TimeRange(start: MediaTime(value: 1, timescale: 2), end: MediaTime(value: 3, timescale: 2))
         let coordinator = PlaybackCoordinator()
         let sink = InMemoryAudioSink()
-        let id = await coordinator.submit(PlaybackRequest(source: path, loop: .count(2), timeRange: range), output: { NullSink() },
-                                          audioOutput: { sink })
+        let id = await coordinator.submit(
+            PlaybackRequest(source: path, loop: .count(2), timeRange: range), output: { NullSink() },
+            audioOutput: { sink })
         #expect(try await coordinator.outcome(of: id).status == .completed)
         // 0.5 s to 1.5 s at 48 kHz, twice: the source's own samples 24000..<72000 each time.
         let full = await Self.audio(path, AudioFormat())
@@ -83,8 +86,11 @@ import Testing
     /// Seeks a paused player to `time`, plays to the end, and compares its audio with a decode
     /// from the start: where the seek landed, the samples it played, the full decode, and the
     /// largest difference from `skip` samples on, against the full decode from `expectedStart`.
-    static func seekAndPlay(_ name: String, to time: MediaTime, expectedStart: Int, skip: Int) async throws
-        -> (landed: MediaTime?, played: Int, expected: Int, worst: Int) {
+    static func seekAndPlay(
+        _ name: String, to time: MediaTime, expectedStart: Int, skip: Int
+    ) async throws
+        -> (landed: MediaTime?, played: Int, expected: Int, worst: Int)
+    {
         let path = try Fixtures.clip(name)
         let full = await Self.audio(path, AudioFormat())
         let sink = InMemoryAudioSink()
@@ -169,13 +175,15 @@ import Testing
         let video = TimeLog(clock: clock), audio = TimeLog(clock: clock)
         let stall = Duration.milliseconds(500)
         let sink = TimedAudioSink(log: audio, stallAt: audioStallAt, for: stall)
-        let player = QueuePlayer(items: [PlayerItem(asset: Asset(path: path))], output: TimestampSink(log: video, stallAt: videoStallAt, for: stall),
-                                 audioOutput: sink, configuration: PlayerConfiguration(realtime: true), clock: clock)
+        let player = QueuePlayer(
+            items: [PlayerItem(asset: Asset(path: path))], output: TimestampSink(log: video, stallAt: videoStallAt, for: stall),
+            audioOutput: sink, configuration: PlayerConfiguration(realtime: true), clock: clock)
         let start = clock.now()
         player.play()
         await player.waitUntilIdle()
-        return Run(statistics: player.statistics, elapsed: (clock.now() - start).seconds, video: video.entries, audio: audio.entries,
-                   samples: sink.samples, expectedSamples: await Self.audio(path, AudioFormat()))
+        return Run(
+            statistics: player.statistics, elapsed: (clock.now() - start).seconds, video: video.entries, audio: audio.entries,
+            samples: sink.samples, expectedSamples: await Self.audio(path, AudioFormat()))
     }
 
     /// On the machine's clock (a virtual clock cannot stand in here: the audio thread's sleeps

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// Seeks move the live reader in place and land on the frame displayed at the target; every seek
@@ -42,7 +43,8 @@ import Testing
             let delay = Int.random(in: 0...3000, using: &random)
             let first = PlayerItem(asset: Asset(path: outcome == "fails" ? bad : good))
             let second = PlayerItem(asset: Asset(path: good))
-            let player = QueuePlayer(items: [first, second], output: NullSink(pixelFormat: .rgb24), audioOutput: NullAudioSink(), configuration: tiny)
+            let player = QueuePlayer(
+                items: [first, second], output: NullSink(pixelFormat: .rgb24), audioOutput: NullAudioSink(), configuration: tiny)
             if round % 2 == 1 { player.play() }
             let target = outcome == "pastEnd" ? MediaTime(value: 100, timescale: 1) : MediaTime(value: 3, timescale: 1)
             let seek = Task { await player.seek(to: target) }

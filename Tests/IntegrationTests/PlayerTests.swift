@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// Player and QueuePlayer over real clips, timed by a virtual clock (no sleeping in tests).
@@ -40,13 +41,16 @@ import Testing
         #expect(advances.filter { $0 != items[1] } == [items[2], items[3], nil])
         for item in [items[0], items[2], items[3]] {
             let ended = try #require(log.firstIndex(of: .itemEnded(item)))
-            let advanced = try #require(log.firstIndex { if case .currentItemChanged(let from, _) = $0 { return from === item } else { return false } })
+            let advanced = try #require(
+                log.firstIndex { if case .currentItemChanged(let from, _) = $0 { return from === item } else { return false } })
             #expect(ended < advanced, "each advance follows the item's end")
         }
         #expect(log.contains { if case .itemFailed(let item, _) = $0 { return item === items[1] } else { return false } })
 
         // Every frame of every good clip, in order, none twice.
-        let counts = try [0, 2, 3].map { try #require(try Fixtures.ffprobe(names[$0]).streams.first { $0.codec_type == "video" }?.nb_read_frames.flatMap(Int.init)) }
+        let counts = try [0, 2, 3].map {
+            try #require(try Fixtures.ffprobe(names[$0]).streams.first { $0.codec_type == "video" }?.nb_read_frames.flatMap(Int.init))
+        }
         #expect(sink.frames.count == counts.reduce(0, +))
         #expect(player.statistics.framesPresented == counts.reduce(0, +))
         #expect(player.items().isEmpty)
@@ -56,7 +60,8 @@ import Testing
         let clock = ManualPlaybackClock()
         let item = PlayerItem(asset: Asset(path: try Fixtures.clip("h264-aac.mp4")))
         let times = TimeLog(clock: clock)
-        let player = Player(item: item, output: TimestampSink(log: times), configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
+        let player = Player(
+            item: item, output: TimestampSink(log: times), configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
         player.play()
         await player.waitUntilIdle()
         let presented = times.entries
@@ -73,7 +78,8 @@ import Testing
         let clock = ManualPlaybackClock()
         let items = try ["h264-aac.mp4", "video-only.mp4"].map { PlayerItem(asset: Asset(path: try Fixtures.clip($0))) }
         let times = TimeLog(clock: clock)
-        let player = QueuePlayer(items: items, output: TimestampSink(log: times), configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
+        let player = QueuePlayer(
+            items: items, output: TimestampSink(log: times), configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
         player.play()
         await player.waitUntilIdle()
         let presented = times.entries
@@ -101,8 +107,9 @@ import Testing
     @Test func rateTwoPresentsTwiceAsFast() async throws {
         let clock = ManualPlaybackClock()
         let times = TimeLog(clock: clock)
-        let player = Player(item: PlayerItem(asset: Asset(path: try Fixtures.clip("h264-aac.mp4"))), output: TimestampSink(log: times),
-                            configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
+        let player = Player(
+            item: PlayerItem(asset: Asset(path: try Fixtures.clip("h264-aac.mp4"))), output: TimestampSink(log: times),
+            configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
         player.rate = 2
         #expect(player.rate == 2)
         await player.waitUntilIdle()
@@ -114,8 +121,9 @@ import Testing
     @Test func pauseHoldsFramesAndResumeGoesOnWithoutDrops() async throws {
         let clock = ManualPlaybackClock()
         let times = TimeLog(clock: clock)
-        let player = Player(item: PlayerItem(asset: Asset(path: try Fixtures.clip("h264-aac.mp4"))), output: TimestampSink(log: times),
-                            configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
+        let player = Player(
+            item: PlayerItem(asset: Asset(path: try Fixtures.clip("h264-aac.mp4"))), output: TimestampSink(log: times),
+            configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
         // Weakly: the player keeps its observer blocks, so a block holding the player would be a cycle.
         player.addPeriodicTimeObserver(forInterval: MediaTime(value: 1, timescale: 2)) { [weak player] time in
             if time >= MediaTime(value: 1, timescale: 2), time < MediaTime(value: 14, timescale: 25) { player?.pause() }
@@ -165,8 +173,9 @@ import Testing
         let path = try Fixtures.clip("h264-aac.mp4")
         let reference = await SeekTests.allFrames(path)
         let sink = InMemorySink()
-        let player = Player(item: PlayerItem(asset: Asset(path: path)), output: sink,
-                            configuration: PlayerConfiguration(decoding: DecodeConfiguration(outputSize: PixelSize(width: 160, height: 90))))
+        let player = Player(
+            item: PlayerItem(asset: Asset(path: path)), output: sink,
+            configuration: PlayerConfiguration(decoding: DecodeConfiguration(outputSize: PixelSize(width: 160, height: 90))))
         let landed = await player.seek(to: MediaTime(value: 37, timescale: 25))
         #expect(landed == MediaTime(value: 37, timescale: 25))
         player.play()

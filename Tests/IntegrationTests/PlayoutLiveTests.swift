@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+
 @testable import Playhead
 
 /// `playhead playout` in real time, against real servers: HLS served by nginx and played by mpv
@@ -21,9 +22,14 @@ import Testing
         let ffmpeg = try Reference.ffmpeg()
         let srtPort = try TestServers.freePort(), udpPort = try TestServers.freePort(), statusPort = try TestServers.freePort()
         // Listeners first: what they receive in 8 s is kept.
-        let srt = try TestServers.launch(ffmpeg, ["-v", "error", "-y", "-i", "srt://127.0.0.1:\(srtPort)?mode=listener", "-t", "8", "-c", "copy", folder + "/srt.ts"])
-        let udp = try TestServers.launch(ffmpeg, ["-v", "error", "-y", "-i", "udp://127.0.0.1:\(udpPort)", "-t", "8", "-c", "copy", folder + "/udp.ts"])
-        defer { srt.terminate(); udp.terminate() }
+        let srt = try TestServers.launch(
+            ffmpeg, ["-v", "error", "-y", "-i", "srt://127.0.0.1:\(srtPort)?mode=listener", "-t", "8", "-c", "copy", folder + "/srt.ts"])
+        let udp = try TestServers.launch(
+            ffmpeg, ["-v", "error", "-y", "-i", "udp://127.0.0.1:\(udpPort)", "-t", "8", "-c", "copy", folder + "/udp.ts"])
+        defer {
+            srt.terminate()
+            udp.terminate()
+        }
         let clipA = try Fixtures.clip("h264-aac.mp4"), clipB = try Fixtures.clip("4x3.mp4"), clipC = try Fixtures.clip("stereo-44k.mp4")
         let layout = folder + "/channel.json"
         func write(_ text: String) throws {
@@ -31,17 +37,22 @@ import Testing
             try text.write(toFile: layout + ".new", atomically: false, encoding: .utf8)
             try #require(rename(layout + ".new", layout) == 0)
         }
-        try write("""
-        [{"name": "background", "source": "\(clipA)", "rect": [0, 0, 320, 180], "gravity": "aspect-fill", "loop": "forever"},
-         {"name": "zone", "sources": ["\(clipB)", "\(folder)/missing.mp4", "\(clipA)"], "rect": [20, 20, 140, 100], "z": 1, "loop": "forever", "audio": true}]
-        """)
+        try write(
+            """
+            [{"name": "background", "source": "\(clipA)", "rect": [0, 0, 320, 180], "gravity": "aspect-fill", "loop": "forever"},
+             {"name": "zone", "sources": ["\(clipB)", "\(folder)/missing.mp4", "\(clipA)"], "rect": [20, 20, 140, 100], "z": 1, "loop": "forever", "audio": true}]
+            """)
         let binary = try CLI.binary()
         let started = Date()
-        let channel = try TestServers.launch(binary.path, ["playout", "--layout", layout, "--size", "320x180", "--rate", "25", "--timeout", "5",
-                                                           "--out", www + "/live.m3u8", "--out", "rtmp://127.0.0.1:\(nginx.rtmpPort)/live/channel",
-                                                           "--out", "srt://127.0.0.1:\(srtPort)", "--out", "udp://127.0.0.1:\(udpPort)",
-                                                           "--out", folder + "/recording.ts", "--status", "127.0.0.1:\(statusPort)",
-                                                           "--as-run", folder + "/as-run.jsonl", "--slot", "2"], log: folder + "/channel.log")
+        let channel = try TestServers.launch(
+            binary.path,
+            [
+                "playout", "--layout", layout, "--size", "320x180", "--rate", "25", "--timeout", "5",
+                "--out", www + "/live.m3u8", "--out", "rtmp://127.0.0.1:\(nginx.rtmpPort)/live/channel",
+                "--out", "srt://127.0.0.1:\(srtPort)", "--out", "udp://127.0.0.1:\(udpPort)",
+                "--out", folder + "/recording.ts", "--status", "127.0.0.1:\(statusPort)",
+                "--as-run", folder + "/as-run.jsonl", "--slot", "2",
+            ], log: folder + "/channel.log")
         defer { if channel.isRunning { channel.terminate() } }
         try await Task.sleep(for: .seconds(4))
         // The status endpoint.
@@ -49,24 +60,35 @@ import Testing
         #expect(health.status == 200 && health.body == "ok\n", "\(health)")
         let status = try #require(TestServers.get(port: statusPort, path: "/status"))
         let document = try #require(try JSONSerialization.jsonObject(with: Data(status.body.utf8)) as? [String: Any], "\(status.body)")
-        #expect((document["framesOut"] as? Int ?? 0) > 50 && (document["layers"] as? [[String: Any]])?.count == 2 && (document["outputs"] as? [Any])?.count == 5,
-                "\(document)")
+        #expect(
+            (document["framesOut"] as? Int ?? 0) > 50 && (document["layers"] as? [[String: Any]])?.count == 2
+                && (document["outputs"] as? [Any])?.count == 5,
+            "\(document)")
         let metrics = try #require(TestServers.get(port: statusPort, path: "/metrics"))
-        #expect(metrics.body.contains("playhead_frames_total ") && metrics.body.contains("playhead_output_reconnects_total{") && metrics.body.contains("playhead_av_offset_seconds"),
-                "\(metrics.body)")
+        #expect(
+            metrics.body.contains("playhead_frames_total ") && metrics.body.contains("playhead_output_reconnects_total{")
+                && metrics.body.contains("playhead_av_offset_seconds"),
+            "\(metrics.body)")
         #expect(TestServers.get(port: statusPort, path: "/nothing")?.status == 404)
         // RTMP read back from nginx; HLS played by a real player over HTTP.
-        let rtmp = try await Self.probe(["-rw_timeout", "5000000", "-show_entries", "stream=codec_name", "-of", "csv=p=0", "rtmp://127.0.0.1:\(nginx.rtmpPort)/live/channel"])
+        let rtmp = try await Self.probe([
+            "-rw_timeout", "5000000", "-show_entries", "stream=codec_name", "-of", "csv=p=0", "rtmp://127.0.0.1:\(nginx.rtmpPort)/live/channel",
+        ])
         #expect(rtmp.contains("h264") && rtmp.contains("aac"), "RTMP: \(rtmp)")
-        let (_, played) = try await Reference.runAllowingFailure("/usr/bin/mpv", ["--no-config", "--vo=null", "--ao=null", "--length=2", "--really-quiet",
-                                                                                  "http://127.0.0.1:\(nginx.httpPort)/live.m3u8"])
+        let (_, played) = try await Reference.runAllowingFailure(
+            "/usr/bin/mpv",
+            [
+                "--no-config", "--vo=null", "--ao=null", "--length=2", "--really-quiet",
+                "http://127.0.0.1:\(nginx.httpPort)/live.m3u8",
+            ])
         #expect(played == 0, "mpv could not play the HLS over HTTP (exit \(played))")
         // A live edit: the zone plays another source from its next item; a new layer appears.
-        try write("""
-        [{"name": "background", "source": "\(clipA)", "rect": [0, 0, 320, 180], "gravity": "aspect-fill", "loop": "forever"},
-         {"name": "zone", "sources": ["\(clipC)"], "rect": [20, 20, 140, 100], "z": 1, "loop": "forever", "audio": true},
-         {"name": "extra", "source": "\(clipB)", "rect": [180, 20, 120, 90], "z": 2, "loop": "forever"}]
-        """)
+        try write(
+            """
+            [{"name": "background", "source": "\(clipA)", "rect": [0, 0, 320, 180], "gravity": "aspect-fill", "loop": "forever"},
+             {"name": "zone", "sources": ["\(clipC)"], "rect": [20, 20, 140, 100], "z": 1, "loop": "forever", "audio": true},
+             {"name": "extra", "source": "\(clipB)", "rect": [180, 20, 120, 90], "z": 2, "loop": "forever"}]
+            """)
         try await Task.sleep(for: .seconds(2))
         // The RTMP server restarts: the output reconnects while the channel goes on.
         nginx.stop()
@@ -82,10 +104,15 @@ import Testing
         // The as-run log: the missing item filled, the edit taken, the outputs' accounts.
         let records = try String(contentsOfFile: folder + "/as-run.jsonl", encoding: .utf8).split(separator: "\n")
             .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        #expect(records.contains { $0["layer"] as? String == "zone" && $0["status"] as? String == "failed" && ($0["source"] as? String ?? "").hasSuffix("missing.mp4") },
-                "\(records)")
+        #expect(
+            records.contains {
+                $0["layer"] as? String == "zone" && $0["status"] as? String == "failed" && ($0["source"] as? String ?? "").hasSuffix("missing.mp4")
+            },
+            "\(records)")
         #expect(records.contains { $0["layer"] as? String == "zone" && $0["status"] as? String == "filler" })
-        #expect(records.contains { $0["layer"] as? String == "zone" && ($0["source"] as? String ?? "").hasSuffix("stereo-44k.mp4") }, "the edit: \(records)")
+        #expect(
+            records.contains { $0["layer"] as? String == "zone" && ($0["source"] as? String ?? "").hasSuffix("stereo-44k.mp4") },
+            "the edit: \(records)")
         #expect(records.contains { $0["layer"] as? String == "extra" })
         let outputs = records.filter { $0["kind"] as? String == "output" }
         #expect(outputs.count == 5 && outputs.allSatisfy { $0["state"] as? String == "finished" }, "\(outputs)")

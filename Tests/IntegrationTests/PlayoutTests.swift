@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// `playhead playout` on the virtual clock: a long timeline whose every flash and beep stays
@@ -12,16 +13,22 @@ import Testing
     static func channel(in folder: String) async throws -> String {
         let ffmpeg = try Reference.ffmpeg()
         let background = folder + "/background.mp4"
-        _ = try await Reference.run(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=black:s=64x36:r=25:d=4,geq=lum='if(eq(mod(N\\,25)\\,0)\\,235\\,16)':cb=128:cr=128",
-                                             "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=4",
-                                             "-filter_complex", "[1:a]volume=volume=0:enable='gte(mod(t\\,1)\\,0.05)'[a]", "-map", "0:v", "-map", "[a]",
-                                             "-c:v", "libx264", "-preset", "veryfast", "-bf", "2", "-pix_fmt", "yuv420p", "-c:a", "aac", background])
+        _ = try await Reference.run(
+            ffmpeg,
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=black:s=64x36:r=25:d=4,geq=lum='if(eq(mod(N\\,25)\\,0)\\,235\\,16)':cb=128:cr=128",
+                "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=4",
+                "-filter_complex", "[1:a]volume=volume=0:enable='gte(mod(t\\,1)\\,0.05)'[a]", "-map", "0:v", "-map", "[a]",
+                "-c:v", "libx264", "-preset", "veryfast", "-bf", "2", "-pix_fmt", "yuv420p", "-c:a", "aac", background,
+            ])
         let layout = folder + "/channel.json"
         let zone = [try Fixtures.clip("h264-aac.mp4"), try Fixtures.clip("4x3.mp4")].map { "\"\($0)\"" }.joined(separator: ", ")
-        try Data("""
-        [{"name": "background", "source": "background.mp4", "rect": [0, 0, 64, 36], "loop": "forever", "audio": true},
-         {"name": "zone", "sources": [\(zone)], "rect": [32, 0, 32, 36], "z": 1, "loop": "forever"}]
-        """.utf8).write(to: URL(fileURLWithPath: layout))
+        try Data(
+            """
+            [{"name": "background", "source": "background.mp4", "rect": [0, 0, 64, 36], "loop": "forever", "audio": true},
+             {"name": "zone", "sources": [\(zone)], "rect": [32, 0, 32, 36], "z": 1, "loop": "forever"}]
+            """.utf8
+        ).write(to: URL(fileURLWithPath: layout))
         return layout
     }
 
@@ -31,8 +38,12 @@ import Testing
     /// lasts, and where its picture starts after its sound.
     static func marks(_ path: String) async throws -> (frames: Int, flashes: [Int], onsets: [Double], sound: Double, videoStart: Double) {
         let ffmpeg = try Reference.ffmpeg()
-        let grey = try await Reference.run(ffmpeg, ["-v", "error", "-i", path, "-map", "0:v", "-vf", "crop=32:36:0:0,scale=4:4", "-pix_fmt", "gray",
-                                                    "-fps_mode", "passthrough", "-f", "rawvideo", "-"])
+        let grey = try await Reference.run(
+            ffmpeg,
+            [
+                "-v", "error", "-i", path, "-map", "0:v", "-vf", "crop=32:36:0:0,scale=4:4", "-pix_fmt", "gray",
+                "-fps_mode", "passthrough", "-f", "rawvideo", "-",
+            ])
         let frames = grey.count / 16
         let flashes = (0..<frames).filter { n in grey[(n * 16)..<((n + 1) * 16)].reduce(0) { $0 + Int($1) } / 16 > 128 }
         let sound = try await Reference.run(ffmpeg, ["-v", "error", "-i", path, "-map", "0:a", "-ac", "1", "-ar", "8000", "-f", "s16le", "-"])
@@ -46,8 +57,13 @@ import Testing
                 quiet = loud ? 0 : quiet + 1
             }
         }
-        let starts = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,start_time",
-                                                                                  "-of", "csv=p=0", path]), as: UTF8.self)
+        let starts = String(
+            decoding: try await Reference.run(
+                "/usr/bin/ffprobe",
+                [
+                    "-v", "error", "-show_entries", "stream=codec_type,start_time",
+                    "-of", "csv=p=0", path,
+                ]), as: UTF8.self)
         var start: [String: Double] = [:]
         for line in starts.split(separator: "\n") {
             let fields = line.split(separator: ",")
@@ -63,14 +79,18 @@ import Testing
         let source = try await Self.marks(folder + "/background.mp4")
         try #require(source.flashes == [0, 25, 50, 75] && source.onsets.count == 3, "the background: \(source)")
         let recording = folder + "/hour.ts"
-        let run = try await CLI.run(["playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "virtual", "--duration", "3600",
-                                     "--out", recording, "--as-run", folder + "/as-run.jsonl"])
+        let run = try await CLI.run([
+            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "virtual", "--duration", "3600",
+            "--out", recording, "--as-run", folder + "/as-run.jsonl",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let channel = try await Self.marks(recording)
         #expect(channel.frames == 90_000, "\(channel.frames) frames")
         // A flash every second, on frame 25k, to the last.
-        #expect(channel.flashes.count == 3600 && channel.flashes.enumerated().allSatisfy { $0.element == 25 * $0.offset },
-                "\(channel.flashes.count) flashes; first off \(channel.flashes.enumerated().first { $0.element != 25 * $0.offset }.map { "\($0)" } ?? "none")")
+        #expect(
+            channel.flashes.count == 3600 && channel.flashes.enumerated().allSatisfy { $0.element == 25 * $0.offset },
+            "\(channel.flashes.count) flashes; first off \(channel.flashes.enumerated().first { $0.element != 25 * $0.offset }.map { "\($0)" } ?? "none")"
+        )
         // Every beep where the background has it within its second (its first pass's beep at 0
         // follows no silence), on the picture's timeline: the same at the end as at the start.
         let placed = channel.onsets.map { $0 - channel.videoStart }
@@ -101,19 +121,30 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let ffmpeg = try Reference.ffmpeg()
         for (name, volume) in [("quiet", "0.1"), ("loud", "0.5")] {
-            _ = try await Reference.run(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=3",
-                                                 "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=3,volume=\(volume)",
-                                                 "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "\(folder)/\(name).mp4"])
+            _ = try await Reference.run(
+                ffmpeg,
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=3",
+                    "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=3,volume=\(volume)",
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "\(folder)/\(name).mp4",
+                ])
         }
         try Data(#"[{"name": "music", "sources": ["quiet.mp4", "loud.mp4"], "rect": [0, 0, 64, 36], "loop": "forever", "audio": true}]"#.utf8)
             .write(to: URL(fileURLWithPath: folder + "/channel.json"))
-        let run = try await CLI.run(["playout", "--layout", folder + "/channel.json", "--size", "64x36", "--rate", "25", "--clock", "virtual", "--duration", "12",
-                                     "--loudness", "-23", "--out", folder + "/out.ts", "--as-run", folder + "/as-run.jsonl"])
+        let run = try await CLI.run([
+            "playout", "--layout", folder + "/channel.json", "--size", "64x36", "--rate", "25", "--clock", "virtual", "--duration", "12",
+            "--loudness", "-23", "--out", folder + "/out.ts", "--as-run", folder + "/as-run.jsonl",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         /// The integrated loudness of `seconds` of the channel's sound from `start`.
         func loudness(from start: Double, seconds: Double) async throws -> Double? {
-            let text = String(decoding: try await Reference.run(ffmpeg, ["-v", "error", "-ss", String(start), "-t", String(seconds), "-i", folder + "/out.ts", "-map", "0:a",
-                                                                        "-af", "ebur128=metadata=1,ametadata=mode=print:key=lavfi.r128.I:file=-", "-f", "null", "-"]), as: UTF8.self)
+            let text = String(
+                decoding: try await Reference.run(
+                    ffmpeg,
+                    [
+                        "-v", "error", "-ss", String(start), "-t", String(seconds), "-i", folder + "/out.ts", "-map", "0:a",
+                        "-af", "ebur128=metadata=1,ametadata=mode=print:key=lavfi.r128.I:file=-", "-f", "null", "-",
+                    ]), as: UTF8.self)
             return text.split(separator: "\n").last { $0.hasPrefix("lavfi.r128.I=") }.flatMap { Double($0.dropFirst("lavfi.r128.I=".count)) }
         }
         // Each pass of each item (the middle 2 s of each 3 s pass).
@@ -123,9 +154,13 @@ import Testing
         }
         let records = try String(contentsOfFile: folder + "/as-run.jsonl", encoding: .utf8).split(separator: "\n")
             .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.filter { $0["kind"] as? String == "item" }
-        let measures = Dictionary(records.compactMap { record in (record["source"] as? String).map { ($0, record["loudness"] as? Double) } }, uniquingKeysWith: { a, _ in a })
-        #expect(measures.count == 2 && measures.values.allSatisfy { $0 != nil } && (measures[folder + "/loud.mp4"] ?? 0)! > (measures[folder + "/quiet.mp4"] ?? 0)!,
-                "\(measures)")
+        let measures = Dictionary(
+            records.compactMap { record in (record["source"] as? String).map { ($0, record["loudness"] as? Double) } },
+            uniquingKeysWith: { a, _ in a })
+        #expect(
+            measures.count == 2 && measures.values.allSatisfy { $0 != nil }
+                && (measures[folder + "/loud.mp4"] ?? 0)! > (measures[folder + "/quiet.mp4"] ?? 0)!,
+            "\(measures)")
     }
 
     /// A layer anchored to a schedule (`startsAt`) comes back where the schedule is: a channel
@@ -135,17 +170,26 @@ import Testing
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let second = folder + "/three.mp4"
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=3",
-                                                             "-c:v", "libx264", "-pix_fmt", "yuv420p", second])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=3",
+                "-c:v", "libx264", "-pix_fmt", "yuv420p", second,
+            ])
         let startsAt = Date().addingTimeInterval(-7.3).formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-        try Data("""
-        [{"name": "show", "sources": ["\(try Fixtures.clip("video-only.mp4"))", "\(second)"], "rect": [0, 0, 64, 36], "loop": "forever", "startsAt": "\(startsAt)"}]
-        """.utf8).write(to: URL(fileURLWithPath: folder + "/channel.json"))
-        let run = try await CLI.run(["playout", "--layout", folder + "/channel.json", "--size", "64x36", "--rate", "25", "--clock", "virtual", "--duration", "1",
-                                     "--out", folder + "/out.ts", "--as-run", folder + "/as-run.jsonl"])
+        try Data(
+            """
+            [{"name": "show", "sources": ["\(try Fixtures.clip("video-only.mp4"))", "\(second)"], "rect": [0, 0, 64, 36], "loop": "forever", "startsAt": "\(startsAt)"}]
+            """.utf8
+        ).write(to: URL(fileURLWithPath: folder + "/channel.json"))
+        let run = try await CLI.run([
+            "playout", "--layout", folder + "/channel.json", "--size", "64x36", "--rate", "25", "--clock", "virtual", "--duration", "1",
+            "--out", folder + "/out.ts", "--as-run", folder + "/as-run.jsonl",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
-        let first = try #require(try String(contentsOfFile: folder + "/as-run.jsonl", encoding: .utf8).split(separator: "\n")
-            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.first { $0["kind"] as? String == "item" })
+        let first = try #require(
+            try String(contentsOfFile: folder + "/as-run.jsonl", encoding: .utf8).split(separator: "\n")
+                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.first { $0["kind"] as? String == "item" })
         let start = try #require(first["canvasStart"] as? Double)
         // The schedule is 7.3 s old when the command starts, and older by the time it takes to
         // start (allowed: a second, on a machine busy with other tests).

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// `Asset` must describe every sample clip the way ffprobe does.
@@ -14,8 +15,9 @@ import Testing
         #expect(playable)
         #expect(format == expected.format.format_name)
         let expectedDuration = try #require(expected.format.duration.flatMap(Double.init))
-        #expect(abs(duration.seconds - expectedDuration) <= max(0.05, expectedDuration * 0.01),
-                "duration \(duration.seconds) vs ffprobe \(expectedDuration)")
+        #expect(
+            abs(duration.seconds - expectedDuration) <= max(0.05, expectedDuration * 0.01),
+            "duration \(duration.seconds) vs ffprobe \(expectedDuration)")
 
         #expect(tracks.count == expected.streams.count)
         for (track, stream) in zip(tracks, expected.streams) {

@@ -108,8 +108,9 @@ import Testing
         let path = try Fixtures.reader("audio-video-4s.mp4")
         let times = try await Reference.frameTimes(path)
         let stream = FrameStream(pixelFormat: .rgb24, bufferingLimit: 2)
-        let player = Player(item: PlayerItem(asset: Asset(path: path)), output: stream,
-                            configuration: PlayerConfiguration(decoding: DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18))))
+        let player = Player(
+            item: PlayerItem(asset: Asset(path: path)), output: stream,
+            configuration: PlayerConfiguration(decoding: DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18))))
         player.play()
         let filled = await withDeadline(Bound.seconds(20), "the player's first frames") {
             while stream.bufferedFrameCount < 2 { try? await Task.sleep(for: .milliseconds(5)) }

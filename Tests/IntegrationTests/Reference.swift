@@ -14,8 +14,10 @@ enum Reference {
     static func rgbFrame(_ clip: String, index: Int, autorotate: Bool = false) async throws -> [UInt8] {
         var arguments = ["-hide_banner", "-loglevel", "error"]
         if !autorotate { arguments.append("-noautorotate") }
-        arguments += ["-i", clip, "-vf", "select=eq(n\\,\(index))", "-vsync", "0", "-frames:v", "1",
-                      "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]
+        arguments += [
+            "-i", clip, "-vf", "select=eq(n\\,\(index))", "-vsync", "0", "-frames:v", "1",
+            "-f", "rawvideo", "-pix_fmt", "rgb24", "-",
+        ]
         return try await run(try ffmpeg(), arguments)
     }
 
@@ -28,7 +30,9 @@ enum Reference {
         let bytes = try await run(try ffmpeg(), arguments)
         let displayed = try await displayedSize(clip)
         let shown = size ?? displayed
-        let frameBytes = pixelFormat == "rgb24" ? shown.width * shown.height * 3
+        let frameBytes =
+            pixelFormat == "rgb24"
+            ? shown.width * shown.height * 3
             : shown.width * shown.height + 2 * ((shown.width + 1) / 2) * ((shown.height + 1) / 2)
         try #require(frameBytes > 0 && bytes.count % frameBytes == 0, "ffmpeg gave \(bytes.count) bytes, not whole \(shown) frames")
         return stride(from: 0, to: bytes.count, by: frameBytes).map { Array(bytes[$0..<($0 + frameBytes)]) }
@@ -36,8 +40,12 @@ enum Reference {
 
     /// The size ffmpeg shows `clip`'s video at (after autorotation).
     static func displayedSize(_ clip: String) async throws -> PixelSize {
-        let bytes = try await run(try ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", clip, "-frames:v", "1", "-f", "image2pipe",
-                                                 "-vcodec", "ppm", "-"])
+        let bytes = try await run(
+            try ffmpeg(),
+            [
+                "-hide_banner", "-loglevel", "error", "-i", clip, "-frames:v", "1", "-f", "image2pipe",
+                "-vcodec", "ppm", "-",
+            ])
         // A P6 header: "P6\n<width> <height>\n255\n".
         let header = String(decoding: bytes.prefix(32), as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == " " })
         let width = try #require(header.count > 2 ? Int(header[1]) : nil), height = try #require(Int(header[2]))
@@ -47,8 +55,14 @@ enum Reference {
     /// The presentation times of `clip`'s video frames as ffprobe reports them (best-effort
     /// timestamps, in presentation order), as exact times in the stream's time base.
     static func frameTimes(_ clip: String) async throws -> [MediaTime] {
-        let data = try await run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
-                                                       "stream=time_base:frame=best_effort_timestamp", "-of", "json", clip])
+        let data = try await run(
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-select_streams", "v:0", "-show_entries",
+                "stream=time_base:frame=best_effort_timestamp", "-of", "json", clip,
+            ])
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        // ffprobe's own field names.
         struct Document: Decodable {
             struct Stream: Decodable { var time_base: String }
             struct Frame: Decodable { var best_effort_timestamp: Int64? }
@@ -65,8 +79,9 @@ enum Reference {
 
     /// Samples per channel in a WAV file, as ffprobe counts them (nil when it has no audio stream).
     static func wavFrames(_ path: String) async throws -> Int? {
-        let text = String(decoding: try await run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", path]),
-                          as: UTF8.self)
+        let text = String(
+            decoding: try await run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", path]),
+            as: UTF8.self)
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// The same streams remuxed into every container give the same exact images: the frame
@@ -14,10 +15,18 @@ import Testing
         let ffmpeg = try Reference.ffmpeg()
         let quiet = ["-v", "error", "-y"]
         let h264 = folder + "/h264.mp4", vp9 = folder + "/vp9.webm"
-        _ = try await Reference.run(ffmpeg, quiet + ["-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=3", "-c:v", "libx264", "-preset", "veryfast",
-                                                    "-bf", "3", "-x264-params", "b-adapt=0", "-g", "40", "-pix_fmt", "yuv420p", h264])
-        _ = try await Reference.run(ffmpeg, quiet + ["-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=3", "-c:v", "libvpx-vp9", "-deadline", "good",
-                                                    "-cpu-used", "8", "-auto-alt-ref", "1", "-lag-in-frames", "16", "-g", "40", "-pix_fmt", "yuv420p", vp9])
+        _ = try await Reference.run(
+            ffmpeg,
+            quiet + [
+                "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=3", "-c:v", "libx264", "-preset", "veryfast",
+                "-bf", "3", "-x264-params", "b-adapt=0", "-g", "40", "-pix_fmt", "yuv420p", h264,
+            ])
+        _ = try await Reference.run(
+            ffmpeg,
+            quiet + [
+                "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=3", "-c:v", "libvpx-vp9", "-deadline", "good",
+                "-cpu-used", "8", "-auto-alt-ref", "1", "-lag-in-frames", "16", "-g", "40", "-pix_fmt", "yuv420p", vp9,
+            ])
         var files = [h264, vp9]
         for container in ["mkv", "flv", "ts", "nut"] {
             let path = folder + "/h264." + container
@@ -27,8 +36,12 @@ import Testing
         // AVI keeps no presentation times, so B-frames have none (ffprobe cannot time them): a
         // stream without B-frames, in MP4 and AVI.
         let plain = folder + "/plain.mp4"
-        _ = try await Reference.run(ffmpeg, quiet + ["-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=3", "-c:v", "libx264", "-preset", "veryfast",
-                                                    "-bf", "0", "-g", "40", "-pix_fmt", "yuv420p", plain])
+        _ = try await Reference.run(
+            ffmpeg,
+            quiet + [
+                "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=3", "-c:v", "libx264", "-preset", "veryfast",
+                "-bf", "0", "-g", "40", "-pix_fmt", "yuv420p", plain,
+            ])
         _ = try await Reference.run(ffmpeg, quiet + ["-i", plain, "-c", "copy", folder + "/plain.avi"])
         files += [plain, folder + "/plain.avi"]
         let vp9mkv = folder + "/vp9.mkv"
@@ -44,7 +57,8 @@ import Testing
     static func oneMillisecondMatroska(from source: String, to path: String) throws -> String {
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: source)))
         let id: [UInt8] = [0x23, 0xE3, 0x83]
-        let at = try #require((0..<(bytes.count - 8)).first { bytes[$0..<($0 + 3)].elementsEqual(id) && bytes[$0 + 3] == 0x84 }, "no DefaultDuration in \(source)")
+        let at = try #require(
+            (0..<(bytes.count - 8)).first { bytes[$0..<($0 + 3)].elementsEqual(id) && bytes[$0 + 3] == 0x84 }, "no DefaultDuration in \(source)")
         let nanoseconds: UInt32 = 1_000_000
         for i in 0..<4 { bytes[at + 4 + i] = UInt8((nanoseconds >> UInt32(24 - 8 * i)) & 0xFF) }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
@@ -59,8 +73,13 @@ import Testing
             let name = URL(fileURLWithPath: path).lastPathComponent
             if name.hasSuffix("1ms.mkv") {
                 // The fixture says what it claims to: packets of 1 ms.
-                let text = String(decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=duration_time",
-                                                                                        "-read_intervals", "%+#3", "-of", "csv=p=0", path]), as: UTF8.self)
+                let text = String(
+                    decoding: try await Reference.run(
+                        "/usr/bin/ffprobe",
+                        [
+                            "-v", "error", "-select_streams", "v", "-show_entries", "packet=duration_time",
+                            "-read_intervals", "%+#3", "-of", "csv=p=0", path,
+                        ]), as: UTF8.self)
                 #expect(text.split(separator: "\n").allSatisfy { $0.hasPrefix("0.001") }, "\(name): \(text)")
             }
             let frames = try await Reference.frameTimes(path)
@@ -69,8 +88,9 @@ import Testing
             let asset = Asset(path: path)
             let (start, duration) = try await asset.load(.startTime, .duration)
             let end = duration.isNumeric ? start + duration : frames[frames.count - 1]
-            let times = ExactTimeTests.randomTimes(frames, start: start, end: min(end, frames[frames.count - 1] + MediaTime(value: 39, timescale: 1000)),
-                                                   count: 60, using: &random)
+            let times = ExactTimeTests.randomTimes(
+                frames, start: start, end: min(end, frames[frames.count - 1] + MediaTime(value: 39, timescale: 1000)),
+                count: 60, using: &random)
             var wrong: [String] = []
             for await result in AssetImageGenerator(asset: asset).images(for: times) {
                 let k = ExactTimeTests.displayed(at: result.requestedTime, frames)

@@ -27,17 +27,25 @@ import Testing
     /// Makes `clip` in `folder` (the noise seeded by `seed`).
     static func make(_ clip: Clip, in folder: String, seed: Int = 7) async throws -> String {
         let path = folder + "/" + clip.name
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-y",
-                                                             "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=0.28",
-                                                             "-f", "lavfi", "-i", "anoisesrc=color=white:seed=\(seed):sample_rate=48000:duration=0.28:amplitude=0.5"]
-                                    + clip.codecs + ["-pix_fmt", "yuv420p", path])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-hide_banner", "-loglevel", "error", "-y",
+                "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=0.28",
+                "-f", "lavfi", "-i", "anoisesrc=color=white:seed=\(seed):sample_rate=48000:duration=0.28:amplitude=0.5",
+            ]
+                + clip.codecs + ["-pix_fmt", "yuv420p", path])
         return path
     }
 
     /// Interleaved 16-bit samples of `path`'s audio as ffmpeg decodes it (its own rate and channels).
     static func samples(_ path: String) async throws -> [Int16] {
-        let bytes = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", path, "-map", "0:a:0",
-                                                                     "-f", "s16le", "-"])
+        let bytes = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-hide_banner", "-loglevel", "error", "-i", path, "-map", "0:a:0",
+                "-f", "s16le", "-",
+            ])
         return stride(from: 0, to: bytes.count - 1, by: 2).map { Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8) }
     }
 
@@ -46,13 +54,17 @@ import Testing
     static func spans(_ path: String) async throws -> (start: Double, end: Double, audio: Double) {
         func fields(_ arguments: [String]) async throws -> [[Double]] {
             let out = try await Reference.run("/usr/bin/ffprobe", ["-v", "error"] + arguments + ["-of", "csv=p=0", path])
-            return String(decoding: out, as: UTF8.self).split(separator: "\n").map { $0.split(separator: ",").compactMap { Double($0) } }.filter { !$0.isEmpty }
+            return String(decoding: out, as: UTF8.self).split(separator: "\n").map { $0.split(separator: ",").compactMap { Double($0) } }.filter {
+                !$0.isEmpty
+            }
         }
-        let start = try #require(try await fields(["-select_streams", "v:0", "-show_entries", "stream=start_time"]).first?.first, "no video start in \(path)")
+        let start = try #require(
+            try await fields(["-select_streams", "v:0", "-show_entries", "stream=start_time"]).first?.first, "no video start in \(path)")
         let frames = try await fields(["-select_streams", "v:0", "-show_entries", "frame=best_effort_timestamp_time,pkt_duration_time"])
         let end = try #require(frames.filter { $0.count == 2 }.map { $0[0] + $0[1] }.max(), "no video frames in \(path)")
-        let audio = try #require(try await fields(["-select_streams", "a:0", "-show_entries", "frame=best_effort_timestamp_time", "-read_intervals", "%+#8"]).first?.first,
-                                 "no audio frame in \(path)")
+        let audio = try #require(
+            try await fields(["-select_streams", "a:0", "-show_entries", "frame=best_effort_timestamp_time", "-read_intervals", "%+#8"]).first?.first,
+            "no audio frame in \(path)")
         return (start, end, audio)
     }
 
@@ -83,8 +95,9 @@ import Testing
             #expect(result.status == 0, "\(result.stderr)")
             let written = try await Self.samples(out + "/01-\(clip.name)/audio.wav")
             let (passes, differing) = Self.differingPasses(written, expected: source)
-            #expect(passes == 60 && written.count == 60 * source.count && differing.isEmpty,
-                    "run \(run) of \(clip): \(passes) passes, \(written.count) samples (\(60 * source.count) expected), passes that differ: \(differing)")
+            #expect(
+                passes == 60 && written.count == 60 * source.count && differing.isEmpty,
+                "run \(run) of \(clip): \(passes) passes, \(written.count) samples (\(60 * source.count) expected), passes that differ: \(differing)")
         }
     }
 
@@ -134,13 +147,16 @@ import Testing
         let pass = try await Self.passOfPicture(path)
         for run in 0..<3 {
             let out = folder + "/c\(run)"
-            let result = try await CLI.run(["compose", "--size", "16x16", "--rate", "25", "--duration", "16.8", "--format", "y4m", "--out", out,
-                                            "--layer", "x=0,y=0,w=16,h=16,loop=forever,audio=yes,source=\(path)"])
+            let result = try await CLI.run([
+                "compose", "--size", "16x16", "--rate", "25", "--duration", "16.8", "--format", "y4m", "--out", out,
+                "--layer", "x=0,y=0,w=16,h=16,loop=forever,audio=yes,source=\(path)",
+            ])
             #expect(result.status == 0, "\(result.stderr)")
             let written = try await Self.samples(out + "/composition/audio.wav")
             let (passes, differing) = Self.differingPasses(written, expected: pass)
-            #expect(written.count == 806_400 && passes == (written.count + pass.count - 1) / pass.count && passes >= 50 && differing.isEmpty,
-                    "run \(run) of \(clip): \(passes) passes of \(pass.count) samples, \(written.count) samples, passes that differ: \(differing)")
+            #expect(
+                written.count == 806_400 && passes == (written.count + pass.count - 1) / pass.count && passes >= 50 && differing.isEmpty,
+                "run \(run) of \(clip): \(passes) passes of \(pass.count) samples, \(written.count) samples, passes that differ: \(differing)")
         }
     }
 
@@ -157,7 +173,9 @@ import Testing
             .write(to: URL(fileURLWithPath: layout))
         for run in 0..<2 {
             let out = folder + "/p\(run)"
-            let result = try await CLI.run(["compose", "--size", "16x16", "--rate", "25", "--duration", "11.2", "--format", "y4m", "--out", out, "--layout", layout])
+            let result = try await CLI.run([
+                "compose", "--size", "16x16", "--rate", "25", "--duration", "11.2", "--format", "y4m", "--out", out, "--layout", layout,
+            ])
             #expect(result.status == 0, "\(result.stderr)")
             let written = try await Self.samples(out + "/composition/audio.wav")
             let (passes, differing) = Self.differingPasses(written, expected: pair)

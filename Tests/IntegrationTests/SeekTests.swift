@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// Starting a decode at a time: frame-exact, or at a keyframe inside a tolerance.
@@ -29,8 +30,9 @@ import Testing
     @Test func exactSeekBetweenFramesGivesTheFrameShowingThen() async throws {
         // 0.5 s + 10 ms lies inside frame 12 (0.48 s … 0.52 s).
         let sink = InMemorySink(limit: 1)
-        let configuration = DecodeConfiguration(outputSize: PixelSize(width: 16, height: 9), frameLimit: 1,
-                                                startTime: MediaTime(value: 510, timescale: 1000))
+        let configuration = DecodeConfiguration(
+            outputSize: PixelSize(width: 16, height: 9), frameLimit: 1,
+            startTime: MediaTime(value: 510, timescale: 1000))
         _ = await DecodeSession(source: try Fixtures.clip("h264-aac.mp4"), configuration: configuration).run(into: sink)
         #expect(sink.frames.first?.presentationTime == MediaTime(value: 12, timescale: 25))
     }
@@ -39,8 +41,9 @@ import Testing
         // Keyframes every 25 frames (1 s). 1.2 s with 0.5 s before allowed: the keyframe at 1.0 s.
         let sink = InMemorySink(limit: 1)
         let target = MediaTime(value: 12, timescale: 10)
-        let configuration = DecodeConfiguration(outputSize: PixelSize(width: 16, height: 9), frameLimit: 1, startTime: target,
-                                                startToleranceBefore: MediaTime(value: 1, timescale: 2), startToleranceAfter: MediaTime(value: 1, timescale: 2))
+        let configuration = DecodeConfiguration(
+            outputSize: PixelSize(width: 16, height: 9), frameLimit: 1, startTime: target,
+            startToleranceBefore: MediaTime(value: 1, timescale: 2), startToleranceAfter: MediaTime(value: 1, timescale: 2))
         let result = await DecodeSession(source: try Fixtures.clip("h264-aac.mp4"), configuration: configuration).run(into: sink)
         #expect(result.status == .completed)
         let landed = try #require(result.firstPresentationTime)

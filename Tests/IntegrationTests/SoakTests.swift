@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// Memory stays flat over many sessions: 100 sessions cancelled mid-decode, and one clip looped
@@ -8,13 +9,15 @@ import Testing
 @Suite(.serialized) struct SoakTests {
     static var residentBytes: Int {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
-              let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
+            let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { return 0 }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
     static var threadCount: Int {
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") }) else { return 0 }
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") })
+        else { return 0 }
         return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) ?? 0
     }
 
@@ -26,8 +29,9 @@ import Testing
         let small = DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18))
         func cancelSessions(_ count: Int) async throws {
             for _ in 0..<count {
-                let id = await coordinator.submit(PlaybackRequest(source: path, loop: .forever, decoding: small),
-                                                  output: { NullSink(pixelFormat: .rgb24) }, audioOutput: { NullAudioSink() })
+                let id = await coordinator.submit(
+                    PlaybackRequest(source: path, loop: .forever, decoding: small),
+                    output: { NullSink(pixelFormat: .rgb24) }, audioOutput: { NullAudioSink() })
                 // Cancel once it is decoding.
                 for _ in 0..<2000 {
                     if await coordinator.progress().first(where: { $0.id == id })?.framesPresented ?? 0 > 3 { break }
@@ -65,8 +69,9 @@ import Testing
         let path = try Fixtures.clip("h264-aac.mp4")
         let once = await AudioSession(source: path).run(into: NullAudioSink()).frames
         let audio = NullAudioSink()
-        let player = QueuePlayer(output: NullSink(pixelFormat: .rgb24), audioOutput: audio,
-                                 configuration: PlayerConfiguration(decoding: DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18))))
+        let player = QueuePlayer(
+            output: NullSink(pixelFormat: .rgb24), audioOutput: audio,
+            configuration: PlayerConfiguration(decoding: DecodeConfiguration(outputSize: PixelSize(width: 32, height: 18))))
         let looper = PlayerLooper(player: player, templateItem: PlayerItem(asset: Asset(path: path)), loopCount: loops)
         var warm = 0
         player.play()

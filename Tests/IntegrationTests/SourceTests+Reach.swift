@@ -102,8 +102,12 @@ extension SourceTests {
         let root = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let clip = root + "/remote.mp4"
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=30",
-                                                              "-c:v", "libx264", "-preset", "ultrafast", "-crf", "14", "-g", "60", "-pix_fmt", "yuv420p", clip])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=30",
+                "-c:v", "libx264", "-preset", "ultrafast", "-crf", "14", "-g", "60", "-pix_fmt", "yuv420p", clip,
+            ])
         let size = try #require(try FileManager.default.attributesOfItem(atPath: clip)[.size] as? Int)
         let server = try TestHTTPServer(root: root)
         defer { server.stop() }
@@ -131,14 +135,20 @@ extension SourceTests {
     @Test func stallsAfterTheOpenEndWithinTheTimeout() async throws {
         let root = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", try Fixtures.clip("h264-aac.mp4"),
-                                                              "-c", "copy", "-movflags", "+faststart", root + "/front.mp4"])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-hide_banner", "-loglevel", "error", "-i", try Fixtures.clip("h264-aac.mp4"),
+                "-c", "copy", "-movflags", "+faststart", root + "/front.mp4",
+            ])
         let server = try TestHTTPServer(root: root)
         defer { server.stop() }
         for mode in ["stall-body", "drop"] {
             let url = server.url(mode, "front.mp4")
-            for command in [["probe", "--json"], ["play", "--json", "--format", "none", "--out", root + "/p-\(mode)"],
-                            ["thumbnails", "--json", "--at", "0.2,1.9,0.8", "--out", root + "/t-\(mode)"]] {
+            for command in [
+                ["probe", "--json"], ["play", "--json", "--format", "none", "--out", root + "/p-\(mode)"],
+                ["thumbnails", "--json", "--at", "0.2,1.9,0.8", "--out", root + "/t-\(mode)"],
+            ] {
                 let start = ContinuousClock.now
                 let run = try await CLI.run(command + ["--timeout", "2", url])
                 let elapsed = ContinuousClock.now - start
@@ -165,15 +175,19 @@ extension SourceTests {
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let late = folder + "/late.mp4", early = folder + "/early.mp4"
-        let encode = ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=4",
-                      "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-pix_fmt", "yuv420p"]
+        let encode = [
+            "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=4",
+            "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-pix_fmt", "yuv420p",
+        ]
         _ = try await Reference.run(try Reference.ffmpeg(), encode + [late])
         _ = try await Reference.run(try Reference.ffmpeg(), encode + ["-movflags", "+faststart", early])
 
         let probe = try await HostileRun.shell(["probe", "--json", "-"], redirections: "< '\(late)'")
         let probedDuration = try CLI.assets(probe.stdout).first?["duration"] as? Double
         #expect(probe.status == 0 && probedDuration == 4, "\(probe.stdout)")
-        for command in [["play", "--json", "--format", "none", "--out", folder + "/p"], ["thumbnails", "--json", "--at", "3", "--out", folder + "/t"]] {
+        for command in [
+            ["play", "--json", "--format", "none", "--out", folder + "/p"], ["thumbnails", "--json", "--at", "3", "--out", folder + "/t"],
+        ] {
             let start = ContinuousClock.now
             let run = try await HostileRun.shell(command + ["-"], redirections: "< '\(late)'")
             #expect(ContinuousClock.now - start < .seconds(10))

@@ -19,8 +19,10 @@ extension SourceTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let noWriter = folder + "/no-writer.ts", silent = folder + "/silent.ts"
         #expect(mkfifo(noWriter, 0o600) == 0 && mkfifo(silent, 0o600) == 0)
-        let commands = [["probe", "--json"], ["play", "--json", "--format", "none", "--out", folder + "/p"],
-                        ["thumbnails", "--json", "--at", "0.5", "--out", folder + "/t"]]
+        let commands = [
+            ["probe", "--json"], ["play", "--json", "--format", "none", "--out", folder + "/p"],
+            ["thumbnails", "--json", "--at", "0.5", "--out", folder + "/t"],
+        ]
         // (input, whether a silent writer holds the FIFO open, redirections)
         let cases: [(String, Bool, String)] = [
             (noWriter, false, ""),
@@ -41,10 +43,13 @@ extension SourceTests {
             }
         }
         // Cancelled while it waits for a writer: at once, with a true summary.
-        let outcome = try await HostileRun.signalled(["play", "--format", "none", "--out", folder + "/c", noWriter], signal: SIGTERM, after: .milliseconds(700))
+        let outcome = try await HostileRun.signalled(
+            ["play", "--format", "none", "--out", folder + "/c", noWriter], signal: SIGTERM, after: .milliseconds(700))
         #expect(outcome.status == 143 && !outcome.killedBySignal, "\(outcome.stderr)")
         let summary = try readJSONObject(URL(fileURLWithPath: folder + "/c/summary.json"))
-        #expect(summary["state"] as? String == "cancelled" && (summary["files"] as? [[String: Any]])?.first?["status"] as? String == "cancelled", "\(summary)")
+        #expect(
+            summary["state"] as? String == "cancelled" && (summary["files"] as? [[String: Any]])?.first?["status"] as? String == "cancelled",
+            "\(summary)")
     }
 
     /// A playlist of ten segments (a keyframe every 5 frames) with one of them changed: missing
@@ -52,7 +57,8 @@ extension SourceTests {
     static func playlist(in folder: String, replacingSegment number: Int, with replacement: String) throws -> String {
         let name = "with-\(replacement.split(separator: "/").first ?? "x").m3u8"
         let text = try String(contentsOfFile: folder + "/k.m3u8", encoding: .utf8)
-        try text.replacingOccurrences(of: "\nk\(number).ts\n", with: "\n\(replacement)\n").write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
+        try text.replacingOccurrences(of: "\nk\(number).ts\n", with: "\n\(replacement)\n").write(
+            toFile: folder + "/" + name, atomically: true, encoding: .utf8)
         return name
     }
 
@@ -62,9 +68,13 @@ extension SourceTests {
     @Test func playlistsWithAMissingOrStallingSegment() async throws {
         let root = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", try Fixtures.clip("h264-aac.mp4"),
-                                                              "-c:v", "libx264", "-preset", "ultrafast", "-g", "5", "-c:a", "copy", "-f", "hls", "-hls_time", "0.2",
-                                                              "-hls_list_size", "0", "-hls_segment_filename", root + "/k%d.ts", root + "/k.m3u8"])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-hide_banner", "-loglevel", "error", "-i", try Fixtures.clip("h264-aac.mp4"),
+                "-c:v", "libx264", "-preset", "ultrafast", "-g", "5", "-c:a", "copy", "-f", "hls", "-hls_time", "0.2",
+                "-hls_list_size", "0", "-hls_segment_filename", root + "/k%d.ts", root + "/k.m3u8",
+            ])
         let server = try TestHTTPServer(root: root)
         defer { server.stop() }
         let whole = try await CLI.run(["play", "--json", "--format", "none", "--out", root + "/whole", server.url("ok", "k.m3u8")])
@@ -84,7 +94,10 @@ extension SourceTests {
         }
         for mode in ["stall-headers", "stall-body"] {
             let name = try Self.playlist(in: root, replacingSegment: 6, with: "../\(mode)/k6.ts")
-            for command in [["play", "--json", "--format", "none", "--out", root + "/\(mode)"], ["thumbnails", "--json", "--at", "1.9", "--out", root + "/t\(mode)"]] {
+            for command in [
+                ["play", "--json", "--format", "none", "--out", root + "/\(mode)"],
+                ["thumbnails", "--json", "--at", "1.9", "--out", root + "/t\(mode)"],
+            ] {
                 let start = ContinuousClock.now
                 let run = try await CLI.run(command + ["--timeout", "2", server.url("ok", name)])
                 let elapsed = ContinuousClock.now - start
@@ -105,11 +118,16 @@ extension SourceTests {
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let clip = folder + "/fragmented.mp4"
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=30:duration=12",
-                                                              "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-movflags", "frag_keyframe+empty_moov", clip])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=30:duration=12",
+                "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-movflags", "frag_keyframe+empty_moov", clip,
+            ])
         let byPath = try await CLI.run(["probe", "--json", clip])
         let piped = try await HostileRun.shell(["probe", "--json", "-"], redirections: "< '\(clip)'")
-        let fileAsset = try #require(try CLI.assets(byPath.stdout).first), pipeAsset = try #require(try CLI.assets(piped.stdout).first, "\(piped.stderr)")
+        let fileAsset = try #require(try CLI.assets(byPath.stdout).first),
+            pipeAsset = try #require(try CLI.assets(piped.stdout).first, "\(piped.stderr)")
         #expect(abs((fileAsset["duration"] as? Double ?? 0) - 12) < 0.05, "\(fileAsset)")
         #expect(pipeAsset["duration"] is NSNull, "from a pipe only the first fragments were read: \(pipeAsset["duration"] ?? "none")")
         let thumbnails = ["thumbnails", "--at", "9.5,2.2,5"]

@@ -19,7 +19,9 @@ import Testing
             let url = server.url(mode, "h264-aac.mp4")
             let out = try HostileOperationsTests.temporaryFolder()
             defer { try? FileManager.default.removeItem(atPath: out) }
-            for command in [["probe", "--json", "--timeout", "1", url], ["play", "--json", "--timeout", "1", "--format", "none", "--out", out, url]] {
+            for command in [
+                ["probe", "--json", "--timeout", "1", url], ["play", "--json", "--timeout", "1", "--format", "none", "--out", out, url],
+            ] {
                 let start = ContinuousClock.now
                 let run = try await CLI.run(command)
                 let elapsed = ContinuousClock.now - start
@@ -34,7 +36,9 @@ import Testing
                     if command[0] == "play" { #expect(entry["framesDecoded"] as? Int == 50) }
                 case "lie":
                     // The whole file arrived; the missing promised bytes end it as complete or truncated, never a hang.
-                    #expect(run.status == 0 || ["io.truncated", "io.readFailed", "io.timedOut"].contains(error?["code"] as? String ?? ""), "\(run.stdout)")
+                    #expect(
+                        run.status == 0 || ["io.truncated", "io.readFailed", "io.timedOut"].contains(error?["code"] as? String ?? ""), "\(run.stdout)"
+                    )
                 case "loop":
                     #expect(run.status == 1 && (error?["code"] as? String)?.hasPrefix("demux.") == true, "\(run.stdout)")
                 default:
@@ -53,14 +57,17 @@ import Testing
             let folder = try HostileOperationsTests.temporaryFolder()
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let local = try await CLI.run(["play", "--format", "ppm", "--size", "64x36", "--out", folder + "/local", clip])
-            let remote = try await CLI.run(["play", "--format", "ppm", "--size", "64x36", "--out", folder + "/remote", server.url("ok", "h264-aac.mp4")])
+            let remote = try await CLI.run([
+                "play", "--format", "ppm", "--size", "64x36", "--out", folder + "/remote", server.url("ok", "h264-aac.mp4"),
+            ])
             #expect(local.status == 0 && remote.status == 0, "\(remote.stderr)")
             let localFolder = folder + "/local/01-h264-aac.mp4", remoteFolder = folder + "/remote/01-h264-aac.mp4"
             let names = try FileManager.default.contentsOfDirectory(atPath: localFolder).filter { !$0.hasPrefix(".") }.sorted()
             #expect(names.count == 51, "50 frames and the WAV: \(names.count)")
             for name in names {
-                #expect(FileManager.default.contents(atPath: localFolder + "/" + name) == FileManager.default.contents(atPath: remoteFolder + "/" + name),
-                        "\(name) differs over HTTP")
+                #expect(
+                    FileManager.default.contents(atPath: localFolder + "/" + name) == FileManager.default.contents(atPath: remoteFolder + "/" + name),
+                    "\(name) differs over HTTP")
             }
             let thumbsLocal = try await CLI.run(["thumbnails", "--at", "0.3,1.1,1.9", "--out", folder + "/tl", clip])
             let thumbsRemote = try await CLI.run(["thumbnails", "--at", "0.3,1.1,1.9", "--out", folder + "/tr", server.url("ok", "h264-aac.mp4")])
@@ -74,16 +81,20 @@ import Testing
             let probeRemote = try await CLI.run(["probe", "--json", server.url("ok", "h264-aac.mp4")])
             let a = try #require(try CLI.assets(probeLocal.stdout).first), b = try #require(try CLI.assets(probeRemote.stdout).first)
             #expect(a["duration"] as? Double == b["duration"] as? Double)
-            #expect((a["tracks"] as? [[String: Any]])?.map { $0["codec"] as? String } == (b["tracks"] as? [[String: Any]])?.map { $0["codec"] as? String })
+            #expect(
+                (a["tracks"] as? [[String: Any]])?.map { $0["codec"] as? String } == (b["tracks"] as? [[String: Any]])?.map { $0["codec"] as? String }
+            )
 
             // Standard input, opened once: `-`.
-            let piped = try await HostileRun.shell(["play", "--format", "ppm", "--size", "64x36", "--out", folder + "/stdin", "-"],
-                                                   redirections: "< '\(clip)'")
+            let piped = try await HostileRun.shell(
+                ["play", "--format", "ppm", "--size", "64x36", "--out", folder + "/stdin", "-"],
+                redirections: "< '\(clip)'")
             #expect(piped.status == 0, "\(piped.stderr)")
             let stdinFolder = folder + "/stdin/01--"
             for name in names {
-                #expect(FileManager.default.contents(atPath: localFolder + "/" + name) == FileManager.default.contents(atPath: stdinFolder + "/" + name),
-                        "\(name) differs from standard input")
+                #expect(
+                    FileManager.default.contents(atPath: localFolder + "/" + name) == FileManager.default.contents(atPath: stdinFolder + "/" + name),
+                    "\(name) differs from standard input")
             }
             // A file: URL is the file.
             let fileURL = try await CLI.run(["probe", "--json", URL(fileURLWithPath: clip).absoluteString])
@@ -95,8 +106,12 @@ import Testing
     /// with two master playlists that name each other beside it.
     static func hlsFolder() async throws -> String {
         let folder = try HostileOperationsTests.temporaryFolder()
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", try Fixtures.clip("h264-aac.mp4"),
-                                                              "-c", "copy", "-f", "hls", "-hls_time", "0.5", "-hls_list_size", "0", folder + "/clip.m3u8"])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-hide_banner", "-loglevel", "error", "-i", try Fixtures.clip("h264-aac.mp4"),
+                "-c", "copy", "-f", "hls", "-hls_time", "0.5", "-hls_list_size", "0", folder + "/clip.m3u8",
+            ])
         try "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1000\nb.m3u8\n".write(toFile: folder + "/a.m3u8", atomically: true, encoding: .utf8)
         try "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1000\na.m3u8\n".write(toFile: folder + "/b.m3u8", atomically: true, encoding: .utf8)
         return folder
@@ -142,7 +157,8 @@ import Testing
         // Images: the same as from the clip remuxed to one local transport stream (the segments'
         // timestamps, which start at 1.46 s; the command's times count from there).
         let transport = root + "/whole.ts"
-        _ = try await Reference.run(try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", clip, "-c", "copy", "-f", "mpegts", transport])
+        _ = try await Reference.run(
+            try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", clip, "-c", "copy", "-f", "mpegts", transport])
         let thumbnails = ["thumbnails", "--at", "1.9,0.3,1.1,0"]
         let localImages = try await Self.outputs(thumbnails, out: out + "/tl", input: transport)
         let remoteImages = try await Self.outputs(thumbnails, out: out + "/tr", input: server.url("ok", "clip.m3u8"))
@@ -167,7 +183,9 @@ import Testing
         let fifo = folder + "/fifo"
         #expect(mkfifo(fifo, 0o600) == 0)
         let writer = "cat '\(clip)' > '\(fifo)'"
-        for (index, command) in [["play", "--format", "ppm", "--size", "64x36"], ["thumbnails", "--at", "1.1,0.3,1.9"], ["thumbnails", "--count", "4"]].enumerated() {
+        for (index, command) in [
+            ["play", "--format", "ppm", "--size", "64x36"], ["thumbnails", "--at", "1.1,0.3,1.9"], ["thumbnails", "--count", "4"],
+        ].enumerated() {
             let local = try await Self.outputs(command, out: folder + "/l\(index)", input: clip)
             let fromFIFO = try await Self.outputs(command, out: folder + "/f\(index)", input: fifo, shell: writer)
             let fromStdin = try await Self.outputs(command, out: folder + "/s\(index)", input: "-", stdin: clip)

@@ -168,7 +168,10 @@ final class RecordingObserver: PlayerItemObserver, Sendable {
 
 /// Clock times at which frames reached the output.
 final class TimeLog: Sendable {
-    struct Entry: Sendable { var clock: Duration; var presentationTime: MediaTime }
+    struct Entry: Sendable {
+        var clock: Duration
+        var presentationTime: MediaTime
+    }
     let clock: any PlaybackClock
     private let log = Locked([Entry]())
     init(clock: any PlaybackClock) { self.clock = clock }
@@ -197,7 +200,10 @@ final class TimestampSink: FrameSink, Sendable {
     func write(_ frame: VideoFrame) throws(PlayheadError) {
         log.record(frame.presentationTime)
         if cost > .zero { clock?.advance(by: cost) }
-        let n = count.withLock { $0 += 1; return $0 }
+        let n = count.withLock {
+            $0 += 1
+            return $0
+        }
         if n == stallAt { SystemPlaybackClock().sleep(for: stall) }
     }
     func finish() throws(PlayheadError) {}
@@ -252,7 +258,10 @@ final class FailingAudioSink: AudioSink {
     init(after: Int) { self.after = after }
     func begin(_ info: AudioStreamInfo) throws(PlayheadError) {}
     func write(_ buffer: AudioBuffer) throws(PlayheadError) {
-        let n = writes.withLock { $0 += 1; return $0 }
+        let n = writes.withLock {
+            $0 += 1
+            return $0
+        }
         if n > after { throw PlayheadError(code: .writeFailed, message: "the audio output is gone", file: "audio-out") }
     }
     func finish() throws(PlayheadError) {}
@@ -266,7 +275,8 @@ struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
 
     init() {
-        let chosen = ProcessInfo.processInfo.environment["PLAYHEAD_SEED"].flatMap(UInt64.init)
+        let chosen =
+            ProcessInfo.processInfo.environment["PLAYHEAD_SEED"].flatMap(UInt64.init)
             ?? UInt64(truncatingIfNeeded: DispatchTime.now().uptimeNanoseconds)
         self.init(seed: chosen)
     }
@@ -288,7 +298,8 @@ struct SeededGenerator: RandomNumberGenerator {
 /// Threads of this process now (from /proc).
 var processThreadCount: Int {
     guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") }) else { return 0 }
+        let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") })
+    else { return 0 }
     return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) ?? 0
 }
 
@@ -298,7 +309,12 @@ func withDeadline<T: Sendable>(_ limit: Duration, _ what: String, _ body: @escap
     let value: T? = await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
         let resumed = Locked(false)
         let resume: @Sendable (T?) -> Void = { value in
-            if resumed.withLock({ done in defer { done = true }; return !done }) { continuation.resume(returning: value) }
+            if resumed.withLock({ done in
+                defer { done = true }
+                return !done
+            }) {
+                continuation.resume(returning: value)
+            }
         }
         Task { resume(await body()) }
         Task {
@@ -385,8 +401,9 @@ enum HostileRun {
             }
             let errData = err.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
-            return Outcome(status: process.terminationStatus, killedBySignal: process.terminationReason == .uncaughtSignal, stdout: "",
-                           stderr: String(decoding: errData, as: UTF8.self))
+            return Outcome(
+                status: process.terminationStatus, killedBySignal: process.terminationReason == .uncaughtSignal, stdout: "",
+                stderr: String(decoding: errData, as: UTF8.self))
         }
     }
 
@@ -410,8 +427,9 @@ enum HostileRun {
             let outData = brokenPipe ? Data() : out.fileHandleForReading.readDataToEndOfFile()
             let errData = err.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
-            return Outcome(status: process.terminationStatus, killedBySignal: process.terminationReason == .uncaughtSignal,
-                           stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+            return Outcome(
+                status: process.terminationStatus, killedBySignal: process.terminationReason == .uncaughtSignal,
+                stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
         }
     }
 

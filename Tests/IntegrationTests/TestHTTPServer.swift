@@ -33,7 +33,12 @@ final class TestHTTPServer: @unchecked Sendable {
     /// Bytes sent (headers and bodies) and requests with a `Range` from a byte other than 0, since the last ``resetCount()``.
     var sent: (bytes: Int, rangeRequests: Int) { lock.withLock { (bodyBytes, rangeRequests) } }
 
-    func resetCount() { lock.withLock { bodyBytes = 0; rangeRequests = 0 } }
+    func resetCount() {
+        lock.withLock {
+            bodyBytes = 0
+            rangeRequests = 0
+        }
+    }
 
     init(root: String) throws {
         self.root = root
@@ -215,7 +220,8 @@ private extension [UInt8] {
             response.append(contentsOf: buffer[0..<n])
         }
         let separator: [UInt8] = [13, 10, 13, 10]
-        let end = try #require((0...(max(0, response.count - 4))).first { Array(response[$0..<min($0 + 4, response.count)]) == separator }, "no header end")
+        let end = try #require(
+            (0...(max(0, response.count - 4))).first { Array(response[$0..<min($0 + 4, response.count)]) == separator }, "no header end")
         return (String(decoding: response[..<end], as: UTF8.self), Array(response[(end + 4)...]))
     }
 

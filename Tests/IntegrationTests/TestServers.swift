@@ -32,27 +32,28 @@ enum TestServers {
 
         init(root: String) throws {
             let module = "/usr/lib/nginx/modules/ngx_rtmp_module.so"
-            try #require(FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") && FileManager.default.fileExists(atPath: module),
-                         "nginx with its RTMP module is missing: run scripts/test-servers.sh")
+            try #require(
+                FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") && FileManager.default.fileExists(atPath: module),
+                "nginx with its RTMP module is missing: run scripts/test-servers.sh")
             prefix = try HostileOperationsTests.temporaryFolder()
             rtmpPort = try TestServers.freePort()
             httpPort = try TestServers.freePort()
             try FileManager.default.createDirectory(atPath: prefix + "/logs", withIntermediateDirectories: true)
             let configuration = """
-            load_module \(module);
-            daemon off;
-            pid \(prefix)/nginx.pid;
-            error_log \(prefix)/logs/error.log;
-            events { worker_connections 64; }
-            rtmp { server { listen 127.0.0.1:\(rtmpPort); application live { live on; record off; } } }
-            http {
-              access_log off;
-              client_body_temp_path \(prefix)/body; proxy_temp_path \(prefix)/proxy; fastcgi_temp_path \(prefix)/fastcgi;
-              uwsgi_temp_path \(prefix)/uwsgi; scgi_temp_path \(prefix)/scgi;
-              types { application/vnd.apple.mpegurl m3u8; video/mp2t ts; }
-              server { listen 127.0.0.1:\(httpPort); location / { root \(root); } }
-            }
-            """
+                load_module \(module);
+                daemon off;
+                pid \(prefix)/nginx.pid;
+                error_log \(prefix)/logs/error.log;
+                events { worker_connections 64; }
+                rtmp { server { listen 127.0.0.1:\(rtmpPort); application live { live on; record off; } } }
+                http {
+                  access_log off;
+                  client_body_temp_path \(prefix)/body; proxy_temp_path \(prefix)/proxy; fastcgi_temp_path \(prefix)/fastcgi;
+                  uwsgi_temp_path \(prefix)/uwsgi; scgi_temp_path \(prefix)/scgi;
+                  types { application/vnd.apple.mpegurl m3u8; video/mp2t ts; }
+                  server { listen 127.0.0.1:\(httpPort); location / { root \(root); } }
+                }
+                """
             try configuration.write(toFile: prefix + "/nginx.conf", atomically: true, encoding: .utf8)
             try start()
         }
@@ -72,7 +73,9 @@ enum TestServers {
             self.process = process
             // Listening once both ports answer.
             for _ in 0..<100 where !(TestServers.answers(rtmpPort) && TestServers.answers(httpPort)) { usleep(50_000) }
-            try #require(TestServers.answers(rtmpPort) && TestServers.answers(httpPort), "nginx did not start: \((try? String(contentsOfFile: prefix + "/logs/error.log", encoding: .utf8)) ?? "")")
+            try #require(
+                TestServers.answers(rtmpPort) && TestServers.answers(httpPort),
+                "nginx did not start: \((try? String(contentsOfFile: prefix + "/logs/error.log", encoding: .utf8)) ?? "")")
         }
 
         func stop() {
@@ -92,7 +95,9 @@ enum TestServers {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
     }
 
     /// A process started in the background (a listener, a player), its output to `log`.
@@ -122,7 +127,10 @@ enum TestServers {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
-        guard withUnsafePointer(to: &address, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }) == 0
+        guard
+            withUnsafePointer(
+                to: &address, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } })
+                == 0
         else { return nil }
         let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
         guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else { return nil }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// The threads a player uses come from one pool and are reused: they do not grow with seeks or
@@ -22,8 +23,9 @@ import Testing
         let before = processThreadCount
         let busyBefore = WorkerPool.shared.threadCount.busy
         var peak = before
-        let player = Player(item: PlayerItem(asset: Asset(path: path)), output: NullSink(pixelFormat: .rgb24), audioOutput: NullAudioSink(),
-                            configuration: tiny)
+        let player = Player(
+            item: PlayerItem(asset: Asset(path: path)), output: NullSink(pixelFormat: .rgb24), audioOutput: NullAudioSink(),
+            configuration: tiny)
         var random = SeededGenerator()
         // The peak over the first 50 seeks (or loops), and over the 150 after them.
         var early = (seeks: 0, loops: 0), late = (seeks: 0, loops: 0)
@@ -39,8 +41,9 @@ import Testing
         let busyAfterSeeks = try await poolSettles(to: busyBefore)
 
         let queue = QueuePlayer(output: NullSink(pixelFormat: .rgb24), audioOutput: NullAudioSink(), configuration: tiny)
-        let looper = PlayerLooper(player: queue, templateItem: PlayerItem(asset: Asset(path: path)),
-                                  timeRange: TimeRange(start: .zero, duration: MediaTime(value: 1, timescale: 10)), loopCount: 200)
+        let looper = PlayerLooper(
+            player: queue, templateItem: PlayerItem(asset: Asset(path: path)),
+            timeRange: TimeRange(start: .zero, duration: MediaTime(value: 1, timescale: 10)), loopCount: 200)
         queue.play()
         while !looper.isFinished {
             let now = processThreadCount
@@ -50,8 +53,9 @@ import Testing
         }
         #expect(looper.loopsCompleted == 200)
         let busyAfterLoops = try await poolSettles(to: busyBefore)
-        print("threads: \(before) before; seeks peak \(early.seeks) over the first 50, \(late.seeks) over the next 150; loops \(early.loops), then \(late.loops); "
-              + "busy pool threads \(busyBefore) → \(busyAfterSeeks) → \(busyAfterLoops); pool \(WorkerPool.shared.threadCount)")
+        print(
+            "threads: \(before) before; seeks peak \(early.seeks) over the first 50, \(late.seeks) over the next 150; loops \(early.loops), then \(late.loops); "
+                + "busy pool threads \(busyBefore) → \(busyAfterSeeks) → \(busyAfterLoops); pool \(WorkerPool.shared.threadCount)")
         // One player holds two sessions at most (the current item and the next, pre-rolled), each
         // with four stages and FFmpeg's decoder threads: a few dozen threads, whatever the count
         // of seeks or loops — and no more after 200 than after 50.

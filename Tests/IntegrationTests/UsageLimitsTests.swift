@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// What a run may ask for is checked before any work (exit 2, nothing written), with a message
@@ -9,15 +10,19 @@ import Testing
     @Test func standardInputIsReadOnce() async throws {
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
-        for (command, sources) in [("play", ["-", "-"]), ("play", ["-", "/dev/stdin"]), ("thumbnails", ["pipe:0", "-"]), ("probe", ["-", "/proc/self/fd/0"])] {
+        for (command, sources) in [
+            ("play", ["-", "-"]), ("play", ["-", "/dev/stdin"]), ("thumbnails", ["pipe:0", "-"]), ("probe", ["-", "/proc/self/fd/0"]),
+        ] {
             var arguments = [command] + sources
             if command != "probe" { arguments += ["--out", out + "/o"] }
             let run = try await CLI.run(arguments)
             #expect(run.status == 2 && run.stderr.contains("standard input is named 2 times"), "\(arguments): \(run.status) \(run.stderr)")
         }
         let clip = try Fixtures.clip("h264-aac.mp4")
-        let compose = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--out", out + "/c.y4m",
-                                         "--layer", "x=0,y=0,w=32,h=36,source=-", "--layer", "x=32,y=0,w=32,h=36,source=-", "--layer", "x=0,y=0,w=8,h=8,source=\(clip)"])
+        let compose = try await CLI.run([
+            "compose", "--size", "64x36", "--duration", "1", "--out", out + "/c.y4m",
+            "--layer", "x=0,y=0,w=32,h=36,source=-", "--layer", "x=32,y=0,w=32,h=36,source=-", "--layer", "x=0,y=0,w=8,h=8,source=\(clip)",
+        ])
         #expect(compose.status == 2 && compose.stderr.contains("standard input"), "\(compose.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out + "/o") && !FileManager.default.fileExists(atPath: out + "/c.y4m"))
     }
@@ -27,7 +32,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: out) }
         let clip = try Fixtures.clip("h264-aac.mp4")
         let start = ContinuousClock.now
-        let huge = try await CLI.run(["compose", "--size", "16384x16000", "--duration", "1", "--out", out + "/huge.y4m", "--layer", "x=0,y=0,w=64,h=36,source=\(clip)"])
+        let huge = try await CLI.run([
+            "compose", "--size", "16384x16000", "--duration", "1", "--out", out + "/huge.y4m", "--layer", "x=0,y=0,w=64,h=36,source=\(clip)",
+        ])
         #expect(huge.status == 2 && huge.stderr.contains("too large") && huge.stderr.contains("8192"), "\(huge.stderr)")
         let wide = try await CLI.run(["playout", "--layout", "/nonexistent.json", "--size", "8194x2", "--out", out + "/c.ts"])
         #expect(wide.status == 2 && wide.stderr.contains("too large"), "\(wide.stderr)")
@@ -40,7 +47,9 @@ import Testing
         let layers = (0..<65).flatMap { _ in ["--layer", "x=0,y=0,w=8,h=8,source=\(clip)"] }
         let layered = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--out", out + "/layers.y4m"] + layers)
         #expect(layered.status == 2 && layered.stderr.contains("at most 64"), "\(layered.stderr)")
-        for name in ["huge.y4m", "c.ts", "grid.y4m", "layers.y4m"] { #expect(!FileManager.default.fileExists(atPath: out + "/" + name), "\(name) was written") }
+        for name in ["huge.y4m", "c.ts", "grid.y4m", "layers.y4m"] {
+            #expect(!FileManager.default.fileExists(atPath: out + "/" + name), "\(name) was written")
+        }
     }
 
     @Test func negativeNumbersSayWhatIsAllowed() async throws {
@@ -80,8 +89,10 @@ import Testing
     @Test func aRefusedCompositionIsFailed() async throws {
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let arguments = ["compose", "--size", "64x36", "--duration", "0.2", "--format", "png", "--out", out + "/c",
-                         "--layer", "x=0,y=0,w=64,h=36,source=\(try Fixtures.clip("h264-aac.mp4"))"]
+        let arguments = [
+            "compose", "--size", "64x36", "--duration", "0.2", "--format", "png", "--out", out + "/c",
+            "--layer", "x=0,y=0,w=64,h=36,source=\(try Fixtures.clip("h264-aac.mp4"))",
+        ]
         let first = try await CLI.run(arguments)
         #expect(first.status == 0, "\(first.stderr)")
         try FileManager.default.removeItem(atPath: out + "/c/composition")
@@ -118,7 +129,9 @@ import Testing
         for arguments in [["probe", out + "/" + name, missing], ["play", out + "/" + name, missing, "--format", "none", "--out", out + "/o"]] {
             let run = try await CLI.run(arguments)
             let printed = run.stdout + run.stderr
-            #expect(!printed.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\r" }, "\(arguments[0]) printed control characters: \(printed.debugDescription)")
+            #expect(
+                !printed.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\r" },
+                "\(arguments[0]) printed control characters: \(printed.debugDescription)")
             #expect(printed.contains("\\u{1B}"), "\(arguments[0]): the name is shown escaped: \(printed.debugDescription)")
         }
     }

@@ -1,9 +1,11 @@
 import Testing
+
 @testable import Playhead
 
 @Suite struct AssetLoadingStateMachineTests {
-    let description = AssetDescription(formatName: "test", formatLongName: nil, duration: MediaTime(value: 2, timescale: 1),
-                                       startTime: .zero, bitRate: nil, tracks: [], metadata: [:])
+    let description = AssetDescription(
+        formatName: "test", formatLongName: nil, duration: MediaTime(value: 2, timescale: 1),
+        startTime: .zero, bitRate: nil, tracks: [], metadata: [:])
     let failure = PlayheadError(code: .unrecognizedFormat, message: "not media", file: "x.mp4")
 
     @Test func firstLoadStartsOneProbeAndLaterCallersShareIt() {

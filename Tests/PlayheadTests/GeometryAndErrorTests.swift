@@ -1,18 +1,24 @@
 import Testing
+
 @testable import Playhead
 
 @Suite struct GeometryAndErrorTests {
     @Test func presentationSizeStretchesByPixelAspectThenTurns() {
         let stored = PixelSize(width: 240, height: 180)
-        #expect(stored.presentationSize(pixelAspectRatio: PixelAspectRatio(horizontal: 4, vertical: 3), orientation: .identity)
+        #expect(
+            stored.presentationSize(pixelAspectRatio: PixelAspectRatio(horizontal: 4, vertical: 3), orientation: .identity)
                 == PixelSize(width: 320, height: 180))
         let landscape = PixelSize(width: 320, height: 180)
-        #expect(landscape.presentationSize(pixelAspectRatio: .square, orientation: VideoOrientation(rotation: 90))
+        #expect(
+            landscape.presentationSize(pixelAspectRatio: .square, orientation: VideoOrientation(rotation: 90))
                 == PixelSize(width: 180, height: 320))
-        #expect(landscape.presentationSize(pixelAspectRatio: .square, orientation: VideoOrientation(rotation: 180))
+        #expect(
+            landscape.presentationSize(pixelAspectRatio: .square, orientation: VideoOrientation(rotation: 180))
                 == landscape)
         // DV NTSC widescreen: 720x480 with 32:27 pixels shows as 853x480.
-        #expect(PixelSize(width: 720, height: 480).presentationSize(pixelAspectRatio: PixelAspectRatio(horizontal: 32, vertical: 27), orientation: .identity)
+        #expect(
+            PixelSize(width: 720, height: 480).presentationSize(
+                pixelAspectRatio: PixelAspectRatio(horizontal: 32, vertical: 27), orientation: .identity)
                 == PixelSize(width: 853, height: 480))
     }
 
@@ -35,8 +41,9 @@ import Testing
     }
 
     @Test func errorDescriptionNamesFileAndCause() {
-        let error = PlayheadError(code: .openFailed, message: "damaged", file: "/media/a.mp4",
-                                  cause: .init(function: "avformat_open_input", errorNumber: -1, text: "Invalid data"))
+        let error = PlayheadError(
+            code: .openFailed, message: "damaged", file: "/media/a.mp4",
+            cause: .init(function: "avformat_open_input", errorNumber: -1, text: "Invalid data"))
         #expect(error.description == "[demux.openFailed] /media/a.mp4: damaged (avformat_open_input: Invalid data (-1))")
     }
 }

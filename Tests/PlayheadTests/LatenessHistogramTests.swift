@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// The histogram's percentiles against the exact ones of the same values, on random lateness
@@ -28,8 +29,9 @@ import Testing
             if exact < LatenessHistogram.floor {
                 #expect(estimate < LatenessHistogram.floor, "p\(fraction * 100) of on-time frames")
             } else {
-                #expect(estimate >= exact * 0.999 && estimate <= exact * LatenessHistogram.growth * 1.001,
-                        "p\(fraction * 100): \(estimate) for \(exact)")
+                #expect(
+                    estimate >= exact * 0.999 && estimate <= exact * LatenessHistogram.growth * 1.001,
+                    "p\(fraction * 100): \(estimate) for \(exact)")
             }
         }
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Playhead
 
 /// A layer's timeline over its playlist: passes start exactly where the previous one ended, the
@@ -43,7 +44,9 @@ import Testing
         #expect(LayerTimeline(itemCount: 0, loop: .forever).hasEnded, "nothing to play has ended")
     }
 
-    @Test(arguments: [("30", 30, 1), ("29.97", 30000, 1001), ("23.976", 24000, 1001), ("24000/1001", 24000, 1001), ("12.5", 25, 2), ("59.94", 60000, 1001)])
+    @Test(arguments: [
+        ("30", 30, 1), ("29.97", 30000, 1001), ("23.976", 24000, 1001), ("24000/1001", 24000, 1001), ("12.5", 25, 2), ("59.94", 60000, 1001),
+    ])
     func frameRatesParse(text: String, numerator: Int, denominator: Int) {
         let rate = FrameRate(parsing: text)
         #expect(rate?.numerator == numerator && rate?.denominator == denominator, "\(text) → \(String(describing: rate))")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Playhead
 
 /// When an MP4 fed from two threads writes its header and completes, in every order the two

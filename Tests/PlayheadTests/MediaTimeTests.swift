@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Playhead
 
 @Suite struct MediaTimeTests {
@@ -62,8 +63,10 @@ import Testing
     }
 
     @Test func specialValuesOrder() {
-        let ordered: [MediaTime] = [.negativeInfinity, MediaTime(value: -5, timescale: 1), .zero,
-                                    MediaTime(value: 7, timescale: 2), .positiveInfinity, .indefinite, .invalid]
+        let ordered: [MediaTime] = [
+            .negativeInfinity, MediaTime(value: -5, timescale: 1), .zero,
+            MediaTime(value: 7, timescale: 2), .positiveInfinity, .indefinite, .invalid,
+        ]
         #expect(ordered.shuffled().sorted() == ordered)
     }
 

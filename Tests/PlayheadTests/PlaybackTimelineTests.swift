@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Playhead
 
 /// The audio-master rule of the timeline, on a virtual clock, one call at a time.
@@ -15,7 +16,7 @@ import Testing
         #expect(timeline.due(0) == .zero)
         clock.advance(by: .milliseconds(20))
         timeline.audioPresented(position: 0, duration: 0.02, frames: 960)
-        clock.advance(by: .milliseconds(30)) // 10 ms late: inside the slack
+        clock.advance(by: .milliseconds(30))  // 10 ms late: inside the slack
         timeline.audioPresented(position: 0.02, duration: 0.02, frames: 960)
         #expect(timeline.statistics.audioResyncs == 0)
         #expect(timeline.statistics.audioFrames == 1920)
@@ -26,7 +27,7 @@ import Testing
     @Test func lateAudioMovesTheTimelineAndVideoFollows() {
         let (timeline, clock) = playing()
         _ = timeline.due(0)
-        clock.advance(by: .milliseconds(520)) // the output took half a second too long
+        clock.advance(by: .milliseconds(520))  // the output took half a second too long
         timeline.audioPresented(position: 0, duration: 0.02, frames: 960)
         #expect(timeline.statistics.audioResyncs == 1)
         // 0.02 s of media is now at 0.52 s of clock: a frame at 1.0 s is due at 1.5 s, not 1.0 s.

@@ -1,13 +1,15 @@
 import Testing
+
 @testable import Playhead
 
 /// The pull outputs' state, without threads or FFmpeg: which frame a render loop gets for a time,
 /// and who waits for whom in a frame stream.
 @Suite struct PullOutputStateTests {
     static func frame(_ index: Int, at seconds: Double, source: String = "a.mp4") -> CapturedFrame {
-        CapturedFrame(itemTime: MediaTime(seconds: seconds), duration: MediaTime(seconds: 0.04), index: index, source: source,
-                      size: PixelSize(width: 2, height: 2), pixelFormat: .rgb24, pixelFormatName: "rgb24",
-                      planes: [[UInt8](repeating: UInt8(index & 0xff), count: 12)], bytesPerRow: [6])
+        CapturedFrame(
+            itemTime: MediaTime(seconds: seconds), duration: MediaTime(seconds: 0.04), index: index, source: source,
+            size: PixelSize(width: 2, height: 2), pixelFormat: .rgb24, pixelFormatName: "rgb24",
+            planes: [[UInt8](repeating: UInt8(index & 0xff), count: 12)], bytesPerRow: [6])
     }
 
     @Test func theNewestFrameAtOrBeforeTheTimeIsHandedOutOnce() {
@@ -49,9 +51,18 @@ import Testing
 
     @Test func framesQueueForTheFirstConsumerUpToTheLimit() {
         var state = FrameStreamState(limit: 2)
-        guard case .queued = state.offer(Self.frame(0, at: 0)) else { Issue.record("first frame not queued"); return }
-        guard case .queued = state.offer(Self.frame(1, at: 0.04)) else { Issue.record("second frame not queued"); return }
-        guard case .full = state.offer(Self.frame(2, at: 0.08)) else { Issue.record("a third frame did not make the producer wait"); return }
+        guard case .queued = state.offer(Self.frame(0, at: 0)) else {
+            Issue.record("first frame not queued")
+            return
+        }
+        guard case .queued = state.offer(Self.frame(1, at: 0.04)) else {
+            Issue.record("second frame not queued")
+            return
+        }
+        guard case .full = state.offer(Self.frame(2, at: 0.08)) else {
+            Issue.record("a third frame did not make the producer wait")
+            return
+        }
         let id = state.startConsumer()
         #expect(id != nil)
         #expect(state.startConsumer() == nil, "one consumer")
@@ -63,18 +74,27 @@ import Testing
         #expect(state.next(consumer: nil).map(Self.isEnd) == true, "an iterator that is not the consumer ends at once")
         #expect(state.end() == nil)
         #expect(state.next(consumer: id).map(Self.isEnd) == true, "ended and drained")
-        guard case .dropped = state.offer(Self.frame(3, at: 0.12)) else { Issue.record("a frame after the end was kept"); return }
+        guard case .dropped = state.offer(Self.frame(3, at: 0.12)) else {
+            Issue.record("a frame after the end was kept")
+            return
+        }
     }
 
     @Test func aConsumerThatLeavesFreesTheProducer() {
         var state = FrameStreamState(limit: 1)
         let id = state.startConsumer()
         _ = state.offer(Self.frame(0, at: 0))
-        guard case .full = state.offer(Self.frame(1, at: 0.04)) else { Issue.record("not full"); return }
+        guard case .full = state.offer(Self.frame(1, at: 0.04)) else {
+            Issue.record("not full")
+            return
+        }
         state.consumerGone(id ?? 0)
         #expect(state.queue.isEmpty, "its frames are dropped")
         #expect(!state.isOpen)
-        guard case .dropped = state.offer(Self.frame(1, at: 0.04)) else { Issue.record("the producer would wait for a consumer that left"); return }
+        guard case .dropped = state.offer(Self.frame(1, at: 0.04)) else {
+            Issue.record("the producer would wait for a consumer that left")
+            return
+        }
         #expect(state.startConsumer() == nil, "a stream is consumed once")
     }
 
@@ -96,7 +116,10 @@ import Testing
             return
         }
         continuation.resume(returning: .frame(Self.frame(7, at: 0.28)))
-        guard case .frame(let frame) = await pulled else { Issue.record("no frame"); return }
+        guard case .frame(let frame) = await pulled else {
+            Issue.record("no frame")
+            return
+        }
         #expect(frame.index == 7)
         #expect(state.withLock { $0.queue.isEmpty }, "a handed-over frame is not queued too")
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// Outputs are written under unpredictable temporary names beside their target, never through a

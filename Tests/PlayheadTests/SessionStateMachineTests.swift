@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Playhead
 
 /// The session's pure rules for a start retried from the data's start (a seek that landed late).

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Playhead
 
 /// Errors and logs never carry a URL's credentials or query values; paths pass untouched; file
@@ -8,7 +9,10 @@ import Testing
     @Test(arguments: [
         ("https://me:secret@example.com/a.mp4?sig=abc&v=2", "https://***@example.com/a.mp4?sig=***&v=***"),
         ("http://token@host:8080/x.m3u8", "http://***@host:8080/x.m3u8"),
-        ("https://bucket.s3.amazonaws.com/k.mp4?X-Amz-Credential=AKIA%2F1&X-Amz-Signature=ff00", "https://bucket.s3.amazonaws.com/k.mp4?X-Amz-Credential=***&X-Amz-Signature=***"),
+        (
+            "https://bucket.s3.amazonaws.com/k.mp4?X-Amz-Credential=AKIA%2F1&X-Amz-Signature=ff00",
+            "https://bucket.s3.amazonaws.com/k.mp4?X-Amz-Credential=***&X-Amz-Signature=***"
+        ),
         ("https://host/a.mp4?flag&empty=&x=1#frag", "https://host/a.mp4?***&empty=&x=***#***"),
         ("https://host/a.mp4?SECRETBARE", "https://host/a.mp4?***"),
         ("https://host/a.mp4#access_token=abc", "https://host/a.mp4#***"),
@@ -43,8 +47,12 @@ import Testing
             let path = "/" + word(Int.random(in: 0..<12, using: &generator)).replacingOccurrences(of: "?", with: "")
             // User information ends at the first `/` (as FFmpeg splits a URL): none inside it.
             let user = Bool.random(using: &generator) ? "u\(word(3).replacingOccurrences(of: "/", with: "")):\(secret)@" : "\(secret)@"
-            let query = (0..<Int.random(in: 1...4, using: &generator)).map { "k\($0)=" + ($0 == 0 ? secret : word(5)).replacingOccurrences(of: "&", with: "") }
-            let url = "https://" + user + host + path.replacingOccurrences(of: "#", with: "") + "?" + query.shuffled(using: &generator).joined(separator: "&")
+            let query = (0..<Int.random(in: 1...4, using: &generator)).map {
+                "k\($0)=" + ($0 == 0 ? secret : word(5)).replacingOccurrences(of: "&", with: "")
+            }
+            let url =
+                "https://" + user + host + path.replacingOccurrences(of: "#", with: "") + "?"
+                + query.shuffled(using: &generator).joined(separator: "&")
             let redacted = SourceRedaction.redacted(url)
             #expect(!redacted.contains(secret), "\(url) → \(redacted)")
             #expect(redacted.hasPrefix("https://***@" + host), "\(redacted)")

@@ -57,7 +57,8 @@ public actor Asset {
             let source = otherHost == nil ? String(validating: path, as: UTF8.self) ?? url.absoluteString : url.absoluteString
             var input = MediaInput(path: path, name: source)
             if let otherHost {
-                input.refusal = "a file: URL naming another host (\(otherHost)): only this machine's files open (file:///path or file://localhost/path)"
+                input.refusal =
+                    "a file: URL naming another host (\(otherHost)): only this machine's files open (file:///path or file://localhost/path)"
             }
             self.source = source
             self.input = input
@@ -121,7 +122,9 @@ public actor Asset {
     /// Loads the given properties (once; later calls answer from what was loaded) and returns
     /// their values. Throws ``PlayheadError`` naming the file and the stage that failed, or with
     /// code ``PlayheadError/Code/cancelled`` when the calling task or ``cancelLoading()`` cancels.
-    public nonisolated func load<each Value: Sendable>(_ property: repeat AssetProperty<each Value>) async throws(PlayheadError) -> (repeat each Value) {
+    public nonisolated func load<each Value: Sendable>(
+        _ property: repeat AssetProperty<each Value>
+    ) async throws(PlayheadError) -> (repeat each Value) {
         var keys: Set<AssetKey> = []
         for property in repeat each property { keys.insert(property.key) }
         let description = try await loadDescription(keys)
@@ -170,14 +173,15 @@ public actor Asset {
         Task {
             let result: Result<AssetDescription, PlayheadError>
             do throws(PlayheadError) {
-                result = .success(try await WorkerPool.shared.value("playhead.probe") { () throws(PlayheadError) in
-                    let demuxer = try self.openSource(interrupt: flag)
-                    let description = demuxer.describe()
-                    // Kept open for the first player or generator: a pipe cannot be opened twice,
-                    // and a file need not be.
-                    self.giveBack(demuxer)
-                    return description
-                })
+                result = .success(
+                    try await WorkerPool.shared.value("playhead.probe") { () throws(PlayheadError) in
+                        let demuxer = try self.openSource(interrupt: flag)
+                        let description = demuxer.describe()
+                        // Kept open for the first player or generator: a pipe cannot be opened twice,
+                        // and a file need not be.
+                        self.giveBack(demuxer)
+                        return description
+                    })
             } catch {
                 result = .failure(error)
             }
@@ -189,10 +193,11 @@ public actor Asset {
     /// left, an idle one, or a newly opened one. Blocking (call on a worker thread). It is then
     /// `interrupt`'s to stop.
     nonisolated func openDemuxer(interrupt: InterruptFlag) throws(PlayheadError) -> Demuxer {
-        let kept = oneShot.withLock { box -> DemuxerBox? in
-            defer { box = nil }
-            return box
-        } ?? IdleDemuxers.shared.take(token: token)
+        let kept =
+            oneShot.withLock { box -> DemuxerBox? in
+                defer { box = nil }
+                return box
+            } ?? IdleDemuxers.shared.take(token: token)
         if let demuxer = kept?.take() {
             demuxer.attach(interrupt)
             return demuxer
@@ -203,7 +208,10 @@ public actor Asset {
     /// Opens the source anew, unless it is one that can be read only once and was.
     private nonisolated func openSource(interrupt: InterruptFlag) throws(PlayheadError) -> Demuxer {
         if usedUp.load(ordering: .acquiring) {
-            throw PlayheadError(code: .seekFailed, message: "the source cannot seek or be opened again (a pipe, standard input, a stream byte source) and was read already", file: source)
+            throw PlayheadError(
+                code: .seekFailed,
+                message: "the source cannot seek or be opened again (a pipe, standard input, a stream byte source) and was read already", file: source
+            )
         }
         let demuxer = try Demuxer.open(input, interrupt: interrupt, options: options)
         if !demuxer.canSeek { usedUp.store(true, ordering: .releasing) }

@@ -26,8 +26,10 @@ struct AssetDescription: Sendable, Hashable {
         let list = { (tracks: [AssetTrack]) in tracks.map { "\($0.mediaType.rawValue) #\($0.index) \($0.codecName)" }.joined(separator: ", ") }
         let encrypted = media.filter { $0.encryptionScheme != nil }
         if let scheme = encrypted.first?.encryptionScheme {
-            return PlayheadError(code: .encrypted, message: "the tracks are encrypted (scheme \(scheme): \(list(encrypted))): they cannot be decoded without their key",
-                                 file: file)
+            return PlayheadError(
+                code: .encrypted,
+                message: "the tracks are encrypted (scheme \(scheme): \(list(encrypted))): they cannot be decoded without their key",
+                file: file)
         }
         if !media.isEmpty {
             return PlayheadError(code: .decoderNotFound, message: "no decoder in this build for \(list(media))", file: file)

@@ -70,7 +70,7 @@ struct AssetLoadingStateMachine {
     /// The probe of `generation` ended.
     mutating func probeFinished(generation finished: Int, result: Result<AssetDescription, PlayheadError>) -> ResumeAction {
         guard case .running(let current) = phase, current == finished else {
-            return .none // a cancelled probe's late result
+            return .none  // a cancelled probe's late result
         }
         switch result {
         case .success(let description):

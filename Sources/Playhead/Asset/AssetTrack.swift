@@ -34,9 +34,11 @@ public struct AssetTrack: Sendable, Hashable, Identifiable {
     /// Audio properties; nil for other tracks.
     public var audio: AudioTrackInfo?
 
-    public init(index: Int, trackID: Int, mediaType: MediaType, codecName: String, isPlayable: Bool,
-                bitRate: Int? = nil, frameCount: Int? = nil, timeRange: TimeRange, language: String? = nil,
-                video: VideoTrackInfo? = nil, audio: AudioTrackInfo? = nil) {
+    public init(
+        index: Int, trackID: Int, mediaType: MediaType, codecName: String, isPlayable: Bool,
+        bitRate: Int? = nil, frameCount: Int? = nil, timeRange: TimeRange, language: String? = nil,
+        video: VideoTrackInfo? = nil, audio: AudioTrackInfo? = nil
+    ) {
         self.index = index
         self.trackID = trackID
         self.mediaType = mediaType
@@ -71,8 +73,10 @@ public struct VideoTrackInfo: Sendable, Hashable {
     /// How the samples map to colours (matrix, range, primaries, transfer), as the stream is tagged.
     public var color: ColorDescription
 
-    public init(naturalSize: PixelSize, pixelAspectRatio: PixelAspectRatio, orientation: VideoOrientation,
-                pixelFormat: String?, nominalFrameRate: Double?, color: ColorDescription = ColorDescription()) {
+    public init(
+        naturalSize: PixelSize, pixelAspectRatio: PixelAspectRatio, orientation: VideoOrientation,
+        pixelFormat: String?, nominalFrameRate: Double?, color: ColorDescription = ColorDescription()
+    ) {
         self.naturalSize = naturalSize
         self.pixelAspectRatio = pixelAspectRatio
         self.orientation = orientation

@@ -23,7 +23,11 @@ public struct CompositionCanvas: Sendable, Hashable {
         // FFmpeg's check logs why it refuses: through Playhead's callback, never to stderr.
         FFmpegLogging.installCallback()
         guard w >= 2, h >= 2, w % 2 == 0, h % 2 == 0, w <= 16384, h <= 16384, av_image_check_size(UInt32(w), UInt32(h), 0, nil) >= 0 else {
-            throw PlayheadError(code: .invalidArgument, message: "the canvas must be an even size, 2 … 16384 a side and small enough for FFmpeg to allocate (about 268 million pixels with its margins), not \(size)")
+            throw PlayheadError(
+                code: .invalidArgument,
+                message:
+                    "the canvas must be an even size, 2 … 16384 a side and small enough for FFmpeg to allocate (about 268 million pixels with its margins), not \(size)"
+            )
         }
     }
 
@@ -94,8 +98,11 @@ public struct RGBColor: Sendable, Hashable {
 
     /// `#RRGGBB`, `RRGGBB`, or one of black, white, gray, red, green, blue.
     public init?(parsing text: String) {
-        let names: [String: RGBColor] = ["black": .black, "white": RGBColor(red: 255, green: 255, blue: 255), "gray": RGBColor(red: 128, green: 128, blue: 128),
-                                         "red": RGBColor(red: 255, green: 0, blue: 0), "green": RGBColor(red: 0, green: 128, blue: 0), "blue": RGBColor(red: 0, green: 0, blue: 255)]
+        let names: [String: RGBColor] = [
+            "black": .black, "white": RGBColor(red: 255, green: 255, blue: 255), "gray": RGBColor(red: 128, green: 128, blue: 128),
+            "red": RGBColor(red: 255, green: 0, blue: 0), "green": RGBColor(red: 0, green: 128, blue: 0),
+            "blue": RGBColor(red: 0, green: 0, blue: 255),
+        ]
         if let named = names[text.lowercased()] {
             self = named
             return

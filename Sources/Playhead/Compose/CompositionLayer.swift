@@ -40,8 +40,10 @@ public struct CompositionLayer: Sendable {
     /// starts when the layer does.
     public var scheduledStart: Date?
 
-    public init(assets: [Asset], rect: PixelRect, zIndex: Int = 0, gravity: VideoGravity = .resizeAspect, loop: LayerLoop = .once,
-                timeRange: TimeRange? = nil, afterEnd: LayerAfterEnd = .holdLastFrame, providesAudio: Bool = false, scheduledStart: Date? = nil) {
+    public init(
+        assets: [Asset], rect: PixelRect, zIndex: Int = 0, gravity: VideoGravity = .resizeAspect, loop: LayerLoop = .once,
+        timeRange: TimeRange? = nil, afterEnd: LayerAfterEnd = .holdLastFrame, providesAudio: Bool = false, scheduledStart: Date? = nil
+    ) {
         self.scheduledStart = scheduledStart
         self.providesAudio = providesAudio
         self.assets = assets

@@ -21,8 +21,11 @@ final class CompositionOutput: Sendable {
     /// Told how late each paced frame was written (seconds, 0 when on time), on the output thread.
     private let onLate: (@Sendable (Double) -> Void)?
 
-    init(sink: SoleOwner<any FrameSink>, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat, pacing: (any PlaybackClock)?,
-         audio: AudioStreamInfo?, onLate: (@Sendable (Double) -> Void)? = nil) {
+    init(
+        sink: SoleOwner<any FrameSink>, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat,
+        pacing: (any PlaybackClock)?,
+        audio: AudioStreamInfo?, onLate: (@Sendable (Double) -> Void)? = nil
+    ) {
         self.onLate = onLate
         let sounds = pictures.map { _ in SlotSound() }
         self.sounds = sounds
@@ -39,8 +42,10 @@ final class CompositionOutput: Sendable {
         }
     }
 
-    private func write(into sink: any FrameSink, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat,
-                       pacing clock: (any PlaybackClock)?, audio: AudioStreamInfo?) {
+    private func write(
+        into sink: any FrameSink, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat,
+        pacing clock: (any PlaybackClock)?, audio: AudioStreamInfo?
+    ) {
         var written = 0
         var samplesWritten: Int64 = 0
         var origin: Duration?
@@ -49,9 +54,11 @@ final class CompositionOutput: Sendable {
         do throws(PlayheadError) {
             if let audio, let soundSink { try soundSink.prepareAudio(audio) }
             let whole = PixelRect(size: canvas.size)
-            try sink.begin(FrameStreamInfo(source: "composition", size: canvas.size, pixelFormat: pixelFormat, frameRate: canvas.frameRate.value,
-                                           layout: FrameLayout(canvas: canvas.size, content: whole, sourceCrop: whole, displayedCrop: whole, orientation: .identity),
-                                           timescale: Int32(canvas.frameRate.numerator)))
+            try sink.begin(
+                FrameStreamInfo(
+                    source: "composition", size: canvas.size, pixelFormat: pixelFormat, frameRate: canvas.frameRate.value,
+                    layout: FrameLayout(canvas: canvas.size, content: whole, sourceCrop: whole, displayedCrop: whole, orientation: .identity),
+                    timescale: Int32(canvas.frameRate.numerator)))
             while let slot = ready.receive() {
                 let sound = sounds[slot]
                 guard sound.hasPicture else {
@@ -61,9 +68,10 @@ final class CompositionOutput: Sendable {
                     free.send(slot)
                     continue
                 }
-                let frame = VideoFrame(presentationTime: canvas.time(ofFrame: written), duration: canvas.time(ofFrame: 1), index: written,
-                                       source: "composition", size: canvas.size, pixelFormat: pixelFormat, pixelFormatName: pixelFormat.rawValue,
-                                       frame: pictures[slot].pointer)
+                let frame = VideoFrame(
+                    presentationTime: canvas.time(ofFrame: written), duration: canvas.time(ofFrame: 1), index: written,
+                    source: "composition", size: canvas.size, pixelFormat: pixelFormat, pixelFormatName: pixelFormat.rawValue,
+                    frame: pictures[slot].pointer)
                 if let clock {
                     let start = origin ?? clock.now()
                     origin = start
@@ -98,12 +106,16 @@ final class CompositionOutput: Sendable {
         }
     }
 
-    private static func write(_ sound: SlotSound, of audio: AudioStreamInfo, at position: inout Int64, into sink: any AudioCarryingFrameSink) throws(PlayheadError) {
+    private static func write(
+        _ sound: SlotSound, of audio: AudioStreamInfo, at position: inout Int64, into sink: any AudioCarryingFrameSink
+    ) throws(PlayheadError) {
         let frames = sound.samples.count / max(1, audio.channelCount)
         guard frames > 0 else { return }
         try sound.samples.withUnsafeBufferPointer { (samples) throws(PlayheadError) in
-            try sink.writeAudio(AudioBuffer(samples: samples, frameCount: frames, channelCount: audio.channelCount, sampleRate: audio.sampleRate,
-                                            presentationTime: MediaTime(value: position, timescale: Int32(audio.sampleRate))))
+            try sink.writeAudio(
+                AudioBuffer(
+                    samples: samples, frameCount: frames, channelCount: audio.channelCount, sampleRate: audio.sampleRate,
+                    presentationTime: MediaTime(value: position, timescale: Int32(audio.sampleRate))))
         }
         position += Int64(frames)
     }

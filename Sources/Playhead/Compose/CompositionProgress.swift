@@ -30,8 +30,9 @@ public struct CompositionProgress: Sendable {
         self.layers = layers.map { reader in
             let now = reader.now
             let start = reader.passes.last.map(\.layerStart)
-            return LayerProgress(id: reader.id, item: now?.item, source: now?.source, filler: now?.filler ?? false,
-                                 position: start.map { time - $0 }, loopsCompleted: reader.loopsCompleted)
+            return LayerProgress(
+                id: reader.id, item: now?.item, source: now?.source, filler: now?.filler ?? false,
+                position: start.map { time - $0 }, loopsCompleted: reader.loopsCompleted)
         }
     }
 }

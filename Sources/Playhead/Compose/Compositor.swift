@@ -26,7 +26,9 @@ public final class Compositor: Sendable {
     public let canvas: CompositionCanvas
     /// The layers, in the order added, and a count of changes (a render picks up a change when
     /// the count moves).
-    private let state = Locked<(generation: Int, layers: [(id: CompositionLayer.ID, layer: CompositionLayer)], updates: [CompositionLayer.ID: CompositionLayer])>(
+    private let state = Locked<
+        (generation: Int, layers: [(id: CompositionLayer.ID, layer: CompositionLayer)], updates: [CompositionLayer.ID: CompositionLayer])
+    >(
         (0, [], [:]))
     private let nextID = Locked(0)
     private let logger: Logger
@@ -54,8 +56,10 @@ public final class Compositor: Sendable {
     /// A compositor of `canvas` (its size must be even, at least 2x2 and at most 16384x16384).
     /// `onRecord` is told of every item a layer played, failed or filled, as it ends, on the
     /// render thread (keep it short: an as-run log's line).
-    public init(canvas: CompositionCanvas, strict: Bool = false, soundFormat: AudioStreamInfo? = nil, failurePolicy: LayerFailurePolicy = .passOver,
-                loudnessTarget: Double? = nil, logger: Logger? = nil, onRecord: (@Sendable (LayerItemRecord) -> Void)? = nil) {
+    public init(
+        canvas: CompositionCanvas, strict: Bool = false, soundFormat: AudioStreamInfo? = nil, failurePolicy: LayerFailurePolicy = .passOver,
+        loudnessTarget: Double? = nil, logger: Logger? = nil, onRecord: (@Sendable (LayerItemRecord) -> Void)? = nil
+    ) {
         self.canvas = canvas
         self.strict = strict
         self.soundFormat = soundFormat
@@ -98,10 +102,11 @@ public final class Compositor: Sendable {
         if case .times(let count) = layer.loop, count < 1 {
             throw PlayheadError(code: .invalidArgument, message: "a layer plays at least once (loop count \(count))")
         }
-        let id = CompositionLayer.ID(value: nextID.withLock { value in
-            value += 1
-            return value
-        })
+        let id = CompositionLayer.ID(
+            value: nextID.withLock { value in
+                value += 1
+                return value
+            })
         state.withLock { state in
             state.layers.append((id, layer))
             state.generation += 1
@@ -148,7 +153,8 @@ public final class Compositor: Sendable {
     private func checked(_ rect: PixelRect) throws(PlayheadError) -> PixelRect {
         let even = PixelRect(x: rect.x & ~1, y: rect.y & ~1, width: rect.width & ~1, height: rect.height & ~1)
         guard even.width >= 2, even.height >= 2, even.x >= 0, even.y >= 0,
-              even.x + even.width <= canvas.size.width, even.y + even.height <= canvas.size.height else {
+            even.x + even.width <= canvas.size.width, even.y + even.height <= canvas.size.height
+        else {
             throw PlayheadError(code: .invalidArgument, message: "the layer's rectangle \(rect) must lie inside the \(canvas.size) canvas")
         }
         return even
@@ -166,10 +172,13 @@ public final class Compositor: Sendable {
     /// into `sink` when it carries sound (``MP4Sink``), else into `sound` when one is given (a
     /// ``WAVSink`` beside Y4M or image frames): the samples that go with each frame, from the
     /// first to the end of the last frame.
-    public func render(frames: Int?, into sink: sending some FrameSink, sound: sending (any AudioSink)? = nil,
-                       realtime: (any PlaybackClock)? = nil) async -> CompositionReport {
+    public func render(
+        frames: Int?, into sink: sending some FrameSink, sound: sending (any AudioSink)? = nil,
+        realtime: (any PlaybackClock)? = nil
+    ) async -> CompositionReport {
         // `sink` is `sending`: the caller gave it up; only the render thread touches it from here.
-        let combined: any FrameSink = if let sound, !(sink is any AudioCarryingFrameSink) { FrameAndSoundSink(frames: sink, sound: sound) } else { sink }
+        let combined: any FrameSink =
+            if let sound, !(sink is any AudioCarryingFrameSink) { FrameAndSoundSink(frames: sink, sound: sound) } else { sink }
         let owner = SoleOwner(handingOver: combined)
         let interrupt = InterruptFlag()
         let canvas = self.canvas
@@ -197,8 +206,10 @@ public final class Compositor: Sendable {
 
     /// The render thread: draws each output frame into a free picture and hands it to the output
     /// thread, which writes it while the next one is drawn.
-    private func renderBlocking(frames: Int?, canvas: CompositionCanvas, sink: any FrameSink, interrupt: InterruptFlag,
-                                pacing: (any PlaybackClock)?) -> CompositionReport {
+    private func renderBlocking(
+        frames: Int?, canvas: CompositionCanvas, sink: any FrameSink, interrupt: InterruptFlag,
+        pacing: (any PlaybackClock)?
+    ) -> CompositionReport {
         var report = CompositionReport(framesWritten: 0, layers: [], error: nil)
         var layers: [LayerReader] = []
         var gone: [LayerReader] = []
@@ -222,14 +233,16 @@ public final class Compositor: Sendable {
                 }
             }
             let progress = current
-            let started = CompositionOutput(sink: SoleOwner(handingOver: sink), pictures: pictures, canvas: canvas, pixelFormat: outputFormat, pacing: pacing,
-                                            audio: mixer?.format, onLate: { lateness in
-                                                let halfFrame = canvas.time(ofFrame: 1).seconds / 2
-                                                progress.withLock {
-                                                    $0.lateness.record(lateness)
-                                                    if lateness > halfFrame { $0.lateFrames += 1 }
-                                                }
-                                            })
+            let started = CompositionOutput(
+                sink: SoleOwner(handingOver: sink), pictures: pictures, canvas: canvas, pixelFormat: outputFormat, pacing: pacing,
+                audio: mixer?.format,
+                onLate: { lateness in
+                    let halfFrame = canvas.time(ofFrame: 1).seconds / 2
+                    progress.withLock {
+                        $0.lateness.record(lateness)
+                        if lateness > halfFrame { $0.lateFrames += 1 }
+                    }
+                })
             output = started
             /// The mixed sound up to `time` into `slot`: every layer's passes so far (a removed
             /// layer's closed where it was removed).
@@ -241,7 +254,8 @@ public final class Compositor: Sendable {
             }
             /// Passes no longer needed: a second behind the sound.
             func forgetPasses(before time: MediaTime) {
-                let soundTime = mixer.map { MediaTime(value: $0.position, timescale: Int32($0.format.sampleRate)) - MediaTime(value: 1, timescale: 1) } ?? time
+                let soundTime =
+                    mixer.map { MediaTime(value: $0.position, timescale: Int32($0.format.sampleRate)) - MediaTime(value: 1, timescale: 1) } ?? time
                 for layer in layers { layer.forgetPasses(endedBy: min(time, soundTime)) }
                 gone.removeAll { $0.isRetired && !(mixer?.needs($0) ?? false) }
             }
@@ -250,14 +264,20 @@ public final class Compositor: Sendable {
             while frames.map({ n < $0 }) ?? true {
                 if interrupt.isRaised { throw PlayheadError.cancelled() }
                 let time = canvas.time(ofFrame: n)
-                let pending = state.withLock { s -> (generation: Int, layers: [(id: CompositionLayer.ID, layer: CompositionLayer)], updates: [CompositionLayer.ID: CompositionLayer])? in
+                let pending = state.withLock {
+                    s -> (
+                        generation: Int, layers: [(id: CompositionLayer.ID, layer: CompositionLayer)],
+                        updates: [CompositionLayer.ID: CompositionLayer]
+                    )? in
                     guard s.generation != seenGeneration else { return nil }
                     defer { s.updates = [:] }
                     return s
                 }
                 if let pending {
                     seenGeneration = pending.generation
-                    sync(&layers, with: pending.layers, updates: pending.updates, gone: &gone, at: time, canvas: canvas, format: format, interrupt: interrupt)
+                    sync(
+                        &layers, with: pending.layers, updates: pending.updates, gone: &gone, at: time, canvas: canvas, format: format,
+                        interrupt: interrupt)
                 }
                 // Nil: the output thread stopped (its sink failed).
                 guard let slot = started.free.receive() else {
@@ -300,10 +320,13 @@ public final class Compositor: Sendable {
             for layer in layers { layer.endPass(at: canvas.time(ofFrame: rendered)) }
         }
         if let error = report.error { logger.debug("composition stopped", metadata: ["error": "\(error)"]) }
-        report.layers = (gone + layers).map { LayerReport(id: $0.id, framesShown: $0.framesShown, loopsCompleted: $0.loopsCompleted, failure: $0.failure,
-                                                                  itemFailures: $0.itemFailures.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
-                                                                  damagedPackets: $0.damagedPackets, firstDamage: $0.firstDamage) }
-            .sorted { $0.id.value < $1.id.value }
+        report.layers = (gone + layers).map {
+            LayerReport(
+                id: $0.id, framesShown: $0.framesShown, loopsCompleted: $0.loopsCompleted, failure: $0.failure,
+                itemFailures: $0.itemFailures.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+                damagedPackets: $0.damagedPackets, firstDamage: $0.firstDamage)
+        }
+        .sorted { $0.id.value < $1.id.value }
         return report
     }
 
@@ -324,9 +347,11 @@ public final class Compositor: Sendable {
     /// removed ones end there (kept aside for the report and their sound's last span), moved
     /// ones are redrawn at their new place, updated ones take the new version at their next item
     /// boundary.
-    private func sync(_ readers: inout [LayerReader], with layers: [(id: CompositionLayer.ID, layer: CompositionLayer)],
-                      updates: [CompositionLayer.ID: CompositionLayer], gone: inout [LayerReader], at time: MediaTime,
-                      canvas: CompositionCanvas, format: AVPixelFormat, interrupt: InterruptFlag) {
+    private func sync(
+        _ readers: inout [LayerReader], with layers: [(id: CompositionLayer.ID, layer: CompositionLayer)],
+        updates: [CompositionLayer.ID: CompositionLayer], gone: inout [LayerReader], at time: MediaTime,
+        canvas: CompositionCanvas, format: AVPixelFormat, interrupt: InterruptFlag
+    ) {
         let wanted = Dictionary(uniqueKeysWithValues: layers.map { ($0.id, $0.layer) })
         for reader in readers where wanted[reader.id] == nil {
             reader.endPass(at: time)
@@ -347,8 +372,9 @@ public final class Compositor: Sendable {
         for (id, layer) in layers where !known.contains(id) {
             // Items of a layer that gives sound are measured ahead of their first pass.
             if let loudness, layer.providesAudio { for asset in layer.assets { _ = loudness.loudness(of: asset) } }
-            let reader = LayerReader(id: id, layer: layer, canvasSize: canvas.size, outputFormat: format, interrupt: interrupt, strict: strict,
-                                     start: time, failurePolicy: failurePolicy, soundExtents: soundExtents)
+            let reader = LayerReader(
+                id: id, layer: layer, canvasSize: canvas.size, outputFormat: format, interrupt: interrupt, strict: strict,
+                start: time, failurePolicy: failurePolicy, soundExtents: soundExtents)
             if let handler { reader.onRecord = { handler($0) } }
             readers.append(reader)
         }
@@ -372,7 +398,9 @@ public final class Compositor: Sendable {
             return
         }
         let (y, u, v) = colour.limitedYUV
-        for (plane, value, w, h) in [(frame.data.0, y, width, height), (frame.data.1, u, width / 2, height / 2), (frame.data.2, v, width / 2, height / 2)] {
+        for (plane, value, w, h) in [
+            (frame.data.0, y, width, height), (frame.data.1, u, width / 2, height / 2), (frame.data.2, v, width / 2, height / 2),
+        ] {
             guard let plane else { continue }
             let stride = plane == frame.data.0 ? Int(frame.linesize.0) : (plane == frame.data.1 ? Int(frame.linesize.1) : Int(frame.linesize.2))
             for row in 0..<h { (plane + row * stride).update(repeating: value, count: w) }

@@ -85,7 +85,9 @@ final class LayerAudio {
                 // filler), is silent.
                 if pass.audible, let asset = pass.asset {
                     do throws(PlayheadError) {
-                        guard let sourceStart = pass.sourceStart else { throw PlayheadError(code: .invalidState, message: "a pass without a start", file: nil) }
+                        guard let sourceStart = pass.sourceStart else {
+                            throw PlayheadError(code: .invalidState, message: "a pass without a start", file: nil)
+                        }
                         // Into the pass already (the first sample after a pass that began between two samples).
                         let into = MediaTime(value: max(0, position - sample(at: pass.layerStart)), timescale: Int32(format.sampleRate))
                         reader = try AudioPullReader(asset: asset, start: sourceStart + into, format: format, interrupt: interrupt)
@@ -161,8 +163,9 @@ final class AudioPullReader {
             // The one audio seek rule: every pass starts as the first did (an exact rewind, or a
             // seek with the codec's pre-roll); the stage trims to `start`.
             try SeekRule.positionAudio(demuxer, facts: audio, at: start, scratch: try OwnedPacket())
-            stage = try AudioStage(stream: stream, format: AudioFormat(sampleRate: format.sampleRate, channelCount: format.channelCount),
-                                   start: start, end: nil, timelineStart: .zero, sink: collector, source: demuxer.source)
+            stage = try AudioStage(
+                stream: stream, format: AudioFormat(sampleRate: format.sampleRate, channelCount: format.channelCount),
+                start: start, end: nil, timelineStart: .zero, sink: collector, source: demuxer.source)
             try stage.begin()
         } catch {
             asset.giveBack(demuxer)

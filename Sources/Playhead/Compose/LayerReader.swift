@@ -59,8 +59,11 @@ final class LayerReader {
 
     /// A reader whose timeline starts at canvas time `start` (a layer added while rendering starts
     /// its playlist when it is added).
-    init(id: CompositionLayer.ID, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: AVPixelFormat, interrupt: InterruptFlag,
-         strict: Bool = false, start: MediaTime = .zero, failurePolicy: LayerFailurePolicy = .passOver, soundExtents: SoundExtentTable = SoundExtentTable()) {
+    init(
+        id: CompositionLayer.ID, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: AVPixelFormat, interrupt: InterruptFlag,
+        strict: Bool = false, start: MediaTime = .zero, failurePolicy: LayerFailurePolicy = .passOver,
+        soundExtents: SoundExtentTable = SoundExtentTable()
+    ) {
         self.id = id
         self.soundExtents = soundExtents
         self.strict = strict
@@ -78,7 +81,8 @@ final class LayerReader {
                 timeline.end()
                 return
             }
-            timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop, start: start - position.offset, item: position.item, loops: position.loops)
+            timeline = LayerTimeline(
+                itemCount: layer.assets.count, loop: layer.loop, start: start - position.offset, item: position.item, loops: position.loops)
             beginPass(at: start - position.offset)
             return
         }
@@ -193,8 +197,10 @@ final class LayerReader {
                     closePass(endingAt: timeline.passStart + played, status: .failed, error: error)
                     let length = layer.timeRange.map(\.duration).flatMap { $0.isNumeric && $0 > .zero ? $0 : nil } ?? slot
                     fillerSlot = FillerSlot(asset: asset, start: timeline.passStart + played, length: length, interrupt: interrupt)
-                    passes.append(LayerPass(number: (passes.last?.number ?? -1) + 1, item: item, layerStart: timeline.passStart + played,
-                                            sourceStart: .zero, asset: asset, audible: layer.providesAudio, filler: true, wallClockStart: Date()))
+                    passes.append(
+                        LayerPass(
+                            number: (passes.last?.number ?? -1) + 1, item: item, layerStart: timeline.passStart + played,
+                            sourceStart: .zero, asset: asset, audible: layer.providesAudio, filler: true, wallClockStart: Date()))
                     continue
                 }
                 if itemFailures.count < layer.assets.count, !timeline.hasEnded {
@@ -333,8 +339,10 @@ final class LayerReader {
 
     private func beginPass(at start: MediaTime) {
         let asset = layer.assets[timeline.item]
-        passes.append(LayerPass(number: (passes.last?.number ?? -1) + 1, item: timeline.item, layerStart: start, asset: asset,
-                                audible: layer.providesAudio, wallClockStart: Date()))
+        passes.append(
+            LayerPass(
+                number: (passes.last?.number ?? -1) + 1, item: timeline.item, layerStart: start, asset: asset,
+                audible: layer.providesAudio, wallClockStart: Date()))
         // The next item, if it is sound alone, is measured while this one plays.
         if layer.assets.count > 1 { soundExtents.prefetch([layer.assets[(timeline.item + 1) % layer.assets.count]]) }
     }
@@ -349,9 +357,11 @@ final class LayerReader {
 
     private func record(_ pass: LayerPass, status: LayerItemRecord.Status, error: PlayheadError?) {
         guard let onRecord else { return }
-        onRecord(LayerItemRecord(layer: id, item: pass.item, source: pass.filler ? (pass.asset?.source ?? "background") : (pass.asset?.source ?? ""),
-                                 start: pass.layerStart, end: pass.layerStart + (pass.length ?? .zero), wallClockStart: pass.wallClockStart,
-                                 status: status, error: error, asset: pass.asset))
+        onRecord(
+            LayerItemRecord(
+                layer: id, item: pass.item, source: pass.filler ? (pass.asset?.source ?? "background") : (pass.asset?.source ?? ""),
+                start: pass.layerStart, end: pass.layerStart + (pass.length ?? .zero), wallClockStart: pass.wallClockStart,
+                status: status, error: error, asset: pass.asset))
     }
 
     /// The current item's reader; nil for an item of sound alone (``soundLength`` is then set).
@@ -409,8 +419,9 @@ final class LayerReader {
     static func converter(for reader: MediaReader, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: AVPixelFormat) -> FrameConverter {
         let facts = reader.facts
         let rect = layer.rect
-        var layout = layer.gravity.layout(stored: facts.storedSize, pixelAspectRatio: facts.pixelAspectRatio, orientation: facts.orientation,
-                                          canvas: rect.size, alignment: 2)
+        var layout = layer.gravity.layout(
+            stored: facts.storedSize, pixelAspectRatio: facts.pixelAspectRatio, orientation: facts.orientation,
+            canvas: rect.size, alignment: 2)
         layout.canvas = canvasSize
         layout.content.x += rect.x
         layout.content.y += rect.y

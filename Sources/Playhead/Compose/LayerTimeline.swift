@@ -58,11 +58,12 @@ struct LayerTimeline: Sendable, Hashable {
             item += 1
             return true
         }
-        let plays: Int? = switch loop {
-        case .once: 1
-        case .times(let count): max(1, count)
-        case .forever: nil
-        }
+        let plays: Int? =
+            switch loop {
+            case .once: 1
+            case .times(let count): max(1, count)
+            case .forever: nil
+            }
         if let plays, loopsCompleted + 1 >= plays {
             hasEnded = true
             return false

@@ -45,7 +45,11 @@ final class SoundMixer {
         var heard = 0
         // Kept at the largest block yet (29.97 fps alternates 1601 and 1602 samples a frame): only
         // the first `count` are zeroed and used.
-        if sum.count < count { sum = [Int32](repeating: 0, count: count) } else { sum.withUnsafeMutableBufferPointer { $0[0..<count].update(repeating: 0) } }
+        if sum.count < count {
+            sum = [Int32](repeating: 0, count: count)
+        } else {
+            sum.withUnsafeMutableBufferPointer { $0[0..<count].update(repeating: 0) }
+        }
         for layer in layers where audios[layer.id] != nil || layer.passes.contains(where: \.audible) {
             // A layer's sound starts where the mix is when it is first heard.
             let audio = audios[layer.id] ?? LayerAudio(format: format, interrupt: interrupt, position: position, loudness: loudness)
@@ -62,9 +66,10 @@ final class SoundMixer {
             heard += 1
         }
         if heard > 0 {
-            out.append(contentsOf: sum[0..<count].lazy.map { value in
-                Int16(truncatingIfNeeded: value < -32768 ? -32768 : (value > 32767 ? 32767 : value))
-            })
+            out.append(
+                contentsOf: sum[0..<count].lazy.map { value in
+                    Int16(truncatingIfNeeded: value < -32768 ? -32768 : (value > 32767 ? 32767 : value))
+                })
         } else {
             out.append(contentsOf: SampleBlocks.zeros(count))
         }

@@ -12,8 +12,11 @@ public actor PlaybackCoordinator {
     private let clock: any PlaybackClock
     private var machine: CoordinatorStateMachine<SessionID, CheckedContinuation<Bool, Never>>
     private var nextID = 0
-    private var pending: [SessionID: (request: PlaybackRequest, output: @Sendable () -> any FrameSink,
-                                      audio: (@Sendable () -> (any AudioSink)?)?)] = [:]
+    private var pending:
+        [SessionID: (
+            request: PlaybackRequest, output: @Sendable () -> any FrameSink,
+            audio: (@Sendable () -> (any AudioSink)?)?
+        )] = [:]
     private var running: [SessionID: RunningSession] = [:]
     private var outcomes: [SessionID: SessionOutcome] = [:]
     private var outcomeWaiters: [SessionID: Waiters<Result<SessionOutcome, PlayheadError>>] = [:]
@@ -43,8 +46,10 @@ public actor PlaybackCoordinator {
     /// its audio sink (nil, or a factory returning nil: the audio is not decoded). Loops append to
     /// the one audio sink sample for sample.
     @discardableResult
-    public func submit(_ request: PlaybackRequest, output: @escaping @Sendable () -> any FrameSink,
-                       audioOutput: (@Sendable () -> (any AudioSink)?)? = nil) -> SessionID {
+    public func submit(
+        _ request: PlaybackRequest, output: @escaping @Sendable () -> any FrameSink,
+        audioOutput: (@Sendable () -> (any AudioSink)?)? = nil
+    ) -> SessionID {
         nextID += 1
         let id = SessionID(value: nextID, coordinator: number)
         pending[id] = (request, output, audioOutput)
@@ -71,8 +76,9 @@ public actor PlaybackCoordinator {
     public func progress() -> [SessionProgress] {
         machine.running.compactMap { id in
             guard let session = running[id] else { return nil }
-            return SessionProgress(id: id, source: session.request.source, framesPresented: session.player.statistics.framesPresented,
-                                   loopsCompleted: session.looper?.loopsCompleted ?? 0, loop: session.request.loop)
+            return SessionProgress(
+                id: id, source: session.request.source, framesPresented: session.player.statistics.framesPresented,
+                loopsCompleted: session.looper?.loopsCompleted ?? 0, loop: session.request.loop)
         }
     }
 
@@ -176,15 +182,18 @@ public actor PlaybackCoordinator {
             Task { await self.cancel(id) }
         }
         guard granted else {
-            finish(SessionOutcome(id: id, source: "", status: .cancelled, framesPresented: 0, framesDropped: 0, loopsCompleted: 0,
-                                  audioFramesPresented: 0))
+            finish(
+                SessionOutcome(
+                    id: id, source: "", status: .cancelled, framesPresented: 0, framesDropped: 0, loopsCompleted: 0,
+                    audioFramesPresented: 0))
             wakeIdleWaitersIfIdle()
             throw .cancelled()
         }
         emit(.started(id))
         let value = await body()
-        let outcome = SessionOutcome(id: id, source: "", status: .completed, framesPresented: 0, framesDropped: 0, loopsCompleted: 0,
-                                     audioFramesPresented: 0)
+        let outcome = SessionOutcome(
+            id: id, source: "", status: .completed, framesPresented: 0, framesDropped: 0, loopsCompleted: 0,
+            audioFramesPresented: 0)
         finish(outcome)
         perform(machine.finished(id))
         wakeIdleWaitersIfIdle()
@@ -209,8 +218,10 @@ public actor PlaybackCoordinator {
                 waiter.resume(returning: false)
             case .dropWaiting(let id):
                 let source = pending.removeValue(forKey: id)?.request.source ?? ""
-                finish(SessionOutcome(id: id, source: source, status: .cancelled, framesPresented: 0, framesDropped: 0, loopsCompleted: 0,
-                                      audioFramesPresented: 0))
+                finish(
+                    SessionOutcome(
+                        id: id, source: source, status: .cancelled, framesPresented: 0, framesDropped: 0, loopsCompleted: 0,
+                        audioFramesPresented: 0))
             case .stopRunning(let id):
                 guard var session = running[id] else { continue }
                 session.cancelled = true
@@ -232,8 +243,9 @@ public actor PlaybackCoordinator {
         let asset = request.asset ?? Asset(source: request.source, options: request.assetOptions)
         let item = PlayerItem(asset: asset, timeRange: request.timeRange)
         let looping = request.loop != .none
-        let player = QueuePlayer(items: looping ? [] : [item], output: makeOutput(), audioOutput: makeAudioOutput?(),
-                                 configuration: PlayerConfiguration(realtime: request.realtime, decoding: decoding), clock: clock)
+        let player = QueuePlayer(
+            items: looping ? [] : [item], output: makeOutput(), audioOutput: makeAudioOutput?(),
+            configuration: PlayerConfiguration(realtime: request.realtime, decoding: decoding), clock: clock)
         var looper: PlayerLooper?
         switch request.loop {
         case .none: looper = nil
@@ -269,8 +281,9 @@ public actor PlaybackCoordinator {
             }
         }
         let loops = session.looper?.loopsCompleted ?? (status == .completed ? 1 : 0)
-        var outcome = SessionOutcome(id: id, source: session.request.source, status: status, framesPresented: statistics.framesPresented,
-                                     framesDropped: statistics.framesDropped, loopsCompleted: loops, audioFramesPresented: statistics.audioFramesPresented)
+        var outcome = SessionOutcome(
+            id: id, source: session.request.source, status: status, framesPresented: statistics.framesPresented,
+            framesDropped: statistics.framesDropped, loopsCompleted: loops, audioFramesPresented: statistics.audioFramesPresented)
         outcome.damagedPackets = statistics.damagedPackets
         outcome.firstDamage = statistics.firstDamage
         finish(outcome)

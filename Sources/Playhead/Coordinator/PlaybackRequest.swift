@@ -33,15 +33,19 @@ public struct PlaybackRequest: Sendable, Hashable {
     private var assetReference: AssetReference?
 
     /// A request for an asset (`source` is its source).
-    public init(asset: Asset, loop: LoopPolicy = .none, realtime: Bool = false,
-                decoding: DecodeConfiguration = DecodeConfiguration(), timeRange: TimeRange? = nil) {
+    public init(
+        asset: Asset, loop: LoopPolicy = .none, realtime: Bool = false,
+        decoding: DecodeConfiguration = DecodeConfiguration(), timeRange: TimeRange? = nil
+    ) {
         self.init(source: asset.source, loop: loop, realtime: realtime, decoding: decoding, timeRange: timeRange)
         self.asset = asset
     }
 
-    public init(source: String, loop: LoopPolicy = .none, realtime: Bool = false,
-                decoding: DecodeConfiguration = DecodeConfiguration(), timeRange: TimeRange? = nil,
-                assetOptions: AssetOptions = AssetOptions()) {
+    public init(
+        source: String, loop: LoopPolicy = .none, realtime: Bool = false,
+        decoding: DecodeConfiguration = DecodeConfiguration(), timeRange: TimeRange? = nil,
+        assetOptions: AssetOptions = AssetOptions()
+    ) {
         self.source = source
         self.assetOptions = assetOptions
         self.loop = loop

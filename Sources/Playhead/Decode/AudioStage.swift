@@ -39,8 +39,10 @@ final class AudioStage {
 
     /// `start` (exact starts only) and `end` bound what is delivered; `timelineStart` is passed on
     /// to the sink. Opens the decoder; the format is settled by `begin()`.
-    init(stream: UnsafeMutablePointer<AVStream>, format: AudioFormat, start: MediaTime?, end: MediaTime?, timelineStart: MediaTime,
-         sink: any AudioSink, source: String) throws(PlayheadError) {
+    init(
+        stream: UnsafeMutablePointer<AVStream>, format: AudioFormat, start: MediaTime?, end: MediaTime?, timelineStart: MediaTime,
+        sink: any AudioSink, source: String
+    ) throws(PlayheadError) {
         frame = try OwnedFrame()
         self.source = source
         self.sink = sink
@@ -63,13 +65,16 @@ final class AudioStage {
         var format = requestedFormat
         if let negotiating = sink as? any AudioFormatNegotiating {
             let context = decoder.context.pointee
-            format = try negotiating.outputFormat(for: AudioStreamInfo(source: source, sampleRate: Int(context.sample_rate),
-                                                                       channelCount: Int(max(1, context.ch_layout.nb_channels))))
+            format = try negotiating.outputFormat(
+                for: AudioStreamInfo(
+                    source: source, sampleRate: Int(context.sample_rate),
+                    channelCount: Int(max(1, context.ch_layout.nb_channels))))
         }
         let resampler = try Resampler(from: decoder.context, sampleRate: format.sampleRate, channelCount: format.channelCount, source: source)
         self.resampler = resampler
         placeWindow()
-        var info = AudioStreamInfo(source: source, sampleRate: resampler.sampleRate, channelCount: resampler.channelCount, timelineStart: timelineStart)
+        var info = AudioStreamInfo(
+            source: source, sampleRate: resampler.sampleRate, channelCount: resampler.channelCount, timelineStart: timelineStart)
         info.timestampsMayJump = timestampsMayJump
         self.info = info
         try sink.begin(info)
@@ -141,7 +146,9 @@ final class AudioStage {
     private func deliver(_ count: Int, timestamp: Int64?) throws(PlayheadError) {
         guard let resampler else { return }
         let rate = Int64(resampler.sampleRate)
-        let stamped = timestamp.flatMap { $0 == FFmpegConstants.noPTS ? nil : Self.samples(MediaTime(ffmpegTimestamp: $0, timeBase: timeBase), rate: rate) }
+        let stamped = timestamp.flatMap {
+            $0 == FFmpegConstants.noPTS ? nil : Self.samples(MediaTime(ffmpegTimestamp: $0, timeBase: timeBase), rate: rate)
+        }
         if let expected = nextSample {
             if let stamped, abs(stamped - expected) > max(Int64(count), rate / 50) { nextSample = stamped }
         } else {
@@ -158,9 +165,10 @@ final class AudioStage {
         guard keep > skip else { return }
         let channels = resampler.channelCount
         let time = MediaTime(value: start + Int64(skip), timescale: Int32(rate))
-        let buffer = AudioBuffer(samples: UnsafeBufferPointer(start: resampler.buffer + skip * channels, count: (keep - skip) * channels),
-                                 frameCount: keep - skip, channelCount: channels, sampleRate: resampler.sampleRate, presentationTime: time,
-                                 segment: segment?.number ?? 0, control: segment?.control)
+        let buffer = AudioBuffer(
+            samples: UnsafeBufferPointer(start: resampler.buffer + skip * channels, count: (keep - skip) * channels),
+            frameCount: keep - skip, channelCount: channels, sampleRate: resampler.sampleRate, presentationTime: time,
+            segment: segment?.number ?? 0, control: segment?.control)
         if firstDeliveredTime == nil {
             firstDeliveredTime = time
             // Before the sink may hold it (a paused player): a seek lands when its audio is ready.

@@ -35,10 +35,12 @@ public struct DecodeConfiguration: Sendable, Hashable {
     /// damage makes the result `failed`.
     public var strict: Bool
 
-    public init(outputSize: PixelSize? = nil, gravity: VideoGravity = .resizeAspect, appliesPreferredTrackTransform: Bool = true,
-                frameLimit: Int? = nil, decoderThreads: Int = 0, packetQueueCapacity: Int = 64, frameQueueCapacity: Int = 3,
-                startTime: MediaTime? = nil, startToleranceBefore: MediaTime = .zero, startToleranceAfter: MediaTime = .zero,
-                endTime: MediaTime? = nil, audioFormat: AudioFormat = AudioFormat(), strict: Bool = false) {
+    public init(
+        outputSize: PixelSize? = nil, gravity: VideoGravity = .resizeAspect, appliesPreferredTrackTransform: Bool = true,
+        frameLimit: Int? = nil, decoderThreads: Int = 0, packetQueueCapacity: Int = 64, frameQueueCapacity: Int = 3,
+        startTime: MediaTime? = nil, startToleranceBefore: MediaTime = .zero, startToleranceAfter: MediaTime = .zero,
+        endTime: MediaTime? = nil, audioFormat: AudioFormat = AudioFormat(), strict: Bool = false
+    ) {
         self.strict = strict
         self.endTime = endTime
         self.audioFormat = audioFormat

@@ -134,16 +134,18 @@ final class DecodePipeline: Sendable {
         if let videoFacts {
             let video = try VideoStageSetup.make(demuxer: demuxer, facts: videoFacts, sinkFormat: sinkFormat, configuration: configuration)
             setup.video = video
-            var info = FrameStreamInfo(source: source, size: video.canvasSize, pixelFormat: sinkFormat,
-                                       frameRate: videoFacts.frameRate.map(\.doubleValue), layout: video.layout, timescale: videoFacts.timeBase.den,
-                                       timelineStart: timelineStart)
+            var info = FrameStreamInfo(
+                source: source, size: video.canvasSize, pixelFormat: sinkFormat,
+                frameRate: videoFacts.frameRate.map(\.doubleValue), layout: video.layout, timescale: videoFacts.timeBase.den,
+                timelineStart: timelineStart)
             info.timestampsMayJump = demuxer.timestampsMayJump
             setup.info = info
             tally.withLock { $0.outputSize = video.canvasSize }
         }
         if let audioFacts, let audioSink, let stream = demuxer.context.stream(at: Int(audioFacts.index)) {
-            let stage = try AudioStage(stream: stream, format: configuration.audioFormat, start: nil, end: nil, timelineStart: timelineStart,
-                                       sink: audioSink, source: source)
+            let stage = try AudioStage(
+                stream: stream, format: configuration.audioFormat, start: nil, end: nil, timelineStart: timelineStart,
+                sink: audioSink, source: source)
             stage.timestampsMayJump = demuxer.timestampsMayJump
             setup.audio = (try PacketRoute(stream: audioFacts.index, capacity: Self.audioPacketCapacity), stage)
         }
@@ -281,8 +283,9 @@ final class DecodePipeline: Sendable {
         }
         let atStart = demuxer.isFresh
         let scratch = try OwnedPacket()
-        let (selection, moved) = try SeekRule.position(demuxer, facts: video.facts, request: request,
-                                                       from: atStart ? DecodePosition(atStart: true) : .unknown, scratch: scratch)
+        let (selection, moved) = try SeekRule.position(
+            demuxer, facts: video.facts, request: request,
+            from: atStart ? DecodePosition(atStart: true) : .unknown, scratch: scratch)
         let audioStart = selection.low == .min ? nil : MediaTime(ffmpegTimestamp: selection.low, timeBase: tb)
         var start = SegmentStart(segment: segment, selection: selection, timelineStart: request.time, audioStart: audioStart)
         start.mayRetryFromTheStart = demuxer.canSeek && (moved || !atStart)

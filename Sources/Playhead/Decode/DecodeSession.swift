@@ -50,8 +50,11 @@ public final class DecodeSession: Sendable {
         let start = configuration.startTime.flatMap {
             SeekRequest.resolving(time: $0, toleranceBefore: configuration.startToleranceBefore, toleranceAfter: configuration.startToleranceAfter)
         }
-        control = SessionControl(mode: .once, routes: [], first: Segment(number: 0, start: start, end: configuration.endTime,
-                                                                          frameLimit: configuration.frameLimit, presentationPosition: nil))
+        control = SessionControl(
+            mode: .once, routes: [],
+            first: Segment(
+                number: 0, start: start, end: configuration.endTime,
+                frameLimit: configuration.frameLimit, presentationPosition: nil))
     }
 
     /// Decodes to the end (or the frame limit, or the end time) and returns how it went.
@@ -64,23 +67,30 @@ public final class DecodeSession: Sendable {
 
     /// Runs until stopped, reporting the end of every segment (the start, then each seek): the
     /// session of a player's item, which seeks in place.
-    func play(into sink: SoleOwner<any FrameSink>, audio: (any AudioSink)?, onSegmentEnd: @escaping @Sendable (DecodeResult) -> Void) async -> DecodeResult {
+    func play(
+        into sink: SoleOwner<any FrameSink>, audio: (any AudioSink)?, onSegmentEnd: @escaping @Sendable (DecodeResult) -> Void
+    ) async -> DecodeResult {
         await start(mode: .interactive, sink: sink, audio: audio, onSegmentEnd: onSegmentEnd)
     }
 
-    private func start(mode: SessionControl.Machine.Mode, sink: SoleOwner<any FrameSink>, audio: (any AudioSink)?,
-                       onSegmentEnd: (@Sendable (DecodeResult) -> Void)?) async -> DecodeResult {
+    private func start(
+        mode: SessionControl.Machine.Mode, sink: SoleOwner<any FrameSink>, audio: (any AudioSink)?,
+        onSegmentEnd: (@Sendable (DecodeResult) -> Void)?
+    ) async -> DecodeResult {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else {
             var refused = DecodeResult(source: source)
-            refused.status = .failed(PlayheadError(code: .invalidState, message: "this session has run already: a session runs once (make a new one)", file: source))
+            refused.status = .failed(
+                PlayheadError(code: .invalidState, message: "this session has run already: a session runs once (make a new one)", file: source))
             return refused
         }
         // The handlers hold what they need, not the session (the control is the session's own).
         let interrupt = self.interrupt, channels = self.channels
-        control.configure(mode: mode, onStop: {
-            interrupt.raise()
-            for channel in channels.withLock({ $0 }) { channel.cancel() }
-        }, onSegmentEnd: onSegmentEnd)
+        control.configure(
+            mode: mode,
+            onStop: {
+                interrupt.raise()
+                for channel in channels.withLock({ $0 }) { channel.cancel() }
+            }, onSegmentEnd: onSegmentEnd)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<DecodeResult, Never>) in
                 WorkerPool.shared.run("playhead.demux") { [self] in

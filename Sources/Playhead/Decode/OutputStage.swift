@@ -38,9 +38,10 @@ struct OutputStage {
                     }
                     let frame = canvas.frame
                     if formatName == nil { formatName = FrameConverter.name(frame.format) }
-                    let view = VideoFrame(presentationTime: canvas.presentationTime, duration: canvas.duration, index: canvas.index,
-                                          source: info.source, size: frame.size, pixelFormat: info.pixelFormat,
-                                          pixelFormatName: formatName ?? "", frame: frame.pointer, segment: segment, control: control)
+                    let view = VideoFrame(
+                        presentationTime: canvas.presentationTime, duration: canvas.duration, index: canvas.index,
+                        source: info.source, size: frame.size, pixelFormat: info.pixelFormat,
+                        pixelFormatName: formatName ?? "", frame: frame.pointer, segment: segment, control: control)
                     try sink.write(view)
                     let time = canvas.presentationTime
                     pipeline.tally.withLock {

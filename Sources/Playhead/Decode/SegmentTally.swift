@@ -72,9 +72,10 @@ struct SegmentTally {
             if let error = dataEnd?.failure { return .failed(error) }
             if case .cancelled? = dataEnd { return .cancelled }
             if framesDecoded == 0 && audioFrames == 0 {
-                return .failed(damage.first.map { error in
-                    error.with(message: "no frame could be decoded; first error: \(error.message)")
-                } ?? PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: source))
+                return .failed(
+                    damage.first.map { error in
+                        error.with(message: "no frame could be decoded; first error: \(error.message)")
+                    } ?? PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: source))
             }
         }
         if let error = damage.failure(strict: strict, file: source) { return .failed(error) }

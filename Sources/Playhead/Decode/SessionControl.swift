@@ -128,11 +128,17 @@ final class SessionControl: @unchecked Sendable {
         // A segment that a seek superseded between its end and now is not told as ended (the
         // player would take its item for ended although the seek's segment is playing).
         if let report = actions.segmentEnded, !(actions.endedSegment.map(isSuperseded) ?? false),
-           let handler = onSegmentEnd.withLock({ $0 }) { handler(report) }
+            let handler = onSegmentEnd.withLock({ $0 })
+        {
+            handler(report)
+        }
         if actions.stop {
             // The handlers are done with: dropping them ends any cycle through their captures.
             onSegmentEnd.withLock { $0 = nil }
-            onStop.withLock { handler in defer { handler = nil }; return handler }?()
+            onStop.withLock { handler in
+                defer { handler = nil }
+                return handler
+            }?()
             broadcast()
         }
     }

@@ -13,8 +13,10 @@ struct VideoStageSetup {
     let route: PacketRoute
     let canvases: CanvasPool
 
-    static func make(demuxer: Demuxer, facts: VideoStreamFacts, sinkFormat: OutputPixelFormat,
-                     configuration: DecodeConfiguration) throws(PlayheadError) -> VideoStageSetup {
+    static func make(
+        demuxer: Demuxer, facts: VideoStreamFacts, sinkFormat: OutputPixelFormat,
+        configuration: DecodeConfiguration
+    ) throws(PlayheadError) -> VideoStageSetup {
         let source = demuxer.source
         guard let stream = demuxer.context.stream(at: Int(facts.index)) else {
             throw demuxer.missingVideo(what: "no video track to decode")
@@ -32,7 +34,8 @@ struct VideoStageSetup {
         let canvas: PixelSize
         let gravity: VideoGravity
         if let asked = configuration.outputSize {
-            canvas = PixelSize(width: (asked.width + alignment - 1) / alignment * alignment, height: (asked.height + alignment - 1) / alignment * alignment)
+            canvas = PixelSize(
+                width: (asked.width + alignment - 1) / alignment * alignment, height: (asked.height + alignment - 1) / alignment * alignment)
             gravity = configuration.gravity
         } else {
             canvas = stored.fittedCanvas(pixelAspectRatio: par, orientation: orientation, alignment: alignment)
@@ -42,17 +45,19 @@ struct VideoStageSetup {
             throw PlayheadError(code: .invalidArgument, message: "output size \(canvas) is out of range", file: source)
         }
         let layout = gravity.layout(stored: stored, pixelAspectRatio: par, orientation: orientation, canvas: canvas, alignment: alignment)
-        let passthrough = sinkFormat == .native && canvas == stored && !layout.hasBars
+        let passthrough =
+            sinkFormat == .native && canvas == stored && !layout.hasBars
             && layout.sourceCrop == PixelRect(size: stored) && orientation == .identity
         var frames: [CanvasSlot] = []
         for _ in 0..<configuration.frameQueueCapacity {
             frames.append(CanvasSlot(frame: passthrough ? try OwnedFrame() : try OwnedFrame(size: canvas, format: outputFormat)))
         }
-        return VideoStageSetup(facts: facts, stepper: try VideoFrameStepper(decoder: decoder, facts: facts),
-                               converter: FrameConverter(layout: layout, outputFormat: outputFormat, source: source),
-                               layout: layout, canvasSize: canvas, passthrough: passthrough,
-                               route: try PacketRoute(stream: facts.index, capacity: configuration.packetQueueCapacity),
-                               canvases: CanvasPool(frames))
+        return VideoStageSetup(
+            facts: facts, stepper: try VideoFrameStepper(decoder: decoder, facts: facts),
+            converter: FrameConverter(layout: layout, outputFormat: outputFormat, source: source),
+            layout: layout, canvasSize: canvas, passthrough: passthrough,
+            route: try PacketRoute(stream: facts.index, capacity: configuration.packetQueueCapacity),
+            canvases: CanvasPool(frames))
     }
 
     /// 2 for formats with chroma at half resolution, so bars and content fall on the chroma grid.

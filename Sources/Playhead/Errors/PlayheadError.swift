@@ -74,7 +74,8 @@ extension PlayheadError {
             case .fileNotFound, .notARegularFile, .permissionDenied, .readFailed, .truncated, .timedOut: return .io
             case .emptyFile, .unrecognizedFormat, .openFailed, .streamInfoFailed, .noStreams, .noVideoTrack, .seekFailed: return .demux
             case .decoderNotFound, .decoderOpenFailed, .decodeFailed, .encrypted: return .decode
-            case .encodeFailed, .writeFailed, .outputOpenFailed, .conversionFailed, .outputExists, .diskFull, .nameTooLong, .outputBusy: return .output
+            case .encodeFailed, .writeFailed, .outputOpenFailed, .conversionFailed, .outputExists, .diskFull, .nameTooLong, .outputBusy:
+                return .output
             case .cancelled, .invalidArgument, .invalidState: return .state
             }
         }

@@ -41,8 +41,9 @@ final class AudioEncoder {
         }
         frameSize = context.pointee.frame_size > 0 ? context.pointee.frame_size : 1024
         var swr: OpaquePointer?
-        result = swr_alloc_set_opts2(&swr, &context.pointee.ch_layout, AV_SAMPLE_FMT_FLTP, Int32(sampleRate),
-                                     &context.pointee.ch_layout, AV_SAMPLE_FMT_S16, Int32(sampleRate), 0, nil)
+        result = swr_alloc_set_opts2(
+            &swr, &context.pointee.ch_layout, AV_SAMPLE_FMT_FLTP, Int32(sampleRate),
+            &context.pointee.ch_layout, AV_SAMPLE_FMT_S16, Int32(sampleRate), 0, nil)
         if result >= 0 { result = swr_init(swr) }
         guard result >= 0, let swr, let fifo = av_audio_fifo_alloc(AV_SAMPLE_FMT_FLTP, Int32(channelCount), frameSize) else {
             swr_free(&swr)
@@ -63,7 +64,9 @@ final class AudioEncoder {
 
     /// Takes `frames` samples per channel (interleaved) and encodes every whole frame they
     /// complete, handing each packet to `body` (valid only during the call).
-    func encode(_ samples: UnsafeBufferPointer<Int16>, frames: Int, _ body: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void) throws(PlayheadError) {
+    func encode(
+        _ samples: UnsafeBufferPointer<Int16>, frames: Int, _ body: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void
+    ) throws(PlayheadError) {
         guard frames > 0, let base = samples.baseAddress else { return }
         // Converted straight into the FIFO's planes, grown to hold them.
         let grown = av_audio_fifo_realloc(fifo, av_audio_fifo_size(fifo) + Int32(frames))
@@ -74,12 +77,15 @@ final class AudioEncoder {
             swr_convert(converter, output, Int32(frames), &input, Int32(frames))
         }
         guard grown >= 0, converted >= 0 else {
-            throw FFmpegError.error(.encodeFailed, "could not convert the sound", function: "swr_convert", result: min(grown, converted), file: target)
+            throw FFmpegError.error(
+                .encodeFailed, "could not convert the sound", function: "swr_convert", result: min(grown, converted), file: target)
         }
         let queued = staging.pointer.pointee.extended_data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: channels) { data in
             av_audio_fifo_write(fifo, data, converted)
         }
-        guard queued >= 0 else { throw FFmpegError.error(.encodeFailed, "could not queue the sound", function: "av_audio_fifo_write", result: queued, file: target) }
+        guard queued >= 0 else {
+            throw FFmpegError.error(.encodeFailed, "could not queue the sound", function: "av_audio_fifo_write", result: queued, file: target)
+        }
         while av_audio_fifo_size(fifo) >= frameSize { try encodeQueued(frameSize, body) }
     }
 
@@ -103,7 +109,9 @@ final class AudioEncoder {
         frame.pointee.sample_rate = context.pointee.sample_rate
         var result = av_channel_layout_copy(&frame.pointee.ch_layout, &context.pointee.ch_layout)
         if result >= 0 { result = av_frame_get_buffer(frame, 0) }
-        guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "could not allocate sound frames", function: "av_frame_get_buffer", result: result, file: target) }
+        guard result >= 0 else {
+            throw FFmpegError.error(.encodeFailed, "could not allocate sound frames", function: "av_frame_get_buffer", result: result, file: target)
+        }
     }
 
     private func encodeQueued(_ count: Int32, _ body: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void) throws(PlayheadError) {
@@ -112,13 +120,17 @@ final class AudioEncoder {
         let read = frame.pointer.pointee.extended_data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: channels) { data in
             av_audio_fifo_read(fifo, data, count)
         }
-        guard read == count else { throw FFmpegError.error(.encodeFailed, "could not take queued sound", function: "av_audio_fifo_read", result: read, file: target) }
+        guard read == count else {
+            throw FFmpegError.error(.encodeFailed, "could not take queued sound", function: "av_audio_fifo_read", result: read, file: target)
+        }
         frame.pointer.pointee.pts = nextPTS
         nextPTS += Int64(count)
         try send(frame.pointer, body)
     }
 
-    private func send(_ frame: UnsafeMutablePointer<AVFrame>?, _ body: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void) throws(PlayheadError) {
+    private func send(
+        _ frame: UnsafeMutablePointer<AVFrame>?, _ body: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void
+    ) throws(PlayheadError) {
         var result = avcodec_send_frame(context, frame)
         guard result >= 0 else {
             throw FFmpegError.error(.encodeFailed, "the AAC encoder rejected a frame", function: "avcodec_send_frame", result: result, file: target)
@@ -126,7 +138,9 @@ final class AudioEncoder {
         while true {
             result = avcodec_receive_packet(context, packet.pointer)
             if result == FFmpegError.eagain || result == FFmpegError.eof { return }
-            guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "encoding the sound failed", function: "avcodec_receive_packet", result: result, file: target) }
+            guard result >= 0 else {
+                throw FFmpegError.error(.encodeFailed, "encoding the sound failed", function: "avcodec_receive_packet", result: result, file: target)
+            }
             defer { av_packet_unref(packet.pointer) }
             try body(packet.pointer)
         }

@@ -22,7 +22,10 @@ final class FormatContext {
     /// that cannot seek, media the index places before it has already gone by.
     let headerEnd: Int64
 
-    private init(pointer: UnsafeMutablePointer<AVFormatContext>, source: String, relay: InterruptRelay, evidence: LogEvidence, io: InputIO, nestedOpens: NestedOpens?) {
+    private init(
+        pointer: UnsafeMutablePointer<AVFormatContext>, source: String, relay: InterruptRelay, evidence: LogEvidence, io: InputIO,
+        nestedOpens: NestedOpens?
+    ) {
         headerEnd = pointer.pointee.pb.map { avio_seek($0, 0, SEEK_CUR) } ?? -1
         self.pointer = pointer
         self.source = source
@@ -108,7 +111,8 @@ final class FormatContext {
             if result == FFmpegError.exit || relay.shouldInterrupt {
                 throw Self.interruptedError(source: source, interrupt: relay.current, function: "avformat_find_stream_info", result: result)
             }
-            throw FFmpegError.error(.streamInfoFailed, "could not analyse the streams", function: "avformat_find_stream_info", result: result, file: source)
+            throw FFmpegError.error(
+                .streamInfoFailed, "could not analyse the streams", function: "avformat_find_stream_info", result: result, file: source)
         }
     }
 
@@ -159,7 +163,8 @@ final class FormatContext {
             return FFmpegError.error(.notARegularFile, "is a directory, not a media file", function: function, result: result, file: source)
         case FFmpegError.invalidData:
             if let format = FormatSniffer.recognizedFormat(path: source) {
-                return FFmpegError.error(.openFailed, "looks like \(format) but is damaged or truncated", function: function, result: result, file: source)
+                return FFmpegError.error(
+                    .openFailed, "looks like \(format) but is damaged or truncated", function: function, result: result, file: source)
             }
             return FFmpegError.error(.unrecognizedFormat, "not a recognized media format", function: function, result: result, file: source)
         default:
@@ -174,6 +179,7 @@ final class FormatContext {
         if interrupt?.isRaised ?? false {
             return PlayheadError(code: .cancelled, message: "cancelled while opening", file: source, cause: FFmpegError.cause(function, result))
         }
-        return PlayheadError(code: .timedOut, message: "did not open within the open timeout", file: source, cause: FFmpegError.cause(function, result))
+        return PlayheadError(
+            code: .timedOut, message: "did not open within the open timeout", file: source, cause: FFmpegError.cause(function, result))
     }
 }

@@ -86,8 +86,10 @@ final class FrameConverter {
     /// canvas it would paint over the pixels right of the rectangle (a bar, another layer). So only
     /// a rectangle that is the whole output is scaled in place; any other is scaled into a frame of
     /// its own size (reused) and its rows copied into the output.
-    private func scale(_ input: UnsafeMutablePointer<AVFrame>, crop requested: PixelRect, into output: UnsafeMutablePointer<AVFrame>,
-                       at rect: PixelRect) throws(PlayheadError) {
+    private func scale(
+        _ input: UnsafeMutablePointer<AVFrame>, crop requested: PixelRect, into output: UnsafeMutablePointer<AVFrame>,
+        at rect: PixelRect
+    ) throws(PlayheadError) {
         if rect == PixelRect(x: 0, y: 0, width: Int(output.pointee.width), height: Int(output.pointee.height)) {
             try scaleInPlace(input, crop: requested, into: output, at: rect)
             return
@@ -101,18 +103,26 @@ final class FrameConverter {
     }
 
     /// Copies all of `frame` into `rect` of `output` (both in `format`), plane by plane.
-    private static func copy(_ frame: UnsafeMutablePointer<AVFrame>, into output: UnsafeMutablePointer<AVFrame>, at rect: PixelRect, format: AVPixelFormat) {
-        Self.withPlaneArrays(source: Self.planes(of: frame, offsetBy: PixelRect(x: 0, y: 0, width: 0, height: 0), format: format), Self.strides(of: frame),
-                             target: Self.planes(of: output, offsetBy: rect, format: format), Self.strides(of: output)) { s, ss, t, ts in
+    private static func copy(
+        _ frame: UnsafeMutablePointer<AVFrame>, into output: UnsafeMutablePointer<AVFrame>, at rect: PixelRect, format: AVPixelFormat
+    ) {
+        Self.withPlaneArrays(
+            source: Self.planes(of: frame, offsetBy: PixelRect(x: 0, y: 0, width: 0, height: 0), format: format), Self.strides(of: frame),
+            target: Self.planes(of: output, offsetBy: rect, format: format), Self.strides(of: output)
+        ) { s, ss, t, ts in
             av_image_copy(t, ts, s, ss, format, Int32(rect.width), Int32(rect.height))
         }
     }
 
     /// The plane pointers and strides of a source and a target as the C arrays of four that
     /// libswscale and libavutil take (valid only during `body`).
-    private static func withPlaneArrays<R>(source: Planes, _ sourceStrides: (Int32, Int32, Int32, Int32), target: Planes, _ targetStrides: (Int32, Int32, Int32, Int32),
-                                           _ body: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, UnsafeMutablePointer<Int32>,
-                                                    UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, UnsafeMutablePointer<Int32>) -> R) -> R {
+    private static func withPlaneArrays<R>(
+        source: Planes, _ sourceStrides: (Int32, Int32, Int32, Int32), target: Planes, _ targetStrides: (Int32, Int32, Int32, Int32),
+        _ body: (
+            UnsafeMutablePointer<UnsafePointer<UInt8>?>, UnsafeMutablePointer<Int32>,
+            UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, UnsafeMutablePointer<Int32>
+        ) -> R
+    ) -> R {
         var (sources, sourceStrides, targets, targetStrides) = (source, sourceStrides, target, targetStrides)
         return withUnsafeMutablePointer(to: &sources) { s in
             withUnsafeMutablePointer(to: &sourceStrides) { ss in
@@ -132,8 +142,10 @@ final class FrameConverter {
     }
 
     /// Scales `crop` of `input` straight into the `rect` of `output`.
-    private func scaleInPlace(_ input: UnsafeMutablePointer<AVFrame>, crop requested: PixelRect, into output: UnsafeMutablePointer<AVFrame>,
-                              at rect: PixelRect) throws(PlayheadError) {
+    private func scaleInPlace(
+        _ input: UnsafeMutablePointer<AVFrame>, crop requested: PixelRect, into output: UnsafeMutablePointer<AVFrame>,
+        at rect: PixelRect
+    ) throws(PlayheadError) {
         let inputFormat = AVPixelFormat(rawValue: input.pointee.format)
         let size = PixelSize(width: Int(input.pointee.width), height: Int(input.pointee.height))
         let crop = Self.alignedCrop(requested, format: inputFormat, frameSize: size)
@@ -141,8 +153,9 @@ final class FrameConverter {
         let key = ScalerKey(input: crop.size, inputFormat: inputFormat.rawValue, output: rect.size, space: space, fullRange: fullRange)
         if key != scalerKey || scaler == nil {
             sws_freeContext(scaler)
-            scaler = sws_getContext(Int32(crop.width), Int32(crop.height), inputFormat, Int32(rect.width), Int32(rect.height), outputFormat,
-                                    SWS_BICUBIC, nil, nil, nil)
+            scaler = sws_getContext(
+                Int32(crop.width), Int32(crop.height), inputFormat, Int32(rect.width), Int32(rect.height), outputFormat,
+                SWS_BICUBIC, nil, nil, nil)
             scalerKey = key
             if let scaler {
                 let coefficients = sws_getCoefficients(space)
@@ -151,10 +164,14 @@ final class FrameConverter {
         }
         guard let scaler else {
             scalerKey = nil
-            throw PlayheadError(code: .conversionFailed, message: "no conversion from \(Self.name(inputFormat)) \(crop.size) to \(Self.name(outputFormat)) \(rect.size)", file: source)
+            throw PlayheadError(
+                code: .conversionFailed,
+                message: "no conversion from \(Self.name(inputFormat)) \(crop.size) to \(Self.name(outputFormat)) \(rect.size)", file: source)
         }
-        let rows = Self.withPlaneArrays(source: Self.planes(of: input, offsetBy: crop, format: inputFormat), Self.strides(of: input),
-                                        target: Self.planes(of: output, offsetBy: rect, format: outputFormat), Self.strides(of: output)) { s, ss, d, ds in
+        let rows = Self.withPlaneArrays(
+            source: Self.planes(of: input, offsetBy: crop, format: inputFormat), Self.strides(of: input),
+            target: Self.planes(of: output, offsetBy: rect, format: outputFormat), Self.strides(of: output)
+        ) { s, ss, d, ds in
             sws_scale(scaler, s, ss, 0, Int32(crop.height), d, ds)
         }
         guard rows > 0 else {
@@ -190,7 +207,9 @@ final class FrameConverter {
     }
 
     /// Points the header `view` (which owns no buffers) at `rect` of `frame`: no copy.
-    private static func point(_ view: UnsafeMutablePointer<AVFrame>, at rect: PixelRect, of frame: UnsafeMutablePointer<AVFrame>, format: AVPixelFormat) {
+    private static func point(
+        _ view: UnsafeMutablePointer<AVFrame>, at rect: PixelRect, of frame: UnsafeMutablePointer<AVFrame>, format: AVPixelFormat
+    ) {
         let planes = Self.planes(of: frame, offsetBy: rect, format: format)
         view.pointee.data.0 = planes.0
         view.pointee.data.1 = planes.1

@@ -15,18 +15,23 @@ final class FrameEncoder {
     }
 
     /// An encoder found by FFmpeg's name for it (`libx264`).
-    convenience init(named name: String, size: PixelSize, format: AVPixelFormat, timeBase: AVRational, target: String,
-                     options: [String: String], threads: Int32, globalHeader: Bool, groupOfPictures: Int32, frameRate: AVRational? = nil) throws(PlayheadError) {
+    convenience init(
+        named name: String, size: PixelSize, format: AVPixelFormat, timeBase: AVRational, target: String,
+        options: [String: String], threads: Int32, globalHeader: Bool, groupOfPictures: Int32, frameRate: AVRational? = nil
+    ) throws(PlayheadError) {
         guard let codec = avcodec_find_encoder_by_name(name) else {
             throw PlayheadError(code: .encodeFailed, message: "no \(name) encoder in this FFmpeg", file: target)
         }
-        try self.init(codec: codec, size: size, format: format, timeBase: timeBase, target: target, options: options, threads: threads,
-                      globalHeader: globalHeader, groupOfPictures: groupOfPictures, frameRate: frameRate)
+        try self.init(
+            codec: codec, size: size, format: format, timeBase: timeBase, target: target, options: options, threads: threads,
+            globalHeader: globalHeader, groupOfPictures: groupOfPictures, frameRate: frameRate)
     }
 
-    init(codec: UnsafePointer<AVCodec>, size: PixelSize, format: AVPixelFormat, timeBase: AVRational, target: String,
-         options: [String: String] = [:], threads: Int32 = 1, globalHeader: Bool = false, groupOfPictures: Int32 = 0,
-         frameRate: AVRational? = nil) throws(PlayheadError) {
+    init(
+        codec: UnsafePointer<AVCodec>, size: PixelSize, format: AVPixelFormat, timeBase: AVRational, target: String,
+        options: [String: String] = [:], threads: Int32 = 1, globalHeader: Bool = false, groupOfPictures: Int32 = 0,
+        frameRate: AVRational? = nil
+    ) throws(PlayheadError) {
         packet = try OwnedPacket()
         // An encoder may be the first FFmpeg user of the process: its chatter (x264's banner)
         // goes through the same log callback as everything else, never straight to stderr.
@@ -51,7 +56,9 @@ final class FrameEncoder {
         defer { av_dict_free(&dictionary) }
         let result = avcodec_open2(context, codec, &dictionary)
         guard result >= 0 else {
-            throw FFmpegError.error(.encodeFailed, "could not open the \(String(cString: codec.pointee.name)) encoder", function: "avcodec_open2", result: result, file: target)
+            throw FFmpegError.error(
+                .encodeFailed, "could not open the \(String(cString: codec.pointee.name)) encoder", function: "avcodec_open2", result: result,
+                file: target)
         }
     }
 
@@ -62,7 +69,8 @@ final class FrameEncoder {
 
     /// Encodes one frame (nil: drains the encoder) and hands each packet to `body` (valid only
     /// during the call).
-    func encode(_ frame: UnsafeMutablePointer<AVFrame>?, _ body: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void) throws(PlayheadError) {
+    func encode(_ frame: UnsafeMutablePointer<AVFrame>?, _ body: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void) throws(PlayheadError)
+    {
         var result = avcodec_send_frame(context, frame)
         guard result >= 0 else {
             throw FFmpegError.error(.encodeFailed, "the encoder rejected a frame", function: "avcodec_send_frame", result: result, file: target)

@@ -55,10 +55,12 @@ final class InputIO {
         let size: Int32 = 64 * 1024
         guard let buffer = av_malloc(Int(size)) else { return nil }
         let opaque = Unmanaged.passUnretained(stream).toOpaque()
-        let context = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), size, 0, opaque, { opaque, data, count in
-            guard let opaque, let data else { return playhead_averror(EINVAL) }
-            return Unmanaged<StreamDescriptor>.fromOpaque(opaque).takeUnretainedValue().read(into: data, count: count)
-        }, nil, nil)
+        let context = avio_alloc_context(
+            buffer.assumingMemoryBound(to: UInt8.self), size, 0, opaque,
+            { opaque, data, count in
+                guard let opaque, let data else { return playhead_averror(EINVAL) }
+                return Unmanaged<StreamDescriptor>.fromOpaque(opaque).takeUnretainedValue().read(into: data, count: count)
+            }, nil, nil)
         guard let context else {
             av_free(buffer)
             return nil
@@ -74,14 +76,18 @@ final class InputIO {
         let size: Int32 = if case .async = bytes { 256 * 1024 } else { 64 * 1024 }
         guard let buffer = av_malloc(Int(size)) else { return nil }
         let opaque = Unmanaged.passUnretained(reader).toOpaque()
-        let seek: (@convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int64)? = bytes.isSeekable ? { opaque, offset, whence in
-            guard let opaque else { return -1 }
-            return Unmanaged<ByteSourceReader>.fromOpaque(opaque).takeUnretainedValue().seek(offset, whence: whence)
-        } : nil
-        let context = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), size, 0, opaque, { opaque, data, count in
-            guard let opaque, let data else { return playhead_averror(EINVAL) }
-            return Unmanaged<ByteSourceReader>.fromOpaque(opaque).takeUnretainedValue().read(into: data, count: count)
-        }, nil, seek)
+        let seek: (@convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int64)? =
+            bytes.isSeekable
+            ? { opaque, offset, whence in
+                guard let opaque else { return -1 }
+                return Unmanaged<ByteSourceReader>.fromOpaque(opaque).takeUnretainedValue().seek(offset, whence: whence)
+            } : nil
+        let context = avio_alloc_context(
+            buffer.assumingMemoryBound(to: UInt8.self), size, 0, opaque,
+            { opaque, data, count in
+                guard let opaque, let data else { return playhead_averror(EINVAL) }
+                return Unmanaged<ByteSourceReader>.fromOpaque(opaque).takeUnretainedValue().read(into: data, count: count)
+            }, nil, seek)
         guard let context else {
             av_free(buffer)
             return nil

@@ -1,5 +1,5 @@
-import Foundation
 internal import CFFmpeg
+import Foundation
 
 /// Measures an item's integrated loudness (EBU R128, in LUFS) with libavfilter's `ebur128`
 /// filter: the item's best audio stream decoded (the reader's read rule and decoder), through
@@ -24,8 +24,13 @@ enum LoudnessMeter {
             while true {
                 let result = av_buffersink_get_frame(graph.sink, filtered.pointer)
                 if result == FFmpegError.eagain || result == FFmpegError.eof { return }
-                guard result >= 0 else { throw FFmpegError.error(.decodeFailed, "loudness measurement failed", function: "av_buffersink_get_frame", result: result, file: demuxer.source) }
-                if let entry = av_dict_get(filtered.pointer.pointee.metadata, "lavfi.r128.I", nil, 0), let value = Double(String(cString: entry.pointee.value)) {
+                guard result >= 0 else {
+                    throw FFmpegError.error(
+                        .decodeFailed, "loudness measurement failed", function: "av_buffersink_get_frame", result: result, file: demuxer.source)
+                }
+                if let entry = av_dict_get(filtered.pointer.pointee.metadata, "lavfi.r128.I", nil, 0),
+                    let value = Double(String(cString: entry.pointee.value))
+                {
                     loudness = value
                 }
                 av_frame_unref(filtered.pointer)
@@ -33,7 +38,10 @@ enum LoudnessMeter {
         }
         func push(_ decoded: UnsafeMutablePointer<AVFrame>?) throws(PlayheadError) {
             let result = av_buffersrc_add_frame_flags(graph.source, decoded, 0)
-            guard result >= 0 else { throw FFmpegError.error(.decodeFailed, "loudness measurement failed", function: "av_buffersrc_add_frame_flags", result: result, file: demuxer.source) }
+            guard result >= 0 else {
+                throw FFmpegError.error(
+                    .decodeFailed, "loudness measurement failed", function: "av_buffersrc_add_frame_flags", result: result, file: demuxer.source)
+            }
             try pull()
         }
         reading: while true {
@@ -77,13 +85,15 @@ enum LoudnessMeter {
                 return String(cString: base)
             }
             let format = av_get_sample_fmt_name(decoder.pointee.sample_fmt).map { String(cString: $0) } ?? "fltp"
-            let arguments = "time_base=\(timeBase.num)/\(timeBase.den):sample_rate=\(decoder.pointee.sample_rate):sample_fmt=\(format):channel_layout=\(description)"
+            let arguments =
+                "time_base=\(timeBase.num)/\(timeBase.den):sample_rate=\(decoder.pointee.sample_rate):sample_fmt=\(format):channel_layout=\(description)"
             var made: UnsafeMutablePointer<AVFilterContext>?
             var result = avfilter_graph_create_filter(&made, avfilter_get_by_name("abuffer"), "in", arguments, nil, graph)
             guard result >= 0, let input = made else {
                 var g: UnsafeMutablePointer<AVFilterGraph>? = graph
                 avfilter_graph_free(&g)
-                throw FFmpegError.error(.decodeFailed, "could not set up the loudness measurement", function: "avfilter_graph_create_filter", result: result, file: name)
+                throw FFmpegError.error(
+                    .decodeFailed, "could not set up the loudness measurement", function: "avfilter_graph_create_filter", result: result, file: name)
             }
             var meter: UnsafeMutablePointer<AVFilterContext>?
             result = avfilter_graph_create_filter(&meter, avfilter_get_by_name("ebur128"), "meter", "metadata=1", nil, graph)
@@ -97,7 +107,9 @@ enum LoudnessMeter {
             guard result >= 0, let output else {
                 var g: UnsafeMutablePointer<AVFilterGraph>? = graph
                 avfilter_graph_free(&g)
-                throw FFmpegError.error(.decodeFailed, "could not set up the loudness measurement (ebur128)", function: "avfilter_graph_config", result: result, file: name)
+                throw FFmpegError.error(
+                    .decodeFailed, "could not set up the loudness measurement (ebur128)", function: "avfilter_graph_config", result: result,
+                    file: name)
             }
             self.source = input
             self.sink = output
@@ -160,7 +172,9 @@ final class LoudnessTable: Sendable {
         await withTaskGroup(of: Void.self) { group in
             for asset in todo {
                 group.addTask { [measured] in
-                    let value = await WorkerPool.shared.value("playhead.loudness") { try? LoudnessMeter.integratedLoudness(of: asset, interrupt: InterruptFlag()) }
+                    let value = await WorkerPool.shared.value("playhead.loudness") {
+                        try? LoudnessMeter.integratedLoudness(of: asset, interrupt: InterruptFlag())
+                    }
                     measured.withLock { $0[asset.source] = .done(value ?? nil) }
                 }
             }

@@ -56,7 +56,8 @@ extension MediaInput {
         var iterator = Array(encoded.utf8)[...]
         while let byte = iterator.popFirst() {
             if byte == UInt8(ascii: "%"), iterator.count >= 2,
-               let high = hexValue(iterator[iterator.startIndex]), let low = hexValue(iterator[iterator.startIndex + 1]) {
+                let high = hexValue(iterator[iterator.startIndex]), let low = hexValue(iterator[iterator.startIndex + 1])
+            {
                 result.append(high << 4 | low)
                 iterator = iterator.dropFirst(2)
             } else {

@@ -10,8 +10,11 @@ internal import CFFmpeg
 final class NestedOpens {
     static let limit = 200
 
-    typealias Open = @convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<UnsafeMutablePointer<AVIOContext>?>?,
-                                      UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
+    typealias Open =
+        @convention(c) (
+            UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<UnsafeMutablePointer<AVIOContext>?>?,
+            UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<OpaquePointer?>?
+        ) -> Int32
 
     private let original: Open
     private var count = 0
@@ -35,8 +38,10 @@ final class NestedOpens {
         return counter
     }
 
-    private func open(_ context: UnsafeMutablePointer<AVFormatContext>, _ pb: UnsafeMutablePointer<UnsafeMutablePointer<AVIOContext>?>?,
-                      _ url: UnsafePointer<CChar>?, _ flags: Int32, _ options: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    private func open(
+        _ context: UnsafeMutablePointer<AVFormatContext>, _ pb: UnsafeMutablePointer<UnsafeMutablePointer<AVIOContext>?>?,
+        _ url: UnsafePointer<CChar>?, _ flags: Int32, _ options: UnsafeMutablePointer<OpaquePointer?>?
+    ) -> Int32 {
         if opening {
             count += 1
             if count > Self.limit {
@@ -49,7 +54,8 @@ final class NestedOpens {
 
     /// The error for a source that hit the limit.
     static func error(source: String, function: String, result: Int32) -> PlayheadError {
-        FFmpegError.error(.openFailed, "opening it opened more than \(limit) playlists and segments (playlists that name each other?)",
-                          function: function, result: result, file: source)
+        FFmpegError.error(
+            .openFailed, "opening it opened more than \(limit) playlists and segments (playlists that name each other?)",
+            function: function, result: result, file: source)
     }
 }

@@ -20,7 +20,8 @@ final class OwnedFrame {
         pointer.pointee.format = format.rawValue
         let result = av_frame_get_buffer(pointer, 0)
         guard result >= 0 else {
-            throw FFmpegError.error(.conversionFailed, "could not allocate a \(size) canvas", function: "av_frame_get_buffer", result: result, file: nil)
+            throw FFmpegError.error(
+                .conversionFailed, "could not allocate a \(size) canvas", function: "av_frame_get_buffer", result: result, file: nil)
         }
         fillBlack()
     }
@@ -45,8 +46,10 @@ final class OwnedFrame {
     func fillBlack() {
         var data: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?) =
             (pointer.pointee.data.0, pointer.pointee.data.1, pointer.pointee.data.2, pointer.pointee.data.3)
-        var linesizes: (Int, Int, Int, Int) = (Int(pointer.pointee.linesize.0), Int(pointer.pointee.linesize.1),
-                                               Int(pointer.pointee.linesize.2), Int(pointer.pointee.linesize.3))
+        var linesizes: (Int, Int, Int, Int) = (
+            Int(pointer.pointee.linesize.0), Int(pointer.pointee.linesize.1),
+            Int(pointer.pointee.linesize.2), Int(pointer.pointee.linesize.3)
+        )
         withUnsafeMutablePointer(to: &data) { dataTuple in
             withUnsafeMutablePointer(to: &linesizes) { sizeTuple in
                 dataTuple.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 4) { planes in
@@ -79,6 +82,7 @@ final class OwnedPacket {
 extension PlayheadError {
     /// FFmpeg could not allocate one of its small structs: the process is at its memory limit.
     static func outOfMemory(_ function: String) -> PlayheadError {
-        PlayheadError(code: .decodeFailed, message: "out of memory (\(function))", file: nil, cause: FFmpegError.cause(function, playhead_averror(ENOMEM)))
+        PlayheadError(
+            code: .decodeFailed, message: "out of memory (\(function))", file: nil, cause: FFmpegError.cause(function, playhead_averror(ENOMEM)))
     }
 }

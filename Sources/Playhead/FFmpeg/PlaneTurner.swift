@@ -39,8 +39,10 @@ enum PlaneTurner {
 
     /// Turns `source` (`storedSize`, any format ``planes(of:)`` accepts) into `target`, which has
     /// the same format and the displayed size.
-    static func turn(_ source: UnsafeMutablePointer<AVFrame>, storedSize: PixelSize, into target: UnsafeMutablePointer<AVFrame>,
-                     orientation: VideoOrientation, layouts: [PlaneLayout]) {
+    static func turn(
+        _ source: UnsafeMutablePointer<AVFrame>, storedSize: PixelSize, into target: UnsafeMutablePointer<AVFrame>,
+        orientation: VideoOrientation, layouts: [PlaneLayout]
+    ) {
         let shown = orientation.displayedSize(of: storedSize)
         for (index, layout) in layouts.enumerated() {
             let (srcData, srcStride) = plane(index, of: source.pointee)

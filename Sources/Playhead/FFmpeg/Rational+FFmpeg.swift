@@ -43,8 +43,9 @@ extension MediaTime {
     /// The time in `timeBase` units, or `AV_NOPTS_VALUE` when not numeric.
     func ffmpegTimestamp(in timeBase: AVRational, rounding: TickRounding = .nearest) -> Int64 {
         guard isNumeric, timeBase.num > 0, timeBase.den > 0 else { return FFmpegConstants.noPTS }
-        return av_rescale_q_rnd(value, AVRational(num: 1, den: timescale), timeBase,
-                                AVRounding(rawValue: rounding.ffmpeg.rawValue | AV_ROUND_PASS_MINMAX.rawValue))
+        return av_rescale_q_rnd(
+            value, AVRational(num: 1, den: timescale), timeBase,
+            AVRounding(rawValue: rounding.ffmpeg.rawValue | AV_ROUND_PASS_MINMAX.rawValue))
     }
 }
 

@@ -27,8 +27,9 @@ final class Resampler {
         self.channelCount = Int(output.nb_channels)
         self.sampleRate = sampleRate ?? Int(decoder.pointee.sample_rate)
         var swr: OpaquePointer?
-        var result = swr_alloc_set_opts2(&swr, &output, AV_SAMPLE_FMT_S16, Int32(self.sampleRate),
-                                         &input, decoder.pointee.sample_fmt, decoder.pointee.sample_rate, 0, nil)
+        var result = swr_alloc_set_opts2(
+            &swr, &output, AV_SAMPLE_FMT_S16, Int32(self.sampleRate),
+            &input, decoder.pointee.sample_fmt, decoder.pointee.sample_rate, 0, nil)
         if result >= 0 { result = swr_init(swr) }
         guard result >= 0, let swr else {
             throw FFmpegError.error(.conversionFailed, "could not set up audio resampling", function: "swr_init", result: result, file: source)

@@ -18,7 +18,9 @@ final class StreamDecoder {
 
     /// Opens a decoder for `stream`. `threads` = 0 lets FFmpeg choose; frame threading is used for
     /// sequential decoding.
-    init(stream: UnsafeMutablePointer<AVStream>, threads: Int, source: String, maximumPixels: Int64 = StreamDecoder.defaultMaximumPixels) throws(PlayheadError) {
+    init(
+        stream: UnsafeMutablePointer<AVStream>, threads: Int, source: String, maximumPixels: Int64 = StreamDecoder.defaultMaximumPixels
+    ) throws(PlayheadError) {
         self.source = source
         self.threads = threads
         self.maximumPixels = maximumPixels
@@ -32,7 +34,8 @@ final class StreamDecoder {
         guard copied >= 0 else {
             var p: UnsafeMutablePointer<AVCodecParameters>? = parameters
             avcodec_parameters_free(&p)
-            throw FFmpegError.error(.decoderOpenFailed, "could not copy the codec parameters", function: "avcodec_parameters_copy", result: copied, file: source)
+            throw FFmpegError.error(
+                .decoderOpenFailed, "could not copy the codec parameters", function: "avcodec_parameters_copy", result: copied, file: source)
         }
         self.parameters = parameters
         timeBase = stream.pointee.time_base
@@ -46,8 +49,10 @@ final class StreamDecoder {
     }
 
     /// A decoder for `parameters`, opened: the one place decoders are configured.
-    private static func openContext(_ parameters: UnsafeMutablePointer<AVCodecParameters>, timeBase: AVRational, threads: Int,
-                                    maximumPixels: Int64, source: String) throws(PlayheadError) -> UnsafeMutablePointer<AVCodecContext> {
+    private static func openContext(
+        _ parameters: UnsafeMutablePointer<AVCodecParameters>, timeBase: AVRational, threads: Int,
+        maximumPixels: Int64, source: String
+    ) throws(PlayheadError) -> UnsafeMutablePointer<AVCodecContext> {
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
             throw PlayheadError(code: .decoderNotFound, message: "no decoder for codec \(codecName(parameters.pointee.codec_id))", file: source)
         }
@@ -59,7 +64,8 @@ final class StreamDecoder {
         var result = avcodec_parameters_to_context(context, parameters)
         guard result >= 0 else {
             avcodec_free_context(&owned)
-            throw FFmpegError.error(.decoderOpenFailed, "could not configure the decoder", function: "avcodec_parameters_to_context", result: result, file: source)
+            throw FFmpegError.error(
+                .decoderOpenFailed, "could not configure the decoder", function: "avcodec_parameters_to_context", result: result, file: source)
         }
         context.pointee.pkt_timebase = timeBase
         context.pointee.thread_count = Int32(clamping: min(max(threads, 0), DecodeConfiguration.maximumDecoderThreads))
@@ -68,14 +74,18 @@ final class StreamDecoder {
         let (area, overflow) = Int64(context.pointee.width).multipliedReportingOverflow(by: Int64(context.pointee.height))
         if overflow || area > maximumPixels {
             avcodec_free_context(&owned)
-            throw PlayheadError(code: .decoderOpenFailed,
-                                message: "the picture is \(parameters.pointee.width)x\(parameters.pointee.height): larger than playhead decodes (at most \(maximumPixels) pixels)",
-                                file: source)
+            throw PlayheadError(
+                code: .decoderOpenFailed,
+                message:
+                    "the picture is \(parameters.pointee.width)x\(parameters.pointee.height): larger than playhead decodes (at most \(maximumPixels) pixels)",
+                file: source)
         }
         result = avcodec_open2(context, codec, nil)
         guard result >= 0 else {
             avcodec_free_context(&owned)
-            throw FFmpegError.error(.decoderOpenFailed, "could not open the \(String(cString: codec.pointee.name)) decoder", function: "avcodec_open2", result: result, file: source)
+            throw FFmpegError.error(
+                .decoderOpenFailed, "could not open the \(String(cString: codec.pointee.name)) decoder", function: "avcodec_open2", result: result,
+                file: source)
         }
         return context
     }
@@ -118,13 +128,16 @@ final class StreamDecoder {
     /// Sends `packet` (nil drains the decoder) and calls `body` with every frame that comes out,
     /// in presentation order. `body` takes the frame's content (moves or unreferences it) and
     /// returns false to stop early. Returns false when `body` stopped.
-    func decode(_ packet: UnsafeMutablePointer<AVPacket>?, into frame: OwnedFrame,
-                _ body: (OwnedFrame) throws(PlayheadError) -> Bool) throws(PlayheadError) -> Bool {
+    func decode(
+        _ packet: UnsafeMutablePointer<AVPacket>?, into frame: OwnedFrame,
+        _ body: (OwnedFrame) throws(PlayheadError) -> Bool
+    ) throws(PlayheadError) -> Bool {
         while true {
             let sent = avcodec_send_packet(context, packet)
             let mustTakeFramesFirst = sent == FFmpegError.eagain
             if sent < 0, !mustTakeFramesFirst, sent != FFmpegError.eof {
-                damage.record(FFmpegError.error(.decodeFailed, "the decoder rejected a packet", function: "avcodec_send_packet", result: sent, file: source))
+                damage.record(
+                    FFmpegError.error(.decodeFailed, "the decoder rejected a packet", function: "avcodec_send_packet", result: sent, file: source))
             }
             var errorsInARow = 0
             while true {
@@ -133,7 +146,8 @@ final class StreamDecoder {
                 if received < 0 {
                     // A damaged frame: more may follow it (frame threads report errors as they
                     // come out, and a drain must take every frame), so keep taking them.
-                    damage.record(FFmpegError.error(.decodeFailed, "decoding failed", function: "avcodec_receive_frame", result: received, file: source))
+                    damage.record(
+                        FFmpegError.error(.decodeFailed, "decoding failed", function: "avcodec_receive_frame", result: received, file: source))
                     errorsInARow += 1
                     if errorsInARow >= 64 { break }
                     continue

@@ -45,7 +45,9 @@ final class StreamDescriptor {
         let text = String(decoding: input.location, as: UTF8.self)
         if text.hasPrefix("pipe:") {
             let number = text.dropFirst("pipe:".count)
-            guard number.isEmpty || number.allSatisfy(\.isASCII) && number.allSatisfy(\.isNumber), let descriptor = Int32(number.isEmpty ? "0" : String(number)) else {
+            guard number.isEmpty || number.allSatisfy(\.isASCII) && number.allSatisfy(\.isNumber),
+                let descriptor = Int32(number.isEmpty ? "0" : String(number))
+            else {
                 return nil
             }
             return StreamDescriptor(descriptor: descriptor, owned: false, relay: relay, stall: stall)
@@ -59,8 +61,9 @@ final class StreamDescriptor {
         guard descriptor >= 0 else {
             let code = errno
             let kindName = kind == S_IFIFO ? "FIFO" : "device"
-            throw PlayheadError(code: code == EACCES ? .permissionDenied : .openFailed, message: "could not open the \(kindName)",
-                                file: input.name, cause: FFmpegError.cause("open", playhead_averror(code)))
+            throw PlayheadError(
+                code: code == EACCES ? .permissionDenied : .openFailed, message: "could not open the \(kindName)",
+                file: input.name, cause: FFmpegError.cause("open", playhead_averror(code)))
         }
         return StreamDescriptor(descriptor: descriptor, owned: true, relay: relay, stall: stall)
     }

@@ -57,8 +57,10 @@ extension PixelSize {
     /// it (``VideoGravity/resize``): rounding stretches it by less than a pixel, as ffmpeg's scale
     /// filter does, rather than fitting it a second time into the rounded size with a bar of
     /// black beside it.
-    public func fittedCanvas(pixelAspectRatio par: PixelAspectRatio, orientation: VideoOrientation, within maximum: PixelSize? = nil,
-                             alignment: Int = 1) -> PixelSize {
+    public func fittedCanvas(
+        pixelAspectRatio par: PixelAspectRatio, orientation: VideoOrientation, within maximum: PixelSize? = nil,
+        alignment: Int = 1
+    ) -> PixelSize {
         let stretch = par.horizontal > 0 && par.vertical > 0 ? Double(par.horizontal) / Double(par.vertical) : 1
         var width = Double(self.width) * stretch, height = Double(self.height)
         if orientation.swapsDimensions { swap(&width, &height) }

@@ -65,10 +65,13 @@ extension VideoGravity {
     ///   - orientation: the turn a display applies.
     ///   - canvas: the output size.
     ///   - alignment: the content rectangle's origin and size are multiples of this (2 for 4:2:0 canvases).
-    public func layout(stored: PixelSize, pixelAspectRatio: PixelAspectRatio = .square, orientation: VideoOrientation = .identity,
-                       canvas: PixelSize, alignment: Int = 1) -> FrameLayout {
+    public func layout(
+        stored: PixelSize, pixelAspectRatio: PixelAspectRatio = .square, orientation: VideoOrientation = .identity,
+        canvas: PixelSize, alignment: Int = 1
+    ) -> FrameLayout {
         precondition(!stored.isEmpty && !canvas.isEmpty && alignment >= 1)
-        let par = pixelAspectRatio.horizontal > 0 && pixelAspectRatio.vertical > 0
+        let par =
+            pixelAspectRatio.horizontal > 0 && pixelAspectRatio.vertical > 0
             ? Double(pixelAspectRatio.horizontal) / Double(pixelAspectRatio.vertical) : 1
         // The displayed picture, in continuous coordinates.
         let uprightWidth = Double(stored.width) * par
@@ -85,9 +88,10 @@ extension VideoGravity {
             let scale = min(canvasWidth / shownWidth, canvasHeight / shownHeight)
             let width = Self.aligned(shownWidth * scale, alignment, limit: canvas.width)
             let height = Self.aligned(shownHeight * scale, alignment, limit: canvas.height)
-            content = PixelRect(x: (canvas.width - width) / 2 / alignment * alignment,
-                                y: (canvas.height - height) / 2 / alignment * alignment,
-                                width: width, height: height)
+            content = PixelRect(
+                x: (canvas.width - width) / 2 / alignment * alignment,
+                y: (canvas.height - height) / 2 / alignment * alignment,
+                width: width, height: height)
         case .resizeAspectFill:
             let scale = max(canvasWidth / shownWidth, canvasHeight / shownHeight)
             let visibleWidth = min(shownWidth, canvasWidth / scale)
@@ -97,7 +101,8 @@ extension VideoGravity {
 
         // In the turned frame's pixels: the pixel aspect ratio stretches its vertical axis once turned.
         let turnedSize = orientation.displayedSize(of: stored)
-        let displayedCrop = orientation.swapsDimensions
+        let displayedCrop =
+            orientation.swapsDimensions
             ? Self.pixelRect(x: crop.x, y: crop.y / par, width: crop.width, height: crop.height / par, within: turnedSize)
             : Self.pixelRect(x: crop.x / par, y: crop.y, width: crop.width / par, height: crop.height, within: turnedSize)
         // Back from displayed coordinates to upright, then un-mirror, then to stored pixels.

@@ -92,8 +92,13 @@ public struct AssetImageGenerator: Sendable {
         var work: [ImageWork] = []
         for (i, time) in times.enumerated() {
             if !time.isNumeric || time < start {
-                emitter.put(i, Result(requestedTime: time, error: PlayheadError(
-                    code: .invalidArgument, message: "\(time.seconds) s is outside the clip (it starts at \(start.seconds) s)", file: asset.source)))
+                emitter.put(
+                    i,
+                    Result(
+                        requestedTime: time,
+                        error: PlayheadError(
+                            code: .invalidArgument, message: "\(time.seconds) s is outside the clip (it starts at \(start.seconds) s)",
+                            file: asset.source)))
             } else {
                 work.append(ImageWork(index: i, time: time))
             }
@@ -101,9 +106,10 @@ public struct AssetImageGenerator: Sendable {
         guard !work.isEmpty else { return }
         // A source that cannot be opened twice is read by one decoder, forward.
         let decoders = description.isOneShot ? 1 : max(1, min(decoderCount, work.count))
-        let settings = ImageSettings(maximumSize: maximumSize, appliesPreferredTrackTransform: appliesPreferredTrackTransform,
-                                     toleranceBefore: requestedTimeToleranceBefore, toleranceAfter: requestedTimeToleranceAfter,
-                                     strict: strict)
+        let settings = ImageSettings(
+            maximumSize: maximumSize, appliesPreferredTrackTransform: appliesPreferredTrackTransform,
+            toleranceBefore: requestedTimeToleranceBefore, toleranceAfter: requestedTimeToleranceAfter,
+            strict: strict)
         let asset = self.asset
         let requested = work
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -119,7 +125,12 @@ public struct AssetImageGenerator: Sendable {
                 let shares = ImageWork.split(requested, into: decoders, keyframe: { demuxer.keyframe(atOrBefore: $0) })
                 let remaining = Locked(shares.count)
                 let finished: @Sendable () -> Void = {
-                    if remaining.withLock({ $0 -= 1; return $0 }) == 0 { done.resume() }
+                    if remaining.withLock({
+                        $0 -= 1
+                        return $0
+                    }) == 0 {
+                        done.resume()
+                    }
                 }
                 for share in shares.dropFirst() {
                     WorkerPool.shared.run("playhead.images") {
@@ -181,8 +192,10 @@ struct ImageWork: Sendable {
 
 /// Takes the images of one share on the calling (worker) thread, with one single-threaded reader.
 enum ImageGrabber {
-    static func grab(_ share: [ImageWork], asset: Asset, demuxer given: Demuxer?, settings: ImageSettings, interrupt: InterruptFlag,
-                     emitter: ResultChannel) {
+    static func grab(
+        _ share: [ImageWork], asset: Asset, demuxer given: Demuxer?, settings: ImageSettings, interrupt: InterruptFlag,
+        emitter: ResultChannel
+    ) {
         let fail = { (error: PlayheadError) in
             for item in share { emitter.put(item.index, AssetImageGenerator.Result(requestedTime: item.time, error: error)) }
         }
@@ -221,8 +234,11 @@ enum ImageGrabber {
                 continue
             }
             do throws(PlayheadError) {
-                guard let request = SeekRequest.resolving(time: item.time, toleranceBefore: settings.toleranceBefore,
-                                                          toleranceAfter: settings.toleranceAfter) else {
+                guard
+                    let request = SeekRequest.resolving(
+                        time: item.time, toleranceBefore: settings.toleranceBefore,
+                        toleranceAfter: settings.toleranceAfter)
+                else {
                     throw PlayheadError(code: .invalidArgument, message: "\(item.time) is not a time", file: asset.source)
                 }
                 try reader.seek(to: request)
@@ -241,7 +257,9 @@ enum ImageGrabber {
                 // is longer (a declared 1 ms is not the last frame's length).
                 let lastEnd = MediaTime(ffmpegTimestamp: held.pts + max(held.duration, reader.video.lastInterval), timeBase: timeBase)
                 if reader.end != nil, reader.video.window.ended, held.pts >= (reader.video.window.newestPTS ?? held.pts), item.time > lastEnd {
-                    throw PlayheadError(code: .invalidArgument, message: "no frame at \(item.time.seconds) s: the video ends at \(lastEnd.seconds) s", file: asset.source)
+                    throw PlayheadError(
+                        code: .invalidArgument, message: "no frame at \(item.time.seconds) s: the video ends at \(lastEnd.seconds) s",
+                        file: asset.source)
                 }
                 try converter.convert(held.frame, into: canvas)
                 let damage = reader.damage
@@ -250,7 +268,9 @@ enum ImageGrabber {
                 if result.damagedPackets > 0 { result.firstDamage = damage.first }
                 emitter.put(item.index, result)
             } catch {
-                emitter.put(item.index, AssetImageGenerator.Result(requestedTime: item.time, error: interrupt.isRaised ? .cancelled(file: asset.source) : error))
+                emitter.put(
+                    item.index,
+                    AssetImageGenerator.Result(requestedTime: item.time, error: interrupt.isRaised ? .cancelled(file: asset.source) : error))
             }
         }
     }

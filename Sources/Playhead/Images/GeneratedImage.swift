@@ -21,7 +21,8 @@ public struct GeneratedImage: Sendable, Hashable {
     public func encoded(as format: ImageSequenceSink.Format) throws(PlayheadError) -> [UInt8] {
         let frame = try OwnedFrame(size: size, format: AV_PIX_FMT_RGB24)
         copy(into: frame)
-        let encoder = try FrameEncoder(codec: format.codec, size: size, format: AV_PIX_FMT_RGB24, timeBase: AVRational(num: 1, den: 25), target: "image")
+        let encoder = try FrameEncoder(
+            codec: format.codec, size: size, format: AV_PIX_FMT_RGB24, timeBase: AVRational(num: 1, den: 25), target: "image")
         var bytes: [UInt8] = []
         try encoder.encode(frame.pointer) { packet in
             bytes.append(contentsOf: UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))

@@ -1,4 +1,3 @@
-
 /// One thing to play: an ``Asset`` with its playback status and events.
 ///
 /// ```swift

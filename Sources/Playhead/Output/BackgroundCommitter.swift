@@ -51,13 +51,15 @@ final class BackgroundCommitter: Sendable {
 
     private func work() {
         while true {
-            guard let next = state.withLock({ s -> Handed? in
-                guard !s.files.isEmpty else {
-                    s.running = false
-                    return nil
-                }
-                return s.files.removeFirst()
-            }) else { break }
+            guard
+                let next = state.withLock({ s -> Handed? in
+                    guard !s.files.isEmpty else {
+                        s.running = false
+                        return nil
+                    }
+                    return s.files.removeFirst()
+                })
+            else { break }
             do throws(PlayheadError) {
                 try next.file.commit(replacing: false, syncFolder: false)
                 state.withLock { $0.committed += 1 }

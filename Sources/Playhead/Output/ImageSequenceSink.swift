@@ -33,8 +33,9 @@ public final class ImageSequenceSink: FrameSink {
     public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
         // A new stream of another size (the next item of a queue) gets an encoder of its own size.
         if encoder == nil || encoderSize != info.size {
-            encoder = try FrameEncoder(codec: format.codec, size: info.size, format: AV_PIX_FMT_RGB24,
-                                       timeBase: AVRational(num: 1, den: 25), target: directory)
+            encoder = try FrameEncoder(
+                codec: format.codec, size: info.size, format: AV_PIX_FMT_RGB24,
+                timeBase: AVRational(num: 1, den: 25), target: directory)
             encoderSize = info.size
         }
     }

@@ -1,4 +1,3 @@
-
 /// Keeps a copy of every frame in memory, packed (no row padding): for tests and small jobs.
 public final class InMemorySink: FrameSink, Sendable {
     /// One kept frame.

@@ -20,13 +20,15 @@ enum MP4Rewrite {
         var outputStreams: [Int32: UnsafeMutablePointer<AVStream>] = [:]
         for stream in input.streams {
             guard let parameters = stream.pointee.codecpar,
-                  parameters.pointee.codec_type == AVMEDIA_TYPE_VIDEO || parameters.pointee.codec_type == AVMEDIA_TYPE_AUDIO else { continue }
+                parameters.pointee.codec_type == AVMEDIA_TYPE_VIDEO || parameters.pointee.codec_type == AVMEDIA_TYPE_AUDIO
+            else { continue }
             guard let made = avformat_new_stream(target.context, nil), let copied = made.pointee.codecpar else {
                 throw PlayheadError(code: .outputOpenFailed, message: "could not add a stream", file: target.path)
             }
             let result = avcodec_parameters_copy(copied, parameters)
             guard result >= 0 else {
-                throw FFmpegError.error(.outputOpenFailed, "could not describe the stream", function: "avcodec_parameters_copy", result: result, file: target.path)
+                throw FFmpegError.error(
+                    .outputOpenFailed, "could not describe the stream", function: "avcodec_parameters_copy", result: result, file: target.path)
             }
             copied.pointee.codec_tag = 0
             made.pointee.time_base = stream.pointee.time_base
@@ -43,7 +45,8 @@ enum MP4Rewrite {
             let read = av_read_frame(input.pointer, packet.pointer)
             if read == FFmpegError.eof { break }
             guard read >= 0 else {
-                throw FFmpegError.error(.writeFailed, "could not read back the fragmented file", function: "av_read_frame", result: read, file: target.path)
+                throw FFmpegError.error(
+                    .writeFailed, "could not read back the fragmented file", function: "av_read_frame", result: read, file: target.path)
             }
             let index = packet.pointer.pointee.stream_index
             guard let output = outputStreams[index], let stream = input.stream(at: Int(index)) else {

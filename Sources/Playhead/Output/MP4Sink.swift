@@ -71,11 +71,15 @@ public final class MP4Sink: AudioCarryingFrameSink, Sendable {
     public func abort() { try? withWriter { (w) throws(PlayheadError) in w.abort() } }
 
     /// Tells the sink a sound follows (call before `begin`): AAC at its rate and channel count.
-    public func prepareAudio(_ info: AudioStreamInfo) throws(PlayheadError) { try withWriter { (w) throws(PlayheadError) in try w.prepareAudio(info) } }
+    public func prepareAudio(_ info: AudioStreamInfo) throws(PlayheadError) {
+        try withWriter { (w) throws(PlayheadError) in try w.prepareAudio(info) }
+    }
     /// Takes the next samples of the sound (interleaved signed 16-bit, in the prepared format).
     public func writeAudio(_ buffer: AudioBuffer) throws(PlayheadError) { try withWriter { (w) throws(PlayheadError) in try w.writeAudio(buffer) } }
 
-    fileprivate func beginSound(_ info: AudioStreamInfo) throws(PlayheadError) { try withWriter { (w) throws(PlayheadError) in try w.beginSound(info) } }
+    fileprivate func beginSound(_ info: AudioStreamInfo) throws(PlayheadError) {
+        try withWriter { (w) throws(PlayheadError) in try w.beginSound(info) }
+    }
     fileprivate func finishSound() throws(PlayheadError) { try withWriter { (w) throws(PlayheadError) in try w.finishSound() } }
 }
 

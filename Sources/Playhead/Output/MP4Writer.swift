@@ -75,14 +75,18 @@ final class MP4Writer {
     // MARK: The picture
 
     func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
-        guard (0...51).contains(crf), ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"].contains(preset) else {
+        guard (0...51).contains(crf),
+            ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"].contains(preset)
+        else {
             throw PlayheadError(code: .invalidArgument, message: "x264 takes a preset from ultrafast to placebo and a crf of 0 … 51", file: path)
         }
         guard info.size.width % 2 == 0, info.size.height % 2 == 0 else {
             throw PlayheadError(code: .invalidArgument, message: "H.264 in 4:2:0 needs an even frame size, not \(info.size)", file: path)
         }
         if let videoSize {
-            throw PlayheadError(code: .invalidArgument, message: "an MP4 file holds one frame size (\(videoSize)); this stream is \(info.size): give an output size", file: path)
+            throw PlayheadError(
+                code: .invalidArgument, message: "an MP4 file holds one frame size (\(videoSize)); this stream is \(info.size): give an output size",
+                file: path)
         }
         let action = try refusing { () throws(MP4ExportPlan.Refusal) in try plan.videoBegan() }
         videoSize = info.size
@@ -94,9 +98,10 @@ final class MP4Writer {
         videoClock = (info.timelineStart, 1 / Double(timeBase.den), Int64(tick.num) * Int64(scale))
         let perSecond = max(1, Int32((Double(tick.den) / Double(tick.num)).rounded()))
         let muxer = try openedMuxer()
-        let encoder = try FrameEncoder(named: "libx264", size: info.size, format: AV_PIX_FMT_YUV420P, timeBase: timeBase, target: path,
-                                       options: ["preset": preset, "crf": String(crf)], threads: 0, globalHeader: true, groupOfPictures: perSecond,
-                                       frameRate: AVRational(num: tick.den, den: tick.num))
+        let encoder = try FrameEncoder(
+            named: "libx264", size: info.size, format: AV_PIX_FMT_YUV420P, timeBase: timeBase, target: path,
+            options: ["preset": preset, "crf": String(crf)], threads: 0, globalHeader: true, groupOfPictures: perSecond,
+            frameRate: AVRational(num: tick.den, den: tick.num))
         videoStream = try Self.addStream(to: muxer, from: encoder.context, path: path)
         staging = try OwnedFrame(size: info.size, format: AV_PIX_FMT_YUV420P)
         self.encoder = encoder
@@ -126,7 +131,9 @@ final class MP4Writer {
         // The encoder may keep what it is given until a later call: each frame goes in a copy.
         let writable = av_frame_make_writable(staging.pointer)
         let copied = writable >= 0 ? av_frame_copy(staging.pointer, frame.frame) : writable
-        guard copied >= 0 else { throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: path) }
+        guard copied >= 0 else {
+            throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: path)
+        }
         let nominal = Int64(framesWritten) * (videoClock?.frame ?? 1)
         staging.pointer.pointee.pts = nominal
         timing.append((pts, duration))
@@ -227,14 +234,16 @@ final class MP4Writer {
     /// played a picture alone), so the sound stays where the picture is.
     private func silence(before buffer: AudioBuffer, info: AudioStreamInfo, encoder: AudioEncoder, first: Bool) throws(PlayheadError) {
         guard let seconds = Self.seconds(buffer.presentationTime, placedAt: buffer.timelinePosition, from: info.timelineStart) else { return }
-        let due = Int((min(seconds, Double(audioFramesWritten) / Double(info.sampleRate) + Self.longestLeadingSilence) * Double(info.sampleRate)).rounded())
+        let due = Int(
+            (min(seconds, Double(audioFramesWritten) / Double(info.sampleRate) + Self.longestLeadingSilence) * Double(info.sampleRate)).rounded())
         var missing = due - audioFramesWritten
         guard missing > (first ? 0 : info.sampleRate / 25) else { return }
         let chunk = [Int16](repeating: 0, count: 4096 * info.channelCount)
         while missing > 0 {
             let frames = min(missing, 4096)
             try chunk.withUnsafeBufferPointer { (zeros) throws(PlayheadError) in
-                try encoder.encode(UnsafeBufferPointer(rebasing: zeros[0..<(frames * info.channelCount)]), frames: frames) { (packet) throws(PlayheadError) in
+                try encoder.encode(UnsafeBufferPointer(rebasing: zeros[0..<(frames * info.channelCount)]), frames: frames) {
+                    (packet) throws(PlayheadError) in
                     try self.take(packet, sound: true)
                 }
             }
@@ -322,7 +331,8 @@ final class MP4Writer {
             ends[videoStream.pointee.index] = av_rescale_q(pictureEnd, encoder.context.pointee.time_base, videoStream.pointee.time_base)
         }
         if let audioEncoder, let audioStream, audioFramesWritten > 0 {
-            ends[audioStream.pointee.index] = av_rescale_q(Int64(audioFramesWritten), audioEncoder.context.pointee.time_base, audioStream.pointee.time_base)
+            ends[audioStream.pointee.index] = av_rescale_q(
+                Int64(audioFramesWritten), audioEncoder.context.pointee.time_base, audioStream.pointee.time_base)
         }
         release()
         try muxer.finishRewrittenAsPlainMP4(ends: ends)
@@ -350,7 +360,9 @@ final class MP4Writer {
         }
         let copy = try OwnedPacket()
         let result = av_packet_ref(copy.pointer, packet)
-        guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "could not hold a packet", function: "av_packet_ref", result: result, file: path) }
+        guard result >= 0 else {
+            throw FFmpegError.error(.encodeFailed, "could not hold a packet", function: "av_packet_ref", result: result, file: path)
+        }
         held.append((sound, copy))
         heldBytes += Int(packet.pointee.size)
         if held.count > Self.holdLimit.packets || heldBytes > Self.holdLimit.bytes {
@@ -381,7 +393,9 @@ final class MP4Writer {
                 av_packet_unref(pending.pointer)
             }
             let result = av_packet_ref(pending.pointer, packet)
-            guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "could not hold a packet", function: "av_packet_ref", result: result, file: path) }
+            guard result >= 0 else {
+                throw FFmpegError.error(.encodeFailed, "could not hold a packet", function: "av_packet_ref", result: result, file: path)
+            }
             hasPendingPicture = true
             return
         }
@@ -459,7 +473,9 @@ final class MP4Writer {
         } catch {
             switch error {
             case .tooLate:
-                throw PlayheadError(code: .invalidState, message: "the MP4's streams were settled before this one began (it would start too far into the file)", file: path)
+                throw PlayheadError(
+                    code: .invalidState, message: "the MP4's streams were settled before this one began (it would start too far into the file)",
+                    file: path)
             case .alreadyBegun:
                 throw PlayheadError(code: .invalidState, message: "an MP4 sink takes one stream", file: path)
             case .ended:
@@ -470,17 +486,22 @@ final class MP4Writer {
 
     private static func checkSound(_ info: AudioStreamInfo, path: String) throws(PlayheadError) {
         guard (8000...192_000).contains(info.sampleRate), (1...8).contains(info.channelCount) else {
-            throw PlayheadError(code: .invalidArgument, message: "AAC takes 8 … 192 kHz and 1 … 8 channels, not \(info.sampleRate) Hz × \(info.channelCount)", file: path)
+            throw PlayheadError(
+                code: .invalidArgument, message: "AAC takes 8 … 192 kHz and 1 … 8 channels, not \(info.sampleRate) Hz × \(info.channelCount)",
+                file: path)
         }
     }
 
-    private static func addStream(to muxer: MuxedFile, from context: UnsafeMutablePointer<AVCodecContext>, path: String) throws(PlayheadError) -> UnsafeMutablePointer<AVStream> {
+    private static func addStream(
+        to muxer: MuxedFile, from context: UnsafeMutablePointer<AVCodecContext>, path: String
+    ) throws(PlayheadError) -> UnsafeMutablePointer<AVStream> {
         guard let stream = avformat_new_stream(muxer.context, nil), let parameters = stream.pointee.codecpar else {
             throw PlayheadError(code: .outputOpenFailed, message: "could not add a stream", file: path)
         }
         let copied = avcodec_parameters_from_context(parameters, context)
         guard copied >= 0 else {
-            throw FFmpegError.error(.outputOpenFailed, "could not describe the stream", function: "avcodec_parameters_from_context", result: copied, file: path)
+            throw FFmpegError.error(
+                .outputOpenFailed, "could not describe the stream", function: "avcodec_parameters_from_context", result: copied, file: path)
         }
         stream.pointee.time_base = context.pointee.time_base
         return stream

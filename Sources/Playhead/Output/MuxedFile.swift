@@ -42,7 +42,8 @@ final class MuxedFile {
         var allocated: UnsafeMutablePointer<AVFormatContext>?
         let result = avformat_alloc_output_context2(&allocated, nil, format, nil)
         guard result >= 0, let allocated else {
-            throw FFmpegError.error(.outputOpenFailed, "could not set up the \(format) muxer", function: "avformat_alloc_output_context2", result: result, file: path)
+            throw FFmpegError.error(
+                .outputOpenFailed, "could not set up the \(format) muxer", function: "avformat_alloc_output_context2", result: result, file: path)
         }
         context = allocated
         do throws(PlayheadError) {
@@ -55,23 +56,26 @@ final class MuxedFile {
             avformat_free_context(allocated)
             throw PlayheadError(code: .outputOpenFailed, message: "out of memory for the output buffer", file: path)
         }
-        io = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), Self.bufferSize, 1, Unmanaged.passUnretained(self).toOpaque(),
-                                nil, { opaque, data, size in
-            guard let opaque, let data, size > 0 else { return 0 }
-            let muxed = Unmanaged<MuxedFile>.fromOpaque(opaque).takeUnretainedValue()
-            do throws(PlayheadError) {
-                try muxed.file.write(UnsafeRawBufferPointer(start: data, count: Int(size)))
-                return size
-            } catch {
-                muxed.ioError = muxed.ioError ?? error
-                return playhead_averror(EIO)
-            }
-        }, { opaque, offset, whence in
-            guard let opaque else { return -1 }
-            let muxed = Unmanaged<MuxedFile>.fromOpaque(opaque).takeUnretainedValue()
-            if whence & AVSEEK_SIZE != 0 { return muxed.file.size }
-            return muxed.file.seek(offset, whence: whence & ~AVSEEK_FORCE)
-        })
+        io = avio_alloc_context(
+            buffer.assumingMemoryBound(to: UInt8.self), Self.bufferSize, 1, Unmanaged.passUnretained(self).toOpaque(),
+            nil,
+            { opaque, data, size in
+                guard let opaque, let data, size > 0 else { return 0 }
+                let muxed = Unmanaged<MuxedFile>.fromOpaque(opaque).takeUnretainedValue()
+                do throws(PlayheadError) {
+                    try muxed.file.write(UnsafeRawBufferPointer(start: data, count: Int(size)))
+                    return size
+                } catch {
+                    muxed.ioError = muxed.ioError ?? error
+                    return playhead_averror(EIO)
+                }
+            },
+            { opaque, offset, whence in
+                guard let opaque else { return -1 }
+                let muxed = Unmanaged<MuxedFile>.fromOpaque(opaque).takeUnretainedValue()
+                if whence & AVSEEK_SIZE != 0 { return muxed.file.size }
+                return muxed.file.seek(offset, whence: whence & ~AVSEEK_FORCE)
+            })
         guard let io else {
             av_free(buffer)
             avformat_free_context(allocated)

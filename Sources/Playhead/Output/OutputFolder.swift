@@ -61,9 +61,10 @@ package final class OutputFolder: Sendable {
                     throw SafeFile.posixError("could not lock", path: join(path, lockName), file: path)
                 }
                 guard wait else {
-                    throw PlayheadError(code: .outputBusy,
-                                        message: "another run is writing into this folder (it holds \(lockName)): wait for it to finish, or pass --wait",
-                                        file: path)
+                    throw PlayheadError(
+                        code: .outputBusy,
+                        message: "another run is writing into this folder (it holds \(lockName)): wait for it to finish, or pass --wait",
+                        file: path)
                 }
                 do {
                     try await Task.sleep(for: .milliseconds(100))
@@ -164,8 +165,10 @@ package final class OutputFolder: Sendable {
                 continue
             }
             errno = code
-            results[entry.index] = .failure(code == EEXIST || code == ENOTEMPTY ? Self.notOurs(target)
-                                            : SafeFile.posixError("could not create", path: target, file: target))
+            results[entry.index] = .failure(
+                code == EEXIST || code == ENOTEMPTY
+                    ? Self.notOurs(target)
+                    : SafeFile.posixError("could not create", path: target, file: target))
             state.withLock { $0.manifest.forget(name) }
             forgotten = true
         }
@@ -304,16 +307,19 @@ package final class OutputFolder: Sendable {
         let fd = Glibc.open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return OwnershipManifest() }
-            throw PlayheadError(code: .outputExists,
-                                message: "cannot be read (\(String(cString: strerror(errno)))): it is not this user's record of outputs; remove it or choose another folder",
-                                file: file)
+            throw PlayheadError(
+                code: .outputExists,
+                message:
+                    "cannot be read (\(String(cString: strerror(errno)))): it is not this user's record of outputs; remove it or choose another folder",
+                file: file)
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o022 == 0 else {
-            throw PlayheadError(code: .outputExists,
-                                message: "is not a private file of this user's, so it cannot be the record of outputs: remove it or choose another folder",
-                                file: file)
+            throw PlayheadError(
+                code: .outputExists,
+                message: "is not a private file of this user's, so it cannot be the record of outputs: remove it or choose another folder",
+                file: file)
         }
         let bytes = SafeFile.readAll(fd, limit: 64 << 20)
         return (try? JSONDecoder().decode(OwnershipManifest.self, from: Data(bytes))) ?? OwnershipManifest()
@@ -336,7 +342,8 @@ package final class OutputFolder: Sendable {
             current += "/" + part
             if stat(current, &info) == 0 {
                 guard info.st_mode & S_IFMT == S_IFDIR else {
-                    throw PlayheadError(code: .outputOpenFailed, message: "cannot create the output folder: \(current) is a file, not a folder", file: path)
+                    throw PlayheadError(
+                        code: .outputOpenFailed, message: "cannot create the output folder: \(current) is a file, not a folder", file: path)
                 }
                 continue
             }
@@ -347,12 +354,17 @@ package final class OutputFolder: Sendable {
             let reason = String(cString: strerror(failure))
             switch failure {
             case EACCES, EPERM, EROFS:
-                throw PlayheadError(code: .permissionDenied, message: "cannot create the output folder: \(parent.isEmpty ? "/" : parent) is not writable (\(reason))", file: path)
+                throw PlayheadError(
+                    code: .permissionDenied, message: "cannot create the output folder: \(parent.isEmpty ? "/" : parent) is not writable (\(reason))",
+                    file: path)
             case ENAMETOOLONG:
                 throw PlayheadError(code: .nameTooLong, message: "cannot create the output folder: a name on its path is too long", file: path)
             default:
                 let code = SafeFile.errorCode(for: failure, otherwise: .outputOpenFailed)
-                throw PlayheadError(code: code, message: code == .diskFull ? "cannot create the output folder: \(reason)" : "cannot create the output folder \(current): \(reason)", file: path)
+                throw PlayheadError(
+                    code: code,
+                    message: code == .diskFull
+                        ? "cannot create the output folder: \(reason)" : "cannot create the output folder \(current): \(reason)", file: path)
             }
         }
     }
@@ -388,8 +400,9 @@ package final class OutputFolder: Sendable {
         default:
             kind = .other
         }
-        return FoundEntry(kind: kind, identity: FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), stamp: stamp),
-                          ownedByUs: info.st_uid == geteuid())
+        return FoundEntry(
+            kind: kind, identity: FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), stamp: stamp),
+            ownedByUs: info.st_uid == geteuid())
     }
 
     /// Puts an owner mark with a new random token in a folder just made.
@@ -435,9 +448,10 @@ package final class OutputFolder: Sendable {
             return PlayheadError(code: .invalidArgument, message: "\"\(name)\" cannot name an output", file: target)
         }
         if name.utf8.count > Int(NAME_MAX) || target.utf8.count >= Int(PATH_MAX) {
-            return PlayheadError(code: .nameTooLong,
-                                 message: "the output name \(name) is \(name.utf8.count) bytes: longer than the file system allows (\(NAME_MAX))",
-                                 file: target)
+            return PlayheadError(
+                code: .nameTooLong,
+                message: "the output name \(name) is \(name.utf8.count) bytes: longer than the file system allows (\(NAME_MAX))",
+                file: target)
         }
         return nil
     }

@@ -39,8 +39,10 @@ package final class SafeFile {
         self.temporaryPath = temporaryPath
         self.descriptor = descriptor
         var info = stat()
-        identity = fstat(descriptor, &info) == 0 ? FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-                                                 : FileIdentity(device: 0, inode: 0)
+        identity =
+            fstat(descriptor, &info) == 0
+            ? FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            : FileIdentity(device: 0, inode: 0)
     }
 
     deinit { discard() }
@@ -131,7 +133,8 @@ package final class SafeFile {
             // link() fails when the name exists: the final name is taken atomically or not at all.
             guard link(temporaryPath, path) == 0 else {
                 let code = errno
-                let error = code == EEXIST
+                let error =
+                    code == EEXIST
                     ? PlayheadError(code: .outputExists, message: "\(path) already exists and is not this run's: left alone", file: path)
                     : Self.posixError("could not put into place", path: path, file: path)
                 unlink(temporaryPath)
@@ -165,7 +168,8 @@ package final class SafeFile {
     }
 
     /// Writes `bytes` to `path` in one go, safely.
-    package static func write(_ bytes: UnsafeRawBufferPointer, to path: String, replacing: Bool = true, syncFolder: Bool = true) throws(PlayheadError) {
+    package static func write(_ bytes: UnsafeRawBufferPointer, to path: String, replacing: Bool = true, syncFolder: Bool = true) throws(PlayheadError)
+    {
         let file = try create(for: path)
         try file.write(bytes)
         try file.commit(replacing: replacing, syncFolder: syncFolder)

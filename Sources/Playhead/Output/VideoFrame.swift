@@ -58,8 +58,10 @@ public struct VideoFrame {
     /// queue, a loop's pass): where an export places it.
     var timelinePosition: Double?
 
-    init(presentationTime: MediaTime, duration: MediaTime, index: Int, source: String, size: PixelSize, pixelFormat: OutputPixelFormat,
-         pixelFormatName: String, frame: UnsafeMutablePointer<AVFrame>, segment: Int = 0, control: SessionControl? = nil) {
+    init(
+        presentationTime: MediaTime, duration: MediaTime, index: Int, source: String, size: PixelSize, pixelFormat: OutputPixelFormat,
+        pixelFormatName: String, frame: UnsafeMutablePointer<AVFrame>, segment: Int = 0, control: SessionControl? = nil
+    ) {
         self.presentationTime = presentationTime
         self.duration = duration
         self.index = index

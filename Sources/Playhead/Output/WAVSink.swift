@@ -39,7 +39,11 @@ public final class WAVSink: AudioSink {
         try state.withLock { (s: inout State) throws(PlayheadError) in
             if let format = s.format {
                 guard format == (info.sampleRate, info.channelCount) else {
-                    throw PlayheadError(code: .invalidArgument, message: "a WAV file holds one format (\(format.rate) Hz, \(format.channels) channels); this stream is \(info.sampleRate) Hz, \(info.channelCount) channels", file: path)
+                    throw PlayheadError(
+                        code: .invalidArgument,
+                        message:
+                            "a WAV file holds one format (\(format.rate) Hz, \(format.channels) channels); this stream is \(info.sampleRate) Hz, \(info.channelCount) channels",
+                        file: path)
                 }
                 return
             }
@@ -66,7 +70,8 @@ public final class WAVSink: AudioSink {
 
     public func write(_ buffer: AudioBuffer) throws(PlayheadError) {
         try state.withLock { (s: inout State) throws(PlayheadError) in
-            guard let muxer = s.muxer, let stream = s.stream, let packet = s.packet, buffer.frameCount > 0, let samples = buffer.samples.baseAddress else { return }
+            guard let muxer = s.muxer, let stream = s.stream, let packet = s.packet, buffer.frameCount > 0, let samples = buffer.samples.baseAddress
+            else { return }
             // The muxer copies the bytes out during the call: the packet only borrows them.
             let p = packet.pointer
             p.pointee.data = UnsafeMutableRawPointer(mutating: samples).assumingMemoryBound(to: UInt8.self)

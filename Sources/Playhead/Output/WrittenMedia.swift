@@ -20,8 +20,9 @@ package enum WrittenMedia {
     /// The sound's samples per channel in the file at `path`, from its packets' durations; nil when it cannot be opened or has no sound.
     package static func audioFrames(_ path: String) -> Int? {
         guard let demuxer = try? Demuxer.open(path, interrupt: InterruptFlag()), let audio = demuxer.audio,
-              let stream = demuxer.context.stream(at: Int(audio.index)), let parameters = stream.pointee.codecpar,
-              parameters.pointee.sample_rate > 0 else { return nil }
+            let stream = demuxer.context.stream(at: Int(audio.index)), let parameters = stream.pointee.codecpar,
+            parameters.pointee.sample_rate > 0
+        else { return nil }
         demuxer.select([audio.index])
         guard let packet = try? OwnedPacket() else { return nil }
         let rate = AVRational(num: 1, den: parameters.pointee.sample_rate)

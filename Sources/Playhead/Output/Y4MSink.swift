@@ -41,7 +41,9 @@ public final class Y4MSink: FrameSink {
 
     public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
         if let size, size != info.size {
-            throw PlayheadError(code: .invalidArgument, message: "a Y4M file holds one frame size (\(size)); this stream is \(info.size): give an output size", file: path)
+            throw PlayheadError(
+                code: .invalidArgument, message: "a Y4M file holds one frame size (\(size)); this stream is \(info.size): give an output size",
+                file: path)
         }
         guard muxer == nil else { return }
         size = info.size

@@ -23,8 +23,10 @@ final class AudioPresenter: AudioFormatNegotiating, SegmentFollowing, Sendable {
     }
     private let state = Locked(State())
 
-    init(item: PlayerItem, output: SharedAudioOutput, timeline: PlaybackTimeline, gate: PresentationGate, continuity: PresentationContinuity,
-         events: @escaping @Sendable (ItemPresenter.PresenterEvent) -> Void) {
+    init(
+        item: PlayerItem, output: SharedAudioOutput, timeline: PlaybackTimeline, gate: PresentationGate, continuity: PresentationContinuity,
+        events: @escaping @Sendable (ItemPresenter.PresenterEvent) -> Void
+    ) {
         self.item = item
         self.continuity = continuity
         self.output = output

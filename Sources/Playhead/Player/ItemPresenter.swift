@@ -29,8 +29,10 @@ final class ItemPresenter: FrameSink, SegmentFollowing, Sendable {
     }
     private let state = Locked(State())
 
-    init(item: PlayerItem, output: SharedOutput, timeline: PlaybackTimeline, gate: PresentationGate, continuity: PresentationContinuity,
-         events: @escaping @Sendable (PresenterEvent) -> Void) {
+    init(
+        item: PlayerItem, output: SharedOutput, timeline: PlaybackTimeline, gate: PresentationGate, continuity: PresentationContinuity,
+        events: @escaping @Sendable (PresenterEvent) -> Void
+    ) {
         self.item = item
         self.continuity = continuity
         self.output = output
@@ -85,7 +87,12 @@ final class ItemPresenter: FrameSink, SegmentFollowing, Sendable {
             if late > max(duration, 0.001), !first, !fresh {
                 // The frame came after its time: decoding fell behind (an underrun). Say so once
                 // per episode, and drop it.
-                if !state.withLock({ s in defer { s.stalled = true }; return s.stalled }) { item.post(.stalled) }
+                if !state.withLock({ s in
+                    defer { s.stalled = true }
+                    return s.stalled
+                }) {
+                    item.post(.stalled)
+                }
                 timeline.dropped(position: position, duration: duration)
                 return
             }

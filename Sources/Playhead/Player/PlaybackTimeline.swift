@@ -1,4 +1,3 @@
-
 /// The presentation timeline shared by a player's item presenters: one continuous media position
 /// across items (so the next item starts exactly where the previous one ended), mapped onto the
 /// clock by an anchor and the rate. Also the statistics of what was presented.
@@ -100,7 +99,7 @@ final class PlaybackTimeline: Sendable {
     func waitUntilDue(_ position: Double, cancelled: () -> Bool) -> Double? {
         while !cancelled() {
             guard let due = due(position) else {
-                clock.sleep(for: .milliseconds(5)) // paused
+                clock.sleep(for: .milliseconds(5))  // paused
                 continue
             }
             let remaining = due - clock.now()

@@ -4,10 +4,13 @@
 public final class Player: Sendable {
     private let queue: QueuePlayer
 
-    public init(item: PlayerItem? = nil, output: sending some FrameSink, audioOutput: (any AudioSink)? = nil,
-                configuration: PlayerConfiguration = PlayerConfiguration(), clock: any PlaybackClock = SystemPlaybackClock()) {
-        queue = QueuePlayer(items: item.map { [$0] } ?? [], output: output, audioOutput: audioOutput, configuration: configuration,
-                            clock: clock, actionAtItemEnd: .pause)
+    public init(
+        item: PlayerItem? = nil, output: sending some FrameSink, audioOutput: (any AudioSink)? = nil,
+        configuration: PlayerConfiguration = PlayerConfiguration(), clock: any PlaybackClock = SystemPlaybackClock()
+    ) {
+        queue = QueuePlayer(
+            items: item.map { [$0] } ?? [], output: output, audioOutput: audioOutput, configuration: configuration,
+            clock: clock, actionAtItemEnd: .pause)
     }
 
     public var currentItem: PlayerItem? { queue.currentItem }

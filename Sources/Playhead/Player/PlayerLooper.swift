@@ -1,4 +1,3 @@
-
 /// Plays an item (or a time range of it) over and over on a ``QueuePlayer``, `loopCount` times or
 /// until ``disableLooping()``. It keeps the current iteration and one more copy in the queue, so the
 /// next iteration is pre-rolled before the current one ends: the seam adds no gap, and no frame is
@@ -57,11 +56,13 @@ public final class PlayerLooper: Sendable {
 
     /// Returns once looping is over, or once the waiting task is cancelled.
     public func waitUntilFinished() async {
-        await cancellableWait(state, cancelled: (), register: { s, key, continuation in
-            if s.machine.isFinished { return () }
-            s.finishWaiters.insert(continuation, key: key)
-            return nil
-        }, unregister: { s, key in s.finishWaiters.remove(key) })
+        await cancellableWait(
+            state, cancelled: (),
+            register: { s, key, continuation in
+                if s.machine.isFinished { return () }
+                s.finishWaiters.insert(continuation, key: key)
+                return nil
+            }, unregister: { s, key in s.finishWaiters.remove(key) })
     }
 
     private func handle(_ item: PlayerItem, _ change: (inout LooperStateMachine) -> [LooperStateMachine.Action]) {

@@ -27,7 +27,8 @@ final class PresentationContinuity: Sendable {
         let micro = { (seconds: Double) -> Int64 in Int64((seconds * 1_000_000).rounded()) }
         return state.withLock { s -> Double in
             var current = s ?? (-1, TimestampContinuity(followsForwardJumps: false))
-            let offset = current.continuity.offset(stream: stream.rawValue, dts: micro(time), duration: micro(duration), frameDuration: micro(frameDuration))
+            let offset = current.continuity.offset(
+                stream: stream.rawValue, dts: micro(time), duration: micro(duration), frameDuration: micro(frameDuration))
             s = current
             return Double(offset) / 1_000_000
         }

@@ -75,9 +75,11 @@ public final class QueuePlayer: Sendable {
 
     /// A player for `items` writing every presented frame to `output`, and every item's audio to
     /// `audioOutput` when given (nil: audio is not decoded).
-    public init(items: [PlayerItem] = [], output: sending some FrameSink, audioOutput: (any AudioSink)? = nil,
-                configuration: PlayerConfiguration = PlayerConfiguration(),
-                clock: any PlaybackClock = SystemPlaybackClock(), actionAtItemEnd: ActionAtItemEnd = .advance) {
+    public init(
+        items: [PlayerItem] = [], output: sending some FrameSink, audioOutput: (any AudioSink)? = nil,
+        configuration: PlayerConfiguration = PlayerConfiguration(),
+        clock: any PlaybackClock = SystemPlaybackClock(), actionAtItemEnd: ActionAtItemEnd = .advance
+    ) {
         self.output = SharedOutput(output)
         self.audioOutput = audioOutput.map { SharedAudioOutput($0, format: configuration.audioFormat) }
         self.configuration = configuration
@@ -146,8 +148,9 @@ public final class QueuePlayer: Sendable {
     /// Frames presented and dropped, and lateness, so far.
     public var statistics: PlaybackStatistics {
         let s = timeline.statistics
-        var statistics = PlaybackStatistics(framesPresented: s.presented, framesDropped: s.dropped, lateness: s.lateness, seams: s.seams,
-                                            audioFramesPresented: s.audioFrames, audioResyncs: s.audioResyncs)
+        var statistics = PlaybackStatistics(
+            framesPresented: s.presented, framesDropped: s.dropped, lateness: s.lateness, seams: s.seams,
+            audioFramesPresented: s.audioFrames, audioResyncs: s.audioResyncs)
         engine.withLock {
             statistics.damagedPackets = $0.damagedPackets
             statistics.firstDamage = $0.firstDamage
@@ -180,14 +183,16 @@ public final class QueuePlayer: Sendable {
             // Not started yet (paused before playing): start it, presenting; the seek takes over.
             start(id, presenting: true, decoding: configuration.decoding)
         }
-        guard let run = engine.withLock({ e -> ItemRun? in
-            // An item that ended and stayed current plays again from where the seek puts it: the
-            // player is no longer idle, and play() plays it.
-            guard let run = e.runs[id] else { return nil }
-            e.endedWithoutAdvance = false
-            e.machine.currentSought()
-            return run
-        }) else { return nil }
+        guard
+            let run = engine.withLock({ e -> ItemRun? in
+                // An item that ended and stayed current plays again from where the seek puts it: the
+                // player is no longer idle, and play() plays it.
+                guard let run = e.runs[id] else { return nil }
+                e.endedWithoutAdvance = false
+                e.machine.currentSought()
+                return run
+            })
+        else { return nil }
         timeline.reanchor(at: timeline.cursor)
         let landed = await run.session.seek(to: request, end: item.timeRange?.end, presentationPosition: timeline.cursor)
         if let landed { item.post(.timeJumped(from: from, to: landed)) }
@@ -236,11 +241,13 @@ public final class QueuePlayer: Sendable {
     ///
     /// Cancelling the waiting task ends the wait at once (playing goes on).
     public func waitUntilIdle() async {
-        await cancellableWait(engine, cancelled: (), register: { e, key, continuation in
-            if e.isIdle { return () }
-            e.idleWaiters.insert(continuation, key: key)
-            return nil
-        }, unregister: { e, key in e.idleWaiters.remove(key) })
+        await cancellableWait(
+            engine, cancelled: (),
+            register: { e, key, continuation in
+                if e.isIdle { return () }
+                e.idleWaiters.insert(continuation, key: key)
+                return nil
+            }, unregister: { e, key in e.idleWaiters.remove(key) })
     }
 
     /// Completes the outputs (for a Y4M or WAV file, writes its end and renames it into place).

@@ -21,7 +21,8 @@ final class SharedAudioOutput: Sendable {
     func fix(from source: AudioStreamInfo) -> AudioFormat {
         fixed.withLock { f in
             if let f { return f }
-            let format = AudioFormat(sampleRate: configured.sampleRate ?? source.sampleRate, channelCount: configured.channelCount ?? source.channelCount)
+            let format = AudioFormat(
+                sampleRate: configured.sampleRate ?? source.sampleRate, channelCount: configured.channelCount ?? source.channelCount)
             f = format
             return format
         }

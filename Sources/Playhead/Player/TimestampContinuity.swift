@@ -34,7 +34,9 @@ struct TimestampContinuity {
                 discontinuities += 1
                 offset -= delta
                 // Another stream that already jumped the same way: take its offset exactly.
-                for (other, shared) in offsets where other != stream && abs(dts + shared - expected) <= max(forwardLimit == Int64.max ? backwardLimit : forwardLimit, backwardLimit) {
+                for (other, shared) in offsets
+                where other != stream && abs(dts + shared - expected) <= max(forwardLimit == Int64.max ? backwardLimit : forwardLimit, backwardLimit)
+                {
                     offset = shared
                     break
                 }

@@ -72,7 +72,9 @@ final class ChannelEncodeQueue: Sendable {
         // The encoder may still hold the slot's last picture: a fresh buffer then.
         let writable = av_frame_make_writable(picture.pointer)
         let copied = writable >= 0 ? av_frame_copy(picture.pointer, frame.frame) : writable
-        guard copied >= 0 else { throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: "channel") }
+        guard copied >= 0 else {
+            throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: "channel")
+        }
         slots[number].hasPicture = true
     }
 
@@ -88,7 +90,12 @@ final class ChannelEncodeQueue: Sendable {
     /// Sends what is written, waits until the encoder thread has taken everything, and throws its
     /// failure if it failed.
     func finish() throws(PlayheadError) {
-        if let number = current.withLock({ slot -> Int? in defer { slot = nil }; return slot }) { ready.send(number) }
+        if let number = current.withLock({ slot -> Int? in
+            defer { slot = nil }
+            return slot
+        }) {
+            ready.send(number)
+        }
         ready.close()
         done.wait()
         if let error = failure.withLock({ $0 }) { throw error }
@@ -103,7 +110,14 @@ final class ChannelEncodeQueue: Sendable {
 
     /// Sends the slot being filled (if any) and takes a free one, emptied.
     private func nextSlot(sendingCurrent: Bool = true) throws(PlayheadError) -> Int {
-        if sendingCurrent, let number = current.withLock({ slot -> Int? in defer { slot = nil }; return slot }) { ready.send(number) }
+        if sendingCurrent,
+            let number = current.withLock({ slot -> Int? in
+                defer { slot = nil }
+                return slot
+            })
+        {
+            ready.send(number)
+        }
         guard let number = free.receive() else {
             throw failure.withLock { $0 } ?? PlayheadError(code: .invalidState, message: "the channel's encoder has stopped", file: "channel")
         }

@@ -30,10 +30,11 @@ final class ChannelEncoder {
         keyframeInterval = max(1, Int((settings.keyframeSeconds * rate.value).rounded()))
         let peak = settings.maxBitRate ?? max(300, Int(Double(size.width * size.height) * rate.value * 0.1 / 1000))
         let parameters = "keyint=\(keyframeInterval):min-keyint=\(keyframeInterval):scenecut=0:vbv-maxrate=\(peak):vbv-bufsize=\(2 * peak)"
-        video = try FrameEncoder(named: "libx264", size: size, format: AV_PIX_FMT_YUV420P, timeBase: videoTimeBase, target: target,
-                                 options: ["preset": settings.preset, "tune": "zerolatency", "crf": String(settings.crf), "x264-params": parameters],
-                                 threads: 0, globalHeader: true, groupOfPictures: Int32(keyframeInterval),
-                                 frameRate: AVRational(num: Int32(rate.numerator), den: Int32(rate.denominator)))
+        video = try FrameEncoder(
+            named: "libx264", size: size, format: AV_PIX_FMT_YUV420P, timeBase: videoTimeBase, target: target,
+            options: ["preset": settings.preset, "tune": "zerolatency", "crf": String(settings.crf), "x264-params": parameters],
+            threads: 0, globalHeader: true, groupOfPictures: Int32(keyframeInterval),
+            frameRate: AVRational(num: Int32(rate.numerator), den: Int32(rate.denominator)))
         if let sound {
             audio = try AudioEncoder(sampleRate: sound.sampleRate, channelCount: sound.channelCount, target: target)
             audioTimeBase = AVRational(num: 1, den: Int32(sound.sampleRate))
@@ -45,20 +46,25 @@ final class ChannelEncoder {
 
     /// Encodes a slot's picture as the next output frame (the encoder may keep a reference to
     /// its buffers: whoever fills it again makes it writable first), then its sound.
-    func encode(_ slot: ChannelEncodeQueue.Slot, video videoBody: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void,
-                audio audioBody: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void) throws(PlayheadError) {
+    func encode(
+        _ slot: ChannelEncodeQueue.Slot, video videoBody: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void,
+        audio audioBody: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void
+    ) throws(PlayheadError) {
         if slot.hasPicture {
             slot.picture.pointer.pointee.pts = nextFrame
             nextFrame += 1
             try video.encode(slot.picture.pointer, videoBody)
         }
         guard slot.sampleFrames > 0, let audio else { return }
-        try slot.samples.withUnsafeBufferPointer { (samples) throws(PlayheadError) in try audio.encode(samples, frames: slot.sampleFrames, audioBody) }
+        try slot.samples.withUnsafeBufferPointer { (samples) throws(PlayheadError) in try audio.encode(samples, frames: slot.sampleFrames, audioBody)
+        }
     }
 
     /// Drains both encoders.
-    func finish(video videoBody: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void,
-                audio audioBody: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void) throws(PlayheadError) {
+    func finish(
+        video videoBody: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void,
+        audio audioBody: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void
+    ) throws(PlayheadError) {
         try video.encode(nil, videoBody)
         try audio?.finish(audioBody)
     }

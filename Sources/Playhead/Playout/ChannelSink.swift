@@ -32,8 +32,10 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
     /// A sink writing to `targets` at the canvas's `rate`: x264 with `preset` and `crf`, a
     /// keyframe (and an HLS segment) every `segmentSeconds`; a target that does not open or take
     /// a write within `timeout` seconds is reconnected.
-    public init(targets: [ChannelTarget], rate: FrameRate, preset: String = "veryfast", crf: Int = 23, segmentSeconds: Double = 2,
-                maxBitRate: Int? = nil, timeout: Double = 5) {
+    public init(
+        targets: [ChannelTarget], rate: FrameRate, preset: String = "veryfast", crf: Int = 23, segmentSeconds: Double = 2,
+        maxBitRate: Int? = nil, timeout: Double = 5
+    ) {
         self.targets = targets
         self.rate = rate
         settings = ChannelEncoder.Settings(preset: preset, crf: crf, keyframeSeconds: segmentSeconds, maxBitRate: maxBitRate)
@@ -68,14 +70,16 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
             guard s.encoder == nil else { throw PlayheadError(code: .invalidState, message: "a channel sink takes one stream", file: "channel") }
             let encoder = try ChannelEncoder(size: info.size, rate: rate, sound: s.sound, settings: settings, target: "channel")
             let box = ChannelEncoderBox(encoder)
-            let parameters = TargetWriter.Parameters(video: encoder.video.context, audio: encoder.audio?.context, videoTimeBase: encoder.videoTimeBase,
-                                                     audioTimeBase: encoder.audioTimeBase, segmentSeconds: settings.keyframeSeconds,
-                                                     openTimeout: openTimeout, writeTimeout: writeTimeout)
+            let parameters = TargetWriter.Parameters(
+                video: encoder.video.context, audio: encoder.audio?.context, videoTimeBase: encoder.videoTimeBase,
+                audioTimeBase: encoder.audioTimeBase, segmentSeconds: settings.keyframeSeconds,
+                openTimeout: openTimeout, writeTimeout: writeTimeout)
             let writers = targets.map { TargetWriter(target: $0, parameters: parameters) }
             s.queue = try ChannelEncodeQueue(size: info.size) { (slot) throws(PlayheadError) in
                 // On the encoder thread: the one user of the encoders while it runs.
-                try box.encoder.encode(slot, video: { packet in for writer in writers { writer.send(packet, video: true) } },
-                                       audio: { packet in for writer in writers { writer.send(packet, video: false) } })
+                try box.encoder.encode(
+                    slot, video: { packet in for writer in writers { writer.send(packet, video: true) } },
+                    audio: { packet in for writer in writers { writer.send(packet, video: false) } })
                 state.withLock {
                     if slot.hasPicture { $0.framesEncoded += 1 }
                     $0.samplesEncoded += Int64(slot.sampleFrames)
@@ -87,12 +91,16 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
     }
 
     public func write(_ frame: VideoFrame) throws(PlayheadError) {
-        guard let queue = state.withLock({ $0.queue }) else { throw PlayheadError(code: .invalidState, message: "write before begin", file: "channel") }
+        guard let queue = state.withLock({ $0.queue }) else {
+            throw PlayheadError(code: .invalidState, message: "write before begin", file: "channel")
+        }
         try queue.write(frame)
     }
 
     public func writeAudio(_ buffer: AudioBuffer) throws(PlayheadError) {
-        guard let queue = state.withLock({ $0.queue }) else { throw PlayheadError(code: .invalidState, message: "sound before begin", file: "channel") }
+        guard let queue = state.withLock({ $0.queue }) else {
+            throw PlayheadError(code: .invalidState, message: "sound before begin", file: "channel")
+        }
         try queue.writeAudio(buffer)
     }
 
@@ -112,8 +120,9 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
             s.finished = true
             if let encoder = s.encoder?.encoder {
                 let writers = s.writers
-                try encoder.finish(video: { packet in for writer in writers { writer.send(packet, video: true) } },
-                                   audio: { packet in for writer in writers { writer.send(packet, video: false) } })
+                try encoder.finish(
+                    video: { packet in for writer in writers { writer.send(packet, video: true) } },
+                    audio: { packet in for writer in writers { writer.send(packet, video: false) } })
             }
             return s.writers
         }

@@ -25,10 +25,11 @@ final class OutputDeadline: Sendable {
 
     /// The callback record; the caller keeps `self` alive while the context may call it.
     var callback: AVIOInterruptCB {
-        AVIOInterruptCB(callback: { opaque in
-            guard let opaque else { return 0 }
-            return Unmanaged<OutputDeadline>.fromOpaque(opaque).takeUnretainedValue().shouldInterrupt ? 1 : 0
-        }, opaque: Unmanaged.passUnretained(self).toOpaque())
+        AVIOInterruptCB(
+            callback: { opaque in
+                guard let opaque else { return 0 }
+                return Unmanaged<OutputDeadline>.fromOpaque(opaque).takeUnretainedValue().shouldInterrupt ? 1 : 0
+            }, opaque: Unmanaged.passUnretained(self).toOpaque())
     }
 }
 
@@ -51,8 +52,10 @@ final class TargetConnection {
     let audioIndex: Int32?
 
     /// Opens `target` with streams like `video` and `audio` (encoder contexts) and writes its header.
-    init(target: ChannelTarget, video: UnsafeMutablePointer<AVCodecContext>, audio: UnsafeMutablePointer<AVCodecContext>?,
-         segmentSeconds: Double, deadline: OutputDeadline, openTimeout: Double) throws(PlayheadError) {
+    init(
+        target: ChannelTarget, video: UnsafeMutablePointer<AVCodecContext>, audio: UnsafeMutablePointer<AVCodecContext>?,
+        segmentSeconds: Double, deadline: OutputDeadline, openTimeout: Double
+    ) throws(PlayheadError) {
         self.target = target
         self.deadline = deadline
         let name = target.description
@@ -69,8 +72,9 @@ final class TargetConnection {
             var allocated: UnsafeMutablePointer<AVFormatContext>?
             let result = avformat_alloc_output_context2(&allocated, nil, target.formatName, target.location)
             guard result >= 0, let allocated else {
-                throw FFmpegError.error(.outputOpenFailed, "could not set up the \(target.formatName) muxer", function: "avformat_alloc_output_context2",
-                                        result: result, file: name)
+                throw FFmpegError.error(
+                    .outputOpenFailed, "could not set up the \(target.formatName) muxer", function: "avformat_alloc_output_context2",
+                    result: result, file: name)
             }
             muxed = nil
             context = allocated
@@ -102,14 +106,17 @@ final class TargetConnection {
 
     deinit { close() }
 
-    private static func addStream(to context: UnsafeMutablePointer<AVFormatContext>, from codec: UnsafeMutablePointer<AVCodecContext>,
-                                  name: String) throws(PlayheadError) -> Int32 {
+    private static func addStream(
+        to context: UnsafeMutablePointer<AVFormatContext>, from codec: UnsafeMutablePointer<AVCodecContext>,
+        name: String
+    ) throws(PlayheadError) -> Int32 {
         guard let stream = avformat_new_stream(context, nil), let parameters = stream.pointee.codecpar else {
             throw PlayheadError(code: .outputOpenFailed, message: "could not add a stream", file: name)
         }
         let result = avcodec_parameters_from_context(parameters, codec)
         guard result >= 0 else {
-            throw FFmpegError.error(.outputOpenFailed, "could not describe the stream", function: "avcodec_parameters_from_context", result: result, file: name)
+            throw FFmpegError.error(
+                .outputOpenFailed, "could not describe the stream", function: "avcodec_parameters_from_context", result: result, file: name)
         }
         stream.pointee.time_base = codec.pointee.time_base
         return stream.pointee.index
@@ -120,8 +127,10 @@ final class TargetConnection {
         var options: [String: String] = [:]
         switch target.kind {
         case .hls:
-            options = ["hls_time": String(segmentSeconds), "hls_list_size": "6",
-                       "hls_flags": "delete_segments+program_date_time+temp_file+independent_segments"]
+            options = [
+                "hls_time": String(segmentSeconds), "hls_list_size": "6",
+                "hls_flags": "delete_segments+program_date_time+temp_file+independent_segments",
+            ]
         case .mp4File:
             options = ["movflags": "frag_keyframe+empty_moov+default_base_moof"]
         case .rtmp, .srt, .udp:
@@ -153,7 +162,9 @@ final class TargetConnection {
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
         defer { av_dict_free(&dictionary) }
         let result = avformat_write_header(context, &dictionary)
-        guard result >= 0 else { throw FFmpegError.error(.outputOpenFailed, "could not write the header", function: "avformat_write_header", result: result, file: name) }
+        guard result >= 0 else {
+            throw FFmpegError.error(.outputOpenFailed, "could not write the header", function: "avformat_write_header", result: result, file: name)
+        }
     }
 
     /// Writes one packet (taken: left blank), its timestamps in `timeBase`; a write that blocks
@@ -170,7 +181,9 @@ final class TargetConnection {
             return
         }
         let result = av_interleaved_write_frame(context, packet)
-        guard result >= 0 else { throw FFmpegError.error(.writeFailed, "could not write", function: "av_interleaved_write_frame", result: result, file: target.description) }
+        guard result >= 0 else {
+            throw FFmpegError.error(.writeFailed, "could not write", function: "av_interleaved_write_frame", result: result, file: target.description)
+        }
     }
 
     /// Completes the output: the trailer (a recording is renamed into place).
@@ -185,7 +198,9 @@ final class TargetConnection {
         }
         let result = av_write_trailer(context)
         close()
-        guard result >= 0 else { throw FFmpegError.error(.writeFailed, "could not complete", function: "av_write_trailer", result: result, file: target.description) }
+        guard result >= 0 else {
+            throw FFmpegError.error(.writeFailed, "could not complete", function: "av_write_trailer", result: result, file: target.description)
+        }
     }
 
     /// Gives up: a recording keeps what it has as a partial file; a stream is closed.
@@ -247,6 +262,8 @@ final class ExtradataRepeater {
     func filter(_ packet: UnsafeMutablePointer<AVPacket>) throws(PlayheadError) {
         var result = av_bsf_send_packet(context, packet)
         if result >= 0 { result = av_bsf_receive_packet(context, packet) }
-        guard result >= 0 else { throw FFmpegError.error(.encodeFailed, "dump_extra failed", function: "av_bsf_receive_packet", result: result, file: name) }
+        guard result >= 0 else {
+            throw FFmpegError.error(.encodeFailed, "dump_extra failed", function: "av_bsf_receive_packet", result: result, file: name)
+        }
     }
 }

@@ -137,7 +137,10 @@ final class TargetWriter: @unchecked Sendable {
                         try connection.finish(timeout: parameters.writeTimeout)
                         update { $0.state = .finished }
                     } catch {
-                        update { $0.state = .failed; $0.lastError = error.description }
+                        update {
+                            $0.state = .failed
+                            $0.lastError = error.description
+                        }
                     }
                 } else {
                     connection?.abandon()
@@ -163,22 +166,34 @@ final class TargetWriter: @unchecked Sendable {
                     continue
                 }
                 do throws(PlayheadError) {
-                    connection = try TargetConnection(target: target, video: parameters.video, audio: parameters.audio,
-                                                      segmentSeconds: parameters.segmentSeconds, deadline: deadline, openTimeout: parameters.openTimeout)
+                    connection = try TargetConnection(
+                        target: target, video: parameters.video, audio: parameters.audio,
+                        segmentSeconds: parameters.segmentSeconds, deadline: deadline, openTimeout: parameters.openTimeout)
                     firstVideo = nil
                     backoff = 1
                     retryAt = nil
-                    update { $0.state = .connected; $0.connects += 1; $0.lastError = nil }
+                    update {
+                        $0.state = .connected
+                        $0.connects += 1
+                        $0.lastError = nil
+                    }
                 } catch {
                     if deadline.isStopping { continue }
                     if !target.isNetwork && target.kind != .hls {
-                        update { $0.state = .failed; $0.lastError = error.description }
+                        update {
+                            $0.state = .failed
+                            $0.lastError = error.description
+                        }
                         drainForever()
                         return
                     }
                     retryAt = Date().addingTimeInterval(backoff)
                     backoff = min(30, backoff * 2)
-                    update { $0.state = .reconnecting; $0.lastError = error.description; $0.framesDropped += 1 }
+                    update {
+                        $0.state = .reconnecting
+                        $0.lastError = error.description
+                        $0.framesDropped += 1
+                    }
                     continue
                 }
             }
@@ -187,28 +202,39 @@ final class TargetWriter: @unchecked Sendable {
             // channel's timeline.
             if target.kind == .rtmp {
                 let p = packet.pointer.pointee
-                if firstVideo == nil { firstVideo = av_rescale_q(p.pts, video ? parameters.videoTimeBase : parameters.audioTimeBase, parameters.videoTimeBase) }
+                if firstVideo == nil {
+                    firstVideo = av_rescale_q(p.pts, video ? parameters.videoTimeBase : parameters.audioTimeBase, parameters.videoTimeBase)
+                }
                 let offset = av_rescale_q(firstVideo ?? 0, parameters.videoTimeBase, video ? parameters.videoTimeBase : parameters.audioTimeBase)
                 packet.pointer.pointee.pts -= offset
                 packet.pointer.pointee.dts -= offset
                 if packet.pointer.pointee.dts < 0 { continue }
             }
             do throws(PlayheadError) {
-                try open.write(packet.pointer, video: video, timeBase: video ? parameters.videoTimeBase : parameters.audioTimeBase,
-                               timeout: parameters.writeTimeout)
+                try open.write(
+                    packet.pointer, video: video, timeBase: video ? parameters.videoTimeBase : parameters.audioTimeBase,
+                    timeout: parameters.writeTimeout)
                 if video { update { $0.framesWritten += 1 } }
             } catch {
                 open.abandon()
                 connection = nil
                 if deadline.isStopping { continue }
                 if !target.isNetwork && target.kind != .hls {
-                    update { $0.state = .failed; $0.lastError = error.description; $0.drops += 1 }
+                    update {
+                        $0.state = .failed
+                        $0.lastError = error.description
+                        $0.drops += 1
+                    }
                     drainForever()
                     return
                 }
                 retryAt = Date().addingTimeInterval(backoff)
                 backoff = min(30, backoff * 2)
-                update { $0.state = .reconnecting; $0.lastError = error.description; $0.drops += 1 }
+                update {
+                    $0.state = .reconnecting
+                    $0.lastError = error.description
+                    $0.drops += 1
+                }
             }
         }
     }

@@ -44,9 +44,10 @@ extension Demuxer {
         switch mediaType {
         case .video:
             let facts = VideoStreamFacts(stream: stream, format: context.pointer)
-            track.video = VideoTrackInfo(naturalSize: facts.storedSize, pixelAspectRatio: facts.pixelAspectRatio, orientation: facts.orientation,
-                                         pixelFormat: facts.pixelFormatName, nominalFrameRate: facts.frameRate.map(\.doubleValue),
-                                         color: facts.color)
+            track.video = VideoTrackInfo(
+                naturalSize: facts.storedSize, pixelAspectRatio: facts.pixelAspectRatio, orientation: facts.orientation,
+                pixelFormat: facts.pixelFormatName, nominalFrameRate: facts.frameRate.map(\.doubleValue),
+                color: facts.color)
         case .audio:
             var layout = par.ch_layout
             let description = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 128) { buffer -> String? in

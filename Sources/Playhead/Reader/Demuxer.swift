@@ -106,9 +106,11 @@ final class Demuxer {
     /// The error for a path that needs video and finds none usable: one rule for every path.
     func missingVideo(what: String = "no video track") -> PlayheadError {
         guard hasSizelessVideo else { return PlayheadError(code: .noVideoTrack, message: what, file: source) }
-        return PlayheadError(code: .decodeFailed,
-                             message: "the video track's picture size is unknown: its first picture could not be decoded (damaged, or larger than \(StreamDecoder.defaultMaximumPixels) pixels, which are refused)",
-                             file: source)
+        return PlayheadError(
+            code: .decodeFailed,
+            message:
+                "the video track's picture size is unknown: its first picture could not be decoded (damaged, or larger than \(StreamDecoder.defaultMaximumPixels) pixels, which are refused)",
+            file: source)
     }
 
     private init(context: FormatContext) {
@@ -166,10 +168,11 @@ final class Demuxer {
     /// nothing before them does (which streams are encrypted) is known from the open on. The
     /// demuxer stays fresh.
     private func lookAtFirstPackets() {
-        var waiting = Set(context.streams.filter {
-            let type = $0.pointee.codecpar?.pointee.codec_type
-            return type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_VIDEO
-        }.map { $0.pointee.index })
+        var waiting = Set(
+            context.streams.filter {
+                let type = $0.pointee.codecpar?.pointee.codec_type
+                return type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_VIDEO
+            }.map { $0.pointee.index })
         var read: [OwnedPacket] = []
         defer {
             pushedBack.insert(contentsOf: read, at: 0)
@@ -267,22 +270,27 @@ final class Demuxer {
                 }
                 lastPacketWasShort = packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0
                 if lastPacketWasShort {
-                    readDamage.record(PlayheadError(code: .decodeFailed, message: "the container flags a packet of stream \(index) as corrupt", file: source))
+                    readDamage.record(
+                        PlayheadError(code: .decodeFailed, message: "the container flags a packet of stream \(index) as corrupt", file: source))
                 }
                 return .packet
             }
             // A source that sent nothing for the stall timeout (retrying would wait again); a
             // stream's demuxer may even call that the end, which it is not.
             if result == FFmpegError.timedOut || context.relay.hasStalled || context.io.hasStalled, !(interrupt?.isRaised ?? false) {
-                return .end(.failed(FFmpegError.error(.timedOut, "no data arrived within the stall timeout", function: "av_read_frame", result: result, file: source)))
+                return .end(
+                    .failed(
+                        FFmpegError.error(
+                            .timedOut, "no data arrived within the stall timeout", function: "av_read_frame", result: result, file: source)))
             }
             if result == FFmpegError.eof { return .end(endOfData(readError: nil)) }
             if isFresh, let error = mediaBehindIndex(result) { return .end(.failed(error)) }
             // Cancelled only when this reader's owner asked: an EXIT left over from an earlier
             // interrupt is an I/O failure like any other, not a stop that nobody requested.
             if interrupt?.isRaised ?? false { return .end(.cancelled) }
-            let error = FFmpegError.error(.readFailed, context.io.sourceError.map { "the byte source failed: \($0)" } ?? "part of the data could not be read",
-                                          function: "av_read_frame", result: result, file: source)
+            let error = FFmpegError.error(
+                .readFailed, context.io.sourceError.map { "the byte source failed: \($0)" } ?? "part of the data could not be read",
+                function: "av_read_frame", result: result, file: source)
             // The caller's byte source failed: its error, not a guess about the file.
             if context.io.sourceError != nil { return .end(.failed(error)) }
             readDamage.record(error)
@@ -302,12 +310,17 @@ final class Demuxer {
         let logged = context.evidence.errorCount - errorsAtOpen
         if logged > 0 {
             let said = context.evidence.error(at: errorsAtOpen) ?? "an error"
-            tally.add(DamageTally(count: logged, first: PlayheadError(code: .decodeFailed, message: "the container reports damage: \(said)", file: source)))
+            tally.add(
+                DamageTally(count: logged, first: PlayheadError(code: .decodeFailed, message: "the container reports damage: \(said)", file: source)))
         }
         // Lost while opening too: whoever reads this demuxer reads past the hole.
         let lost = context.evidence.lostData
         if lost.count > 0 {
-            tally.add(DamageTally(count: lost.count, first: PlayheadError(code: .decodeFailed, message: "data is missing: \(lost.first ?? "a part could not be fetched")", file: source)))
+            tally.add(
+                DamageTally(
+                    count: lost.count,
+                    first: PlayheadError(
+                        code: .decodeFailed, message: "data is missing: \(lost.first ?? "a part could not be fetched")", file: source)))
         }
         return tally
     }
@@ -316,14 +329,18 @@ final class Demuxer {
 
     private func endOfData(readError: PlayheadError?) -> DataEnd {
         if let promise = indexPromise(), let size = fileSize, promise > size {
-            return .truncated(PlayheadError(code: .truncated,
-                message: "the file ends at byte \(size), but its index places media data up to byte \(promise): it is truncated", file: source))
+            return .truncated(
+                PlayheadError(
+                    code: .truncated,
+                    message: "the file ends at byte \(size), but its index places media data up to byte \(promise): it is truncated", file: source))
         }
         if let said = context.evidence.first(containing: "File ended prematurely") {
-            return .truncated(PlayheadError(code: .truncated, message: "the data ends inside a container element (\(said)): it is truncated", file: source))
+            return .truncated(
+                PlayheadError(code: .truncated, message: "the data ends inside a container element (\(said)): it is truncated", file: source))
         }
         if context.formatName == "mpegts", let size = fileSize, size % 188 != 0, size % 192 != 0, size % 204 != 0 {
-            return .truncated(PlayheadError(code: .truncated, message: "the file stops in the middle of a transport packet: it is truncated", file: source))
+            return .truncated(
+                PlayheadError(code: .truncated, message: "the file stops in the middle of a transport packet: it is truncated", file: source))
         }
         if lastPacketWasShort, context.pointer.pointee.pb?.pointee.eof_reached != 0 {
             return .truncated(PlayheadError(code: .truncated, message: "the file ends inside its last packet: it is truncated", file: source))
@@ -378,9 +395,11 @@ final class Demuxer {
             return first.pointee.pos >= 0 && first.pointee.pos < context.headerEnd
         }
         guard behind else { return nil }
-        return FFmpegError.error(.seekFailed, "the source cannot seek and its index comes after the media (an MP4 without faststart): "
-                                 + "the media went by while the index was read; give a file or a URL, or move the index to the front (ffmpeg -movflags +faststart)",
-                                 function: "av_read_frame", result: result, file: source)
+        return FFmpegError.error(
+            .seekFailed,
+            "the source cannot seek and its index comes after the media (an MP4 without faststart): "
+                + "the media went by while the index was read; give a file or a URL, or move the index to the front (ffmpeg -movflags +faststart)",
+            function: "av_read_frame", result: result, file: source)
     }
 
     // MARK: Seeking primitives
@@ -401,7 +420,8 @@ final class Demuxer {
         context.relay.readBegins()
         let result = avformat_seek_file(context.pointer, stream, minimum, timestamp, maximum, 0)
         if context.relay.hasStalled {
-            throw FFmpegError.error(.timedOut, "no data arrived within the stall timeout", function: "avformat_seek_file", result: result, file: source)
+            throw FFmpegError.error(
+                .timedOut, "no data arrived within the stall timeout", function: "avformat_seek_file", result: result, file: source)
         }
         guard result >= 0 else {
             throw FFmpegError.error(.seekFailed, "could not seek", function: "avformat_seek_file", result: result, file: source)
@@ -448,7 +468,8 @@ final class Demuxer {
         var result = avformat_seek_file(context.pointer, stream, Int64.min, Int64.min, Int64.min, 0)
         if result < 0, stream == -1 { result = avformat_seek_file(context.pointer, -1, Int64.min, 0, 0, AVSEEK_FLAG_BYTE) }
         if context.relay.hasStalled {
-            throw FFmpegError.error(.timedOut, "no data arrived within the stall timeout", function: "avformat_seek_file", result: result, file: source)
+            throw FFmpegError.error(
+                .timedOut, "no data arrived within the stall timeout", function: "avformat_seek_file", result: result, file: source)
         }
         guard result >= 0 else {
             throw FFmpegError.error(.seekFailed, "could not go back to the start", function: "avformat_seek_file", result: result, file: source)
@@ -611,7 +632,11 @@ final class Demuxer {
             case ELOOP:
                 throw PlayheadError(code: .fileNotFound, message: "the path's symbolic links loop (or nest too deep): no file at its end", file: path)
             case ENAMETOOLONG:
-                throw PlayheadError(code: .fileNotFound, message: "the path is too long for the file system (\(input.location.count) bytes; at most \(PATH_MAX), each name at most \(NAME_MAX))", file: path)
+                throw PlayheadError(
+                    code: .fileNotFound,
+                    message:
+                        "the path is too long for the file system (\(input.location.count) bytes; at most \(PATH_MAX), each name at most \(NAME_MAX))",
+                    file: path)
             case ENOTDIR:
                 throw PlayheadError(code: .fileNotFound, message: "no such file: a part of the path is a file, not a folder", file: path)
             default:
@@ -639,6 +664,8 @@ extension Demuxer {
     func keyframe(atOrBefore time: MediaTime) -> MediaTime? {
         guard let video, hasIndex(stream: video.index) else { return nil }
         let tb = video.timeBase.ffmpeg
-        return indexedKeyframe(stream: video.index, atOrBefore: time.ffmpegTimestamp(in: tb, rounding: .down)).map { MediaTime(ffmpegTimestamp: $0, timeBase: tb) }
+        return indexedKeyframe(stream: video.index, atOrBefore: time.ffmpegTimestamp(in: tb, rounding: .down)).map {
+            MediaTime(ffmpegTimestamp: $0, timeBase: tb)
+        }
     }
 }

@@ -25,8 +25,10 @@ enum Encryption {
     }
 
     static func refusal(scheme: String, stream: Int32, file: String) -> PlayheadError {
-        PlayheadError(code: .encrypted,
-                      message: "stream \(stream) is encrypted (\(scheme == "encrypted" ? "an unnamed scheme" : "scheme \(scheme)")): it cannot be decoded without its key",
-                      file: file)
+        PlayheadError(
+            code: .encrypted,
+            message:
+                "stream \(stream) is encrypted (\(scheme == "encrypted" ? "an unnamed scheme" : "scheme \(scheme)")): it cannot be decoded without its key",
+            file: file)
     }
 }

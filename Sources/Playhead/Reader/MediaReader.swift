@@ -42,9 +42,12 @@ final class MediaReader {
     /// time without passing a better keyframe, seeking otherwise.
     func seek(to request: SeekRequest) throws(PlayheadError) {
         let window = video.window
-        let position = mustSeek ? .unknown
-            : DecodePosition(atStart: demuxer.isFresh, oldestHeld: window.candidate?.pts ?? window.following.first?.pts,
-                             newestHeld: window.newestPTS, lastPacketDTS: lastPacketDTS)
+        let position =
+            mustSeek
+            ? .unknown
+            : DecodePosition(
+                atStart: demuxer.isFresh, oldestHeld: window.candidate?.pts ?? window.following.first?.pts,
+                newestHeld: window.newestPTS, lastPacketDTS: lastPacketDTS)
         mustSeek = true
         let (selection, moved) = try SeekRule.position(demuxer, facts: facts, request: request, from: position, scratch: scratch)
         startedAtTheBeginning = position.atStart && !moved
@@ -78,7 +81,9 @@ final class MediaReader {
             var fromTheStart = false
             if let choice = StartSelection.choose(answer, following: video.window.following, selection: selection) {
                 // Decoding began after the window: the seek landed too late. Once, from the start.
-                if choice.late, !retried, !startedAtTheBeginning { fromTheStart = true } else {
+                if choice.late, !retried, !startedAtTheBeginning {
+                    fromTheStart = true
+                } else {
                     if choice.startAtCandidate, let candidate = video.window.candidate { return candidate }
                     return video.window.following.first
                 }

@@ -86,8 +86,10 @@ enum SeekRule {
         return StartSelection(low: low, target: t, high: high)
     }
 
-    static func position(_ demuxer: Demuxer, facts: VideoStreamFacts, request: SeekRequest, from position: DecodePosition,
-                         scratch: OwnedPacket) throws(PlayheadError) -> (selection: StartSelection, moved: Bool) {
+    static func position(
+        _ demuxer: Demuxer, facts: VideoStreamFacts, request: SeekRequest, from position: DecodePosition,
+        scratch: OwnedPacket
+    ) throws(PlayheadError) -> (selection: StartSelection, moved: Bool) {
         let t = request.time.ffmpegTimestamp(in: facts.timeBase.ffmpeg, rounding: .down)
         let stream = facts.index
         if !request.isExact {
@@ -114,17 +116,21 @@ enum SeekRule {
     }
 
     /// Decodes forward or seeks so that decoding reaches `selection.low`.
-    private static func exact(_ demuxer: Demuxer, facts: VideoStreamFacts, selection: StartSelection, from position: DecodePosition,
-                              scratch: OwnedPacket) throws(PlayheadError) -> (selection: StartSelection, moved: Bool) {
+    private static func exact(
+        _ demuxer: Demuxer, facts: VideoStreamFacts, selection: StartSelection, from position: DecodePosition,
+        scratch: OwnedPacket
+    ) throws(PlayheadError) -> (selection: StartSelection, moved: Bool) {
         let stream = facts.index
         let r = selection.low
         let keyframe = demuxer.hasIndex(stream: stream) ? demuxer.indexedKeyframe(stream: stream, atOrBefore: r) : nil
         let forwardLimit = unindexedForwardLimit.ffmpegTimestamp(in: facts.timeBase.ffmpeg)
-        let seek = shouldSeek(to: r, from: position, indexedKeyframe: keyframe, hasIndex: demuxer.hasIndex(stream: stream),
-                              canSeek: demuxer.canSeek, streamStart: facts.startTime?.ffmpegTimestamp(in: facts.timeBase.ffmpeg), forwardLimit: forwardLimit)
+        let seek = shouldSeek(
+            to: r, from: position, indexedKeyframe: keyframe, hasIndex: demuxer.hasIndex(stream: stream),
+            canSeek: demuxer.canSeek, streamStart: facts.startTime?.ffmpegTimestamp(in: facts.timeBase.ffmpeg), forwardLimit: forwardLimit)
         guard seek else {
             if !demuxer.canSeek, let oldest = position.oldestHeld, r < oldest {
-                throw PlayheadError(code: .seekFailed, message: "the source cannot seek (a pipe or a live stream): it cannot go back", file: demuxer.source)
+                throw PlayheadError(
+                    code: .seekFailed, message: "the source cannot seek (a pipe or a live stream): it cannot go back", file: demuxer.source)
             }
             return (selection, false)
         }
@@ -139,8 +145,10 @@ enum SeekRule {
     }
 
     /// Whether seeking beats decoding forward to `r`.
-    static func shouldSeek(to r: Int64, from position: DecodePosition, indexedKeyframe: Int64?, hasIndex: Bool, canSeek: Bool,
-                           streamStart: Int64?, forwardLimit: Int64) -> Bool {
+    static func shouldSeek(
+        to r: Int64, from position: DecodePosition, indexedKeyframe: Int64?, hasIndex: Bool, canSeek: Bool,
+        streamStart: Int64?, forwardLimit: Int64
+    ) -> Bool {
         guard canSeek else { return false }
         if position.atStart {
             // From the beginning, unless a keyframe later than the start lies at or before r.
@@ -229,8 +237,10 @@ enum SeekRule {
     /// demuxer's own: the one at or before and the one after, each found by a seek and the first
     /// keyframe read there. Without one: decoding-free reading across the window from a point
     /// before it. Nothing is decoded.
-    static func nearestKeyframe(_ demuxer: Demuxer, facts: VideoStreamFacts, to t: Int64, in window: ClosedRange<Int64>,
-                                scratch: OwnedPacket) -> Keyframe? {
+    static func nearestKeyframe(
+        _ demuxer: Demuxer, facts: VideoStreamFacts, to t: Int64, in window: ClosedRange<Int64>,
+        scratch: OwnedPacket
+    ) -> Keyframe? {
         let stream = facts.index
         var found: [Keyframe] = []
         if demuxer.hasIndex(stream: stream) {
@@ -242,13 +252,15 @@ enum SeekRule {
                     guard let next = demuxer.indexedKeyframe(stream: stream, after: t) else { break }
                     if abs(before.pts - t) <= next - t { break }
                 }
-                found.indices.forEach { found[$0].isUnderReadPosition = false }
+                for i in found.indices { found[i].isUnderReadPosition = false }
                 guard (try? demuxer.seek(stream: stream, minimum: min, timestamp: ts, maximum: max)) != nil,
-                      let landed = (try? demuxer.peekKeyframe(stream: stream, scratch: scratch)) ?? nil else { continue }
+                    let landed = (try? demuxer.peekKeyframe(stream: stream, scratch: scratch)) ?? nil
+                else { continue }
                 found.append(Keyframe(pts: landed.pts, query: (min, ts, max), isUnderReadPosition: true))
             }
         } else {
-            guard (try? seekToShow(window.lowerBound, demuxer: demuxer, stream: stream, timeBase: facts.timeBase.ffmpeg, scratch: scratch)) != nil else { return nil }
+            guard (try? seekToShow(window.lowerBound, demuxer: demuxer, stream: stream, timeBase: facts.timeBase.ffmpeg, scratch: scratch)) != nil
+            else { return nil }
             found = demuxer.scanKeyframes(stream: stream, in: window, scratch: scratch).map { Keyframe(pts: $0, query: nil) }
         }
         return found.filter { window.contains($0.pts) }.min { abs($0.pts - t) < abs($1.pts - t) }

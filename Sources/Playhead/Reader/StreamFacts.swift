@@ -87,7 +87,8 @@ struct AudioStreamFacts: Sendable, Hashable {
     init(stream: UnsafeMutablePointer<AVStream>, format: UnsafeMutablePointer<AVFormatContext>) {
         let st = stream.pointee
         index = st.index
-        let declared = st.codecpar.pointee.sample_rate > 0 && st.codecpar.pointee.seek_preroll > 0
+        let declared =
+            st.codecpar.pointee.sample_rate > 0 && st.codecpar.pointee.seek_preroll > 0
             ? MediaTime(value: Int64(st.codecpar.pointee.seek_preroll), timescale: st.codecpar.pointee.sample_rate) : .zero
         preroll = max(declared, MediaTime(value: 1, timescale: 5))
         sampleRate = Int(st.codecpar.pointee.sample_rate)
@@ -102,8 +103,14 @@ struct AudioStreamFacts: Sendable, Hashable {
 struct Rational: Sendable, Hashable {
     var num: Int32
     var den: Int32
-    init(num: Int32, den: Int32) { self.num = num; self.den = den }
-    init(_ r: AVRational) { num = r.num; den = r.den }
+    init(num: Int32, den: Int32) {
+        self.num = num
+        self.den = den
+    }
+    init(_ r: AVRational) {
+        num = r.num
+        den = r.den
+    }
     var ffmpeg: AVRational { AVRational(num: num, den: den) }
     var isPositive: Bool { num > 0 && den > 0 }
     var doubleValue: Double { den == 0 ? 0 : Double(num) / Double(den) }
@@ -127,7 +134,8 @@ enum DeclaredDuration {
     /// MP4's index counts every sample.
     static func coversOnlyWhatWasRead(in format: UnsafeMutablePointer<AVFormatContext>, stream st: AVStream) -> Bool {
         guard let pb = format.pointee.pb, pb.pointee.seekable == 0,
-              let name = format.pointee.iformat?.pointee.name, String(cString: name).contains("mp4") else { return false }
+            let name = format.pointee.iformat?.pointee.name, String(cString: name).contains("mp4")
+        else { return false }
         let type = st.codecpar.pointee.codec_type
         return (type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO) && st.nb_frames == 0
     }
@@ -136,7 +144,9 @@ enum DeclaredDuration {
     /// rate of its first packets, which for a variable bit rate (AAC's usual) may be off by
     /// several times.
     static func isBitRateGuess(in format: UnsafeMutablePointer<AVFormatContext>) -> Bool {
-        guard format.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE, let name = format.pointee.iformat?.pointee.name else { return false }
+        guard format.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE, let name = format.pointee.iformat?.pointee.name else {
+            return false
+        }
         return ["aac", "loas"].contains(String(cString: name))
     }
 

@@ -19,8 +19,10 @@ struct StartSelection: Sendable, Hashable {
     /// Which of the window's frames to start from, once the window can tell: the index into
     /// `[candidate] + following` (nil: decode more). `late` is true when every frame decoded so
     /// far comes after the window (decoding began too late, or the stream starts after `low`).
-    static func choose<F>(_ answer: DisplayedFrameWindow<F>.Answer, following: [DisplayedFrameWindow<F>.Held],
-                          selection: StartSelection) -> (startAtCandidate: Bool, late: Bool)? {
+    static func choose<F>(
+        _ answer: DisplayedFrameWindow<F>.Answer, following: [DisplayedFrameWindow<F>.Held],
+        selection: StartSelection
+    ) -> (startAtCandidate: Bool, late: Bool)? {
         switch answer {
         case .needFrames, .noFrames:
             return nil
@@ -173,8 +175,10 @@ final class VideoFrameStepper {
     /// in order: nothing until the start frame is known, then it and every frame after it.
     /// `deliver` borrows the frame for the call (it may move its content out) and returns false
     /// to stop. Returns false when `deliver` stopped.
-    func feed(_ packet: UnsafeMutablePointer<AVPacket>?,
-              deliver: (OwnedFrame, _ pts: Int64, _ duration: Int64) throws(PlayheadError) -> Bool) throws(PlayheadError) -> Bool {
+    func feed(
+        _ packet: UnsafeMutablePointer<AVPacket>?,
+        deliver: (OwnedFrame, _ pts: Int64, _ duration: Int64) throws(PlayheadError) -> Bool
+    ) throws(PlayheadError) -> Bool {
         if selection == nil, let packet {
             // Past the start: frames go straight through, none held.
             if decoder.skip != AVDISCARD_DEFAULT { decoder.skip = AVDISCARD_DEFAULT }

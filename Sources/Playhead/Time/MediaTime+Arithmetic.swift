@@ -96,7 +96,8 @@ extension MediaTime: Comparable, Hashable {
         var exact = lcm <= Int64(Int32.max)
         if !exact { scale = max(lhs.timescale, rhs.timescale) }
         guard let (a, aExact) = RationalMath.rescale(lhs.value, multiplier: Int64(scale), divisor: Int64(lhs.timescale)),
-              let (b, bExact) = RationalMath.rescale(rhs.value, multiplier: Int64(scale), divisor: Int64(rhs.timescale)) else {
+            let (b, bExact) = RationalMath.rescale(rhs.value, multiplier: Int64(scale), divisor: Int64(rhs.timescale))
+        else {
             return lhs.seconds + rhs.seconds > 0 ? .positiveInfinity : .negativeInfinity
         }
         exact = exact && aExact && bExact

@@ -59,7 +59,8 @@ public struct MediaTime: Sendable {
         let parts = digits.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let whole = parts[0], fraction = parts.count > 1 ? parts[1] : ""
         guard !(whole.isEmpty && fraction.isEmpty), whole.allSatisfy(Self.isDigit), fraction.allSatisfy(Self.isDigit),
-              whole.count <= 10 else { return nil }
+            whole.count <= 10
+        else { return nil }
         var kept = fraction.prefix(9)
         var roundUp = false
         if fraction.count > 9, let next = fraction.dropFirst(9).first, next >= "5" { roundUp = true }
@@ -87,8 +88,9 @@ public struct MediaTime: Sendable {
                 self.init(kind: seconds > 0 ? .positiveInfinity : .negativeInfinity)
                 return
             }
-            self.init(value: exact, timescale: preferredTimescale,
-                      rounded: Double(exact) / Double(preferredTimescale) != seconds)
+            self.init(
+                value: exact, timescale: preferredTimescale,
+                rounded: Double(exact) / Double(preferredTimescale) != seconds)
         }
     }
 

@@ -43,8 +43,9 @@ final class BatchProgress: Sendable {
     /// The last word, after the shard's record was written.
     func end(_ tally: BatchRun.Tally) {
         if terminal { Console.errControlling("\r\u{1B}[K", "") }
-        Console.err("shard \(shard): \(tally.done) done (\(tally.failed) failed), \(tally.skipped) already recorded, \(tally.repeated) repeated, "
-                    + "\(tally.notDone) not done, \(String(format: "%.1f", tally.elapsed)) s, \(tally.state)\n")
+        Console.err(
+            "shard \(shard): \(tally.done) done (\(tally.failed) failed), \(tally.skipped) already recorded, \(tally.repeated) repeated, "
+                + "\(tally.notDone) not done, \(String(format: "%.1f", tally.elapsed)) s, \(tally.state)\n")
     }
 
     func line() -> String {

@@ -78,14 +78,16 @@ struct BatchRun {
         let start = ContinuousClock.now
         let (shard, origin) = try Self.shard(options)
         let log = try await options.results.asyncMap { path in
-            try await ResultsLog.open(path: path, resume: options.resume, wait: wait, expecting: ResultsLog.Expectation(command: command, shard: shard.description))
+            try await ResultsLog.open(
+                path: path, resume: options.resume, wait: wait, expecting: ResultsLog.Expectation(command: command, shard: shard.description))
         }
         // Only now that the results file is ours does the run show itself (a refused run leaves
         // the output folder's summary as it was).
         try await ready()
-        Console.err("playhead \(command): shard \(shard) (\(origin == .none ? "the whole manifest" : "from " + origin.rawValue))"
-                    + (log.map { $0.recordsFound > 0 ? ", \($0.recordsFound) sources already recorded in \($0.path)" : "" } ?? "")
-                    + ((log?.tornBytes ?? 0) > 0 ? ", a torn last line cut" : "") + "\n")
+        Console.err(
+            "playhead \(command): shard \(shard) (\(origin == .none ? "the whole manifest" : "from " + origin.rawValue))"
+                + (log.map { $0.recordsFound > 0 ? ", \($0.recordsFound) sources already recorded in \($0.path)" : "" } ?? "")
+                + ((log?.tornBytes ?? 0) > 0 ? ", a torn last line cut" : "") + "\n")
         let manifestPath = options.manifest ?? "-"
         let reader = try ManifestReader(path: manifestPath)
         // Counted in a first pass only when it can be read twice: a pipe, a FIFO or standard input
@@ -110,7 +112,8 @@ struct BatchRun {
                     // after a signal (this task cancelled) nothing new starts.
                     while running < concurrency, !Task.isCancelled {
                         if queue.isEmpty, !finishedReading {
-                            let (chunk, ended, skipped, seen, repeated) = try await Self.readChunk(reader, shard: shard, log: log, limit: max(64, concurrency * 4))
+                            let (chunk, ended, skipped, seen, repeated) = try await Self.readChunk(
+                                reader, shard: shard, log: log, limit: max(64, concurrency * 4))
                             finishedReading = ended
                             tally.skipped += skipped
                             tally.repeated += repeated
@@ -144,7 +147,9 @@ struct BatchRun {
                     tally.done += 1
                     if outcome.failed { tally.failed += 1 }
                     progress.finished(failed: outcome.failed)
-                    try await Self.append(try encoder.encode(Record(command: command, source: entry.source, line: entry.line, shard: shardText, report: report)), to: log)
+                    try await Self.append(
+                        try encoder.encode(Record(command: command, source: entry.source, line: entry.line, shard: shardText, report: report)),
+                        to: log)
                 }
                 // Sources read but never started (a signal came) are not done.
                 tally.notDone += queue.count
@@ -234,8 +239,11 @@ extension BatchRun {
     /// Up to `limit` sources of the shard not yet recorded (read on a worker thread: a manifest
     /// on standard input may block), whether the manifest ended, how many were skipped as
     /// recorded, and how many of the shard were seen.
-    static func readChunk(_ reader: ManifestReader, shard: Shard, log: ResultsLog?, limit: Int) async throws
-        -> ([ManifestEntry], ended: Bool, skipped: Int, seen: Int, repeated: Int) {
+    static func readChunk(
+        _ reader: ManifestReader, shard: Shard, log: ResultsLog?, limit: Int
+    ) async throws
+        -> ([ManifestEntry], ended: Bool, skipped: Int, seen: Int, repeated: Int)
+    {
         return try await WorkerPool.shared.value("playhead.manifest") { () throws(PlayheadError) in
             var chunk: [ManifestEntry] = []
             var inChunk: Set<ResultsLog.Fingerprint> = []

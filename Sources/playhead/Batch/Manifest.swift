@@ -1,6 +1,6 @@
 import Foundation
-import Playhead
 import Glibc
+import Playhead
 
 /// One source of a manifest: a line with a path or URL, or a JSON object with `source` and
 /// per-file options.
@@ -61,8 +61,9 @@ final class ManifestReader: @unchecked Sendable {
             lineNumber += 1
             guard case .line(var line) = read else {
                 // Fails alone: a record says why; the shard goes on with the next line.
-                return ManifestEntry(source: "line \(lineNumber)", line: lineNumber,
-                                     problem: "line \(lineNumber) of \(path) is longer than \(Self.maximumLineBytes) bytes: skipped")
+                return ManifestEntry(
+                    source: "line \(lineNumber)", line: lineNumber,
+                    problem: "line \(lineNumber) of \(path) is longer than \(Self.maximumLineBytes) bytes: skipped")
             }
             // A byte-order mark that an editor put before the first line is not part of the path.
             if lineNumber == 1, line.starts(with: [0xEF, 0xBB, 0xBF]) { line.removeFirst(3) }
@@ -88,13 +89,15 @@ final class ManifestReader: @unchecked Sendable {
             var at: [Decimal]?
         }
         guard let object = try? JSONDecoder().decode(Object.self, from: Data(text.utf8)), !object.source.isEmpty else {
-            return ManifestEntry(source: "line \(line)", line: line,
-                                 problem: "line \(line) of \(path) is not a JSON object with a \"source\" string (and optional \"at\" seconds)")
+            return ManifestEntry(
+                source: "line \(line)", line: line,
+                problem: "line \(line) of \(path) is not a JSON object with a \"source\" string (and optional \"at\" seconds)")
         }
         let times = object.at.map { $0.map { MediaTime(decimal: NSDecimalNumber(decimal: $0).stringValue) } }
         if let times, times.isEmpty || times.count > Limits.timesPerFile || !times.allSatisfy({ $0 != nil }) {
-            return ManifestEntry(source: object.source, line: line,
-                                 problem: "line \(line) of \(path): \"at\" must hold 1 … \(Limits.timesPerFile) finite seconds")
+            return ManifestEntry(
+                source: object.source, line: line,
+                problem: "line \(line) of \(path): \"at\" must hold 1 … \(Limits.timesPerFile) finite seconds")
         }
         return ManifestEntry(source: object.source, line: line, at: times?.compactMap { $0 })
     }

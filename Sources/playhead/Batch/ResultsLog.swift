@@ -83,15 +83,20 @@ final class ResultsLog: @unchecked Sendable {
                 throw CommandFailure(description: "the results file \(path) is not a regular file")
             }
             guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-                throw Busy(failure: CommandFailure(description: "another run is writing the results file \(path) (output.outputBusy); --wait waits for it"))
+                throw Busy(
+                    failure: CommandFailure(description: "another run is writing the results file \(path) (output.outputBusy); --wait waits for it"))
             }
             if info.st_size > 0 {
                 guard resume else {
-                    throw CommandFailure(description: "the results file \(path) already holds results: add --resume to go on from them, or give another file")
+                    throw CommandFailure(
+                        description: "the results file \(path) already holds results: add --resume to go on from them, or give another file")
                 }
                 try readBack(size: Int(info.st_size))
                 if let foreign {
-                    throw CommandFailure(description: "the results file \(path) holds results of another run (\(foreign)): resume with the same command and shard, or give another file")
+                    throw CommandFailure(
+                        description:
+                            "the results file \(path) holds results of another run (\(foreign)): resume with the same command and shard, or give another file"
+                    )
                 }
                 if unreadableLines > 0 {
                     Console.err("playhead: \(unreadableLines) line(s) of \(path) are not records; their sources are done again\n")

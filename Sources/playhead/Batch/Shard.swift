@@ -63,8 +63,9 @@ struct Shard: Sendable, Equatable, CustomStringConvertible {
             // The shard count is the number of tasks only for an array without gaps: a step or a
             // list would leave shards that no task takes.
             guard step == 1, maximum.map({ $0 - minimum + 1 == count }) ?? true else {
-                throw ShardError("the Slurm array has a step or gaps (tasks \(minimum)…\(maximum.map(String.init) ?? "?"), step \(step), \(count) tasks): "
-                                 + "submit --array=0-\(count - 1), or give --shards N so that task IDs are shard numbers")
+                throw ShardError(
+                    "the Slurm array has a step or gaps (tasks \(minimum)…\(maximum.map(String.init) ?? "?"), step \(step), \(count) tasks): "
+                        + "submit --array=0-\(count - 1), or give --shards N so that task IDs are shard numbers")
             }
             guard let shard = parse("\(task - minimum)/\(count)") else {
                 throw ShardError("SLURM_ARRAY_TASK_ID=\(id) (from \(minimum), \(count) tasks) is not a task of the array")

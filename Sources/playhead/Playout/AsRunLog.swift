@@ -51,15 +51,19 @@ final class AsRunLog: Sendable {
     }
 
     func record(_ record: LayerItemRecord, layer: String) {
-        append(ItemLine(layer: layer, item: record.item + 1, source: SourceRedaction.redacted(record.source), canvasStart: record.start.seconds,
-                        canvasEnd: record.end.seconds, wallClockStart: record.wallClockStart.map { Self.timestamp($0) },
-                        status: record.status.rawValue, error: record.error.map(ErrorReport.init), loudness: record.loudness))
+        append(
+            ItemLine(
+                layer: layer, item: record.item + 1, source: SourceRedaction.redacted(record.source), canvasStart: record.start.seconds,
+                canvasEnd: record.end.seconds, wallClockStart: record.wallClockStart.map { Self.timestamp($0) },
+                status: record.status.rawValue, error: record.error.map(ErrorReport.init), loudness: record.loudness))
     }
 
     func record(_ status: ChannelTargetStatus) {
-        append(OutputLine(target: status.target, state: status.state.rawValue, connects: status.connects, drops: status.drops,
-                          framesWritten: status.framesWritten, framesDropped: status.framesDropped, lastError: status.lastError,
-                          at: Self.timestamp(Date())))
+        append(
+            OutputLine(
+                target: status.target, state: status.state.rawValue, connects: status.connects, drops: status.drops,
+                framesWritten: status.framesWritten, framesDropped: status.framesDropped, lastError: status.lastError,
+                at: Self.timestamp(Date())))
     }
 
     private func append(_ line: some Encodable) {

@@ -41,8 +41,9 @@ final class ChannelLayout: @unchecked Sendable {
     static func stamp(of path: String) -> FileStamp? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return FileStamp(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                         seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))
+        return FileStamp(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))
     }
 
     /// Reads the layout and puts its layers in the compositor (the first version: a bad one is a
@@ -96,7 +97,9 @@ final class ChannelLayout: @unchecked Sendable {
             for (key, spec, layer) in made {
                 if let old = layers.first(where: { $0.key == key }) {
                     if old.spec != spec {
-                        do throws(PlayheadError) { try compositor.update(old.id, to: layer) } catch { throw ValidationError("layer \(key): \(error.message)") }
+                        do throws(PlayheadError) { try compositor.update(old.id, to: layer) } catch {
+                            throw ValidationError("layer \(key): \(error.message)")
+                        }
                     }
                     next.append((key, spec, old.id))
                 } else {

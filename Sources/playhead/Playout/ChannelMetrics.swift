@@ -14,7 +14,8 @@ final class ChannelMetrics: Sendable {
     private let dropped: Metrics.Counter
     private let offset: Metrics.Gauge
     private let canvasTime: Metrics.Gauge
-    private let seen = Locked<(frames: Int, late: Int, dropped: Int, reconnects: [String: Int], counters: [String: Metrics.Counter])>((0, 0, 0, [:], [:]))
+    private let seen = Locked<(frames: Int, late: Int, dropped: Int, reconnects: [String: Int], counters: [String: Metrics.Counter])>(
+        (0, 0, 0, [:], [:]))
 
     init() {
         let factory = PrometheusMetricsFactory(registry: registry)
@@ -36,7 +37,8 @@ final class ChannelMetrics: Sendable {
             (s.frames, s.late, s.dropped) = (max(s.frames, progress.frames), max(s.late, progress.lateFrames), max(s.dropped, droppedNow))
             for output in outputs {
                 let reconnects = max(0, output.connects - 1)
-                let counter = s.counters[output.target] ?? Metrics.Counter(label: "playhead_output_reconnects_total", dimensions: [("output", output.target)])
+                let counter =
+                    s.counters[output.target] ?? Metrics.Counter(label: "playhead_output_reconnects_total", dimensions: [("output", output.target)])
                 s.counters[output.target] = counter
                 let before = s.reconnects[output.target] ?? 0
                 if reconnects > before { counter.increment(by: Int64(reconnects - before)) }

@@ -9,21 +9,22 @@ import Playhead
 struct PlayoutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playout",
-        abstract: "Run a composed channel for days: live HLS, RTMP, SRT, UDP or recordings, live layout edits, fillers, an as-run log, status and metrics.",
+        abstract:
+            "Run a composed channel for days: live HLS, RTMP, SRT, UDP or recordings, live layout edits, fillers, an as-run log, status and metrics.",
         discussion: """
-        The layout is compose's JSON layout (see `playhead compose --help`), each layer optionally \
-        named ("name": "left") so that edits can tell layers apart. The file is watched: a new \
-        version (an atomic rename) takes effect at each changed layer's next item boundary, at once \
-        for added or removed layers; a version that does not parse is refused with a line on \
-        standard error. SIGHUP reloads too. Layers with "audio": true are mixed into the channel's \
-        sound (48 kHz stereo). An item that fails plays --filler (else the background and silence) \
-        for its slot. --out is repeatable: NAME.m3u8 (HLS, a rolling window of 2 s segments beside \
-        it), rtmp://…, srt://…, udp://…, NAME.ts or NAME.mp4 recordings, - (MPEG-TS on standard \
-        output). A network output that drops reconnects with back-off while the timeline keeps its \
-        place. SIGTERM or SIGINT stops cleanly: outputs and recordings complete, the as-run log \
-        says how each output went. Exit status: 0 at the end of --duration, 128 + N after signal N, \
-        1 when an output failed for good, 2 on usage errors.
-        """
+            The layout is compose's JSON layout (see `playhead compose --help`), each layer optionally \
+            named ("name": "left") so that edits can tell layers apart. The file is watched: a new \
+            version (an atomic rename) takes effect at each changed layer's next item boundary, at once \
+            for added or removed layers; a version that does not parse is refused with a line on \
+            standard error. SIGHUP reloads too. Layers with "audio": true are mixed into the channel's \
+            sound (48 kHz stereo). An item that fails plays --filler (else the background and silence) \
+            for its slot. --out is repeatable: NAME.m3u8 (HLS, a rolling window of 2 s segments beside \
+            it), rtmp://…, srt://…, udp://…, NAME.ts or NAME.mp4 recordings, - (MPEG-TS on standard \
+            output). A network output that drops reconnects with back-off while the timeline keeps its \
+            place. SIGTERM or SIGINT stops cleanly: outputs and recordings complete, the as-run log \
+            says how each output went. Exit status: 0 at the end of --duration, 128 + N after signal N, \
+            1 when an output failed for good, 2 on usage errors.
+            """
     )
 
     enum ClockKind: String, ExpressibleByArgument, CaseIterable {
@@ -57,10 +58,14 @@ struct PlayoutCommand: AsyncParsableCommand {
     @Option(help: "A clip played in place of an item that fails, for its slot (default: the background and silence).")
     var filler: String?
 
-    @Option(parsing: .unconditional, help: "Seconds a failed item's slot lasts when its layer has no time range (default: the filler's duration, else 10).")
+    @Option(
+        parsing: .unconditional,
+        help: "Seconds a failed item's slot lasts when its layer has no time range (default: the filler's duration, else 10).")
     var slot: Double?
 
-    @Option(parsing: .unconditional, help: "Bring each item of a layer that gives sound to this loudness (EBU R128 integrated, LUFS; broadcast: -23), measured once per item.")
+    @Option(
+        parsing: .unconditional,
+        help: "Bring each item of a layer that gives sound to this loudness (EBU R128 integrated, LUFS; broadcast: -23), measured once per item.")
     var loudness: Double?
 
     @Option(help: "Background colour: #RRGGBB or black, white, gray, red, green, blue.")
@@ -97,7 +102,9 @@ struct PlayoutCommand: AsyncParsableCommand {
         }
         if outputs.filter({ $0 == "-" }).count > 1 { throw ValidationError("--out - is given twice") }
         try Limits.checkCanvas(size, option: "--size")
-        if let duration, !(duration > 0 && duration <= 366 * 86_400) { throw ValidationError("--duration must be more than 0 and at most a year of seconds") }
+        if let duration, !(duration > 0 && duration <= 366 * 86_400) {
+            throw ValidationError("--duration must be more than 0 and at most a year of seconds")
+        }
         guard let parsed = FrameRate(parsing: rate), parsed.value >= 1, parsed.value <= 120 else {
             throw ValidationError("--rate must be 1 … 120 frames per second: a number (25, 29.97) or N/D (30000/1001), not \(rate)")
         }
@@ -117,30 +124,37 @@ struct PlayoutCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let rate = FrameRate(parsing: rate), let colour = RGBColor(parsing: background) else { throw ValidationError("bad --rate or --background") }
+        guard let rate = FrameRate(parsing: rate), let colour = RGBColor(parsing: background) else {
+            throw ValidationError("bad --rate or --background")
+        }
         let canvas = CompositionCanvas(size: size, frameRate: rate, background: colour)
         let log = try asRun.map { try AsRunLog(path: $0) }
         let fillerAsset = filler.map { Asset(source: $0, options: sourceOptions.assetOptions) }
         var slotLength = slot.map { MediaTime(seconds: $0) }
-        if slotLength == nil, let fillerAsset, let length = try? await fillerAsset.load(.duration), length.isNumeric, length > .zero { slotLength = length }
+        if slotLength == nil, let fillerAsset, let length = try? await fillerAsset.load(.duration), length.isNumeric, length > .zero {
+            slotLength = length
+        }
         let names = Locked<ChannelLayout?>(nil)
-        let compositor = Compositor(canvas: canvas, soundFormat: AudioStreamInfo(source: "channel", sampleRate: 48_000, channelCount: 2),
-                                    failurePolicy: .filler(fillerAsset, slot: slotLength ?? MediaTime(value: 10, timescale: 1)), loudnessTarget: loudness,
-                                    onRecord: { record in
-                                        let layer = names.withLock { $0?.name(of: record.layer) } ?? record.layer.description
-                                        log?.record(record, layer: layer)
-                                        if record.status == .failed {
-                                            Console.err("playhead: \(layer) item \(record.item + 1) failed, filler plays: \(record.error?.description ?? "")\n")
-                                        }
-                                    })
-        let channelLayout = ChannelLayout(path: layout, compositor: compositor, assetOptions: sourceOptions.assetOptions, timeout: sourceOptions.timeout,
-                                          report: { Console.err("playhead: \($0)\n") })
+        let compositor = Compositor(
+            canvas: canvas, soundFormat: AudioStreamInfo(source: "channel", sampleRate: 48_000, channelCount: 2),
+            failurePolicy: .filler(fillerAsset, slot: slotLength ?? MediaTime(value: 10, timescale: 1)), loudnessTarget: loudness,
+            onRecord: { record in
+                let layer = names.withLock { $0?.name(of: record.layer) } ?? record.layer.description
+                log?.record(record, layer: layer)
+                if record.status == .failed {
+                    Console.err("playhead: \(layer) item \(record.item + 1) failed, filler plays: \(record.error?.description ?? "")\n")
+                }
+            })
+        let channelLayout = ChannelLayout(
+            path: layout, compositor: compositor, assetOptions: sourceOptions.assetOptions, timeout: sourceOptions.timeout,
+            report: { Console.err("playhead: \($0)\n") })
         try channelLayout.load()
         names.withLock { $0 = channelLayout }
         // The first items are measured before the first frame (later ones ahead of their turn).
         await compositor.measureLoudness()
         let targets = outputs.compactMap(ChannelTarget.init)
-        let sink = ChannelSink(targets: targets, rate: rate, preset: preset, crf: crf, segmentSeconds: segment, timeout: min(10, sourceOptions.timeout))
+        let sink = ChannelSink(
+            targets: targets, rate: rate, preset: preset, crf: crf, segmentSeconds: segment, timeout: min(10, sourceOptions.timeout))
         let started = Date()
         let metrics = ChannelMetrics()
         let update = { @Sendable in metrics.update(progress: compositor.progress, outputs: sink.status, soundPictureOffset: sink.soundPictureOffset) }
@@ -173,16 +187,21 @@ struct PlayoutCommand: AsyncParsableCommand {
         for output in outputs { log?.record(output) }
         await server?.stop()
         let signal = SignalWatcher.shared.settle()
-        let summary = "channel: \(report.framesWritten) frames (\(String(format: "%.3f", Double(report.framesWritten) / rate.value)) s), "
-            + "\(report.lateFrames) late; " + outputs.map { "\($0.target) \($0.state.rawValue) (\($0.connects) connects, \($0.drops) drops, \($0.framesDropped) frames dropped)" }.joined(separator: "; ")
+        let summary =
+            "channel: \(report.framesWritten) frames (\(String(format: "%.3f", Double(report.framesWritten) / rate.value)) s), "
+            + "\(report.lateFrames) late; "
+            + outputs.map { "\($0.target) \($0.state.rawValue) (\($0.connects) connects, \($0.drops) drops, \($0.framesDropped) frames dropped)" }
+            .joined(separator: "; ")
         Console.err(summary + (report.error.map { " — \($0.message)" } ?? "") + "\n")
         if let error = report.error, error.code != .cancelled, signal == nil { throw CommandFailure(description: error.description) }
         if signal == nil, outputs.contains(where: { $0.state == .failed }) { throw CommandExit(status: 1) }
     }
 
     /// The answers of the status endpoint.
-    static func route(_ path: String, compositor: Compositor, sink: ChannelSink, layout: ChannelLayout, metrics: ChannelMetrics, started: Date,
-                      update: @Sendable () -> Void) -> StatusServer.Response? {
+    static func route(
+        _ path: String, compositor: Compositor, sink: ChannelSink, layout: ChannelLayout, metrics: ChannelMetrics, started: Date,
+        update: @Sendable () -> Void
+    ) -> StatusServer.Response? {
         switch path {
         case "/health":
             let outputs = sink.status
@@ -195,12 +214,14 @@ struct PlayoutCommand: AsyncParsableCommand {
             let progress = compositor.progress
             let outputs = sink.status
             let document = ChannelStatus(
-                uptime: Date().timeIntervalSince(started), canvasTime: progress.time.seconds, framesOut: progress.frames, lateFrames: progress.lateFrames,
+                uptime: Date().timeIntervalSince(started), canvasTime: progress.time.seconds, framesOut: progress.frames,
+                lateFrames: progress.lateFrames,
                 latenessP99: progress.lateness.percentile(0.99),
                 droppedFrames: outputs.reduce(0) { $0 + $1.framesDropped }, soundPictureOffset: sink.soundPictureOffset,
                 layers: progress.layers.map { layer in
-                    ChannelStatus.Layer(name: layout.name(of: layer.id), item: layer.item.map { $0 + 1 }, source: layer.source.map(SourceRedaction.redacted),
-                                        filler: layer.filler, position: layer.position?.seconds, loopsCompleted: layer.loopsCompleted)
+                    ChannelStatus.Layer(
+                        name: layout.name(of: layer.id), item: layer.item.map { $0 + 1 }, source: layer.source.map(SourceRedaction.redacted),
+                        filler: layer.filler, position: layer.position?.seconds, loopsCompleted: layer.loopsCompleted)
                 },
                 outputs: outputs)
             let encoder = JSONEncoder()

@@ -41,9 +41,10 @@ public struct CapturedFrame: Sendable, Hashable {
             planes.append(bytes)
             rowBytes.append(plane.visibleBytesPerRow)
         }
-        self.init(itemTime: frame.presentationTime, duration: frame.duration, playerTime: frame.timelinePosition, index: frame.index,
-                  source: SourceRedaction.redacted(frame.source), size: frame.size, pixelFormat: frame.pixelFormat,
-                  pixelFormatName: frame.pixelFormatName, planes: planes, bytesPerRow: rowBytes)
+        self.init(
+            itemTime: frame.presentationTime, duration: frame.duration, playerTime: frame.timelinePosition, index: frame.index,
+            source: SourceRedaction.redacted(frame.source), size: frame.size, pixelFormat: frame.pixelFormat,
+            pixelFormatName: frame.pixelFormatName, planes: planes, bytesPerRow: rowBytes)
     }
 
     /// A frame made of the given parts (for tests of code that consumes frames).
@@ -58,8 +59,10 @@ public struct CapturedFrame: Sendable, Hashable {
     ///   - pixelFormatName: FFmpeg's name for the layout.
     ///   - planes: packed pixels, one array per plane.
     ///   - bytesPerRow: bytes in one row of each plane.
-    public init(itemTime: MediaTime, duration: MediaTime, playerTime: Double? = nil, index: Int, source: String, size: PixelSize,
-                pixelFormat: OutputPixelFormat, pixelFormatName: String, planes: [[UInt8]], bytesPerRow: [Int]) {
+    public init(
+        itemTime: MediaTime, duration: MediaTime, playerTime: Double? = nil, index: Int, source: String, size: PixelSize,
+        pixelFormat: OutputPixelFormat, pixelFormatName: String, planes: [[UInt8]], bytesPerRow: [Int]
+    ) {
         self.itemTime = itemTime
         self.duration = duration
         self.playerTime = playerTime
@@ -88,7 +91,11 @@ extension CapturedFrame: CustomStringConvertible, CustomDebugStringConvertible, 
     public var debugDescription: String { description }
 
     public var customMirror: Mirror {
-        Mirror(self, children: ["index": index, "itemTime": itemTime, "size": size, "pixelFormat": pixelFormatName,
-                                "bytes": planes.reduce(0) { $0 + $1.count }], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "index": index, "itemTime": itemTime, "size": size, "pixelFormat": pixelFormatName,
+                "bytes": planes.reduce(0) { $0 + $1.count },
+            ], displayStyle: .struct)
     }
 }
