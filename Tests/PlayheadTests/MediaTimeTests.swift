@@ -106,4 +106,14 @@ import Testing
         #expect(!range.contains(MediaTime(value: 3, timescale: 1)))
         #expect(!range.contains(MediaTime(value: 999, timescale: 1000)))
     }
+
+    /// The largest decimal times read exactly; larger ones (which once overflowed and trapped on
+    /// `--at 9999999999.999999999`) are nil.
+    @Test func hugeDecimalTimesAreRefusedNotTrapped() {
+        #expect(MediaTime(decimal: "9000000000.999999999") == MediaTime(value: 9_000_000_000_999_999_999, timescale: 1_000_000_000))
+        #expect(MediaTime(decimal: "-9000000000.5") == MediaTime(value: -18_000_000_001, timescale: 2))
+        #expect(MediaTime(decimal: "9999999999.999999999") == nil)
+        #expect(MediaTime(decimal: "9000000001") == nil)
+        #expect(MediaTime(decimal: "9999999999.9999999999") == nil)
+    }
 }

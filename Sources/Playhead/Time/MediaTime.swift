@@ -31,6 +31,9 @@ public struct MediaTime: Sendable {
     }
 
     /// A numeric time of `value / timescale` seconds. A timescale of zero or less gives ``invalid``.
+    /// - Parameters:
+    ///   - value: the numerator.
+    ///   - timescale: units per second.
     public init(value: Int64, timescale: Int32) {
         self.init(value: value, timescale: timescale, rounded: false)
     }
@@ -46,7 +49,9 @@ public struct MediaTime: Sendable {
     /// The time a decimal number of seconds says, exactly (`"6.4731334"` is 64731334/10⁷ s, not
     /// the nearest microsecond), as people and manifests write times: an optional sign, digits,
     /// an optional fraction. Beyond nanoseconds the fraction is rounded to the nearest
-    /// nanosecond. Nil for anything else, or a time of more than about 9·10⁹ seconds.
+    /// nanosecond. Nil for anything else, or for more than 9·10⁹ whole seconds.
+    /// - Parameter text: a decimal number of seconds, such as `12`, `-0.5` or `6.4731334`; spaces around it are
+    ///   ignored.
     public init?(decimal text: String) {
         var digits = Substring(text)
         while digits.first == " " { digits = digits.dropFirst() }
@@ -67,16 +72,23 @@ public struct MediaTime: Sendable {
         while kept.count > 0, kept.last == "0", !roundUp { kept = kept.dropLast() }
         var scale: Int64 = 1
         for _ in 0..<kept.count { scale *= 10 }
-        guard var value = Int64(whole.isEmpty ? "0" : whole).map({ $0 * scale }) else { return nil }
-        value += Int64(kept.isEmpty ? "0" : kept) ?? 0
+        // At most 9,000,000,000 whole seconds: their nanoseconds fit in an Int64, whatever follows.
+        guard let seconds = Int64(whole.isEmpty ? "0" : whole), seconds <= Self.largestDecimalSeconds else { return nil }
+        var value = seconds * scale + (Int64(kept.isEmpty ? "0" : kept) ?? 0)
         if roundUp { value += 1 }
         self.init(value: negative ? -value : value, timescale: Int32(scale), rounded: fraction.count > 9)
     }
+
+    /// The most whole seconds ``init(decimal:)`` reads (about 285 years).
+    static let largestDecimalSeconds: Int64 = 9_000_000_000
 
     private static func isDigit(_ c: Character) -> Bool { c.isASCII && c.isNumber }
 
     /// The nearest time to `seconds` on the given timescale (rounded half away from zero).
     /// NaN gives ``invalid``; ±infinity gives ``positiveInfinity`` / ``negativeInfinity``.
+    /// - Parameters:
+    ///   - seconds: the time in seconds; one too large for `preferredTimescale` gives ±infinity.
+    ///   - preferredTimescale: units per second of the result; zero or less gives ``invalid``.
     public init(seconds: Double, preferredTimescale: Int32 = 1_000_000) {
         if seconds.isNaN || preferredTimescale <= 0 {
             self.init(kind: .invalid)
@@ -128,6 +140,8 @@ public struct MediaTime: Sendable {
 
     /// The same time on another timescale, rounding half away from zero when it is not exact.
     /// Non-numeric times are returned unchanged; an overflow gives ±infinity.
+    /// - Parameter newScale: units per second of the result; zero or less gives ``invalid``.
+    /// - Returns: the time on `newScale`; ``hasBeenRounded`` when it was rounded, here or before.
     public func converted(toTimescale newScale: Int32) -> MediaTime {
         guard kind == .numeric, newScale > 0 else { return newScale > 0 ? self : .invalid }
         if newScale == timescale { return self }
