@@ -24,7 +24,7 @@ import Testing
         let player = QueuePlayer(items: paths.map { PlayerItem(asset: Asset(path: $0)) }, output: TimestampSink(log: frames), audioOutput: sink)
         player.play()
         await player.waitUntilIdle()
-        try player.finishOutput()
+        try await player.finishOutput()
 
         let format = AudioFormat(sampleRate: 44100, channelCount: 2)
         #expect(sink.info?.sampleRate == 44100)

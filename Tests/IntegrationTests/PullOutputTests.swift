@@ -127,7 +127,7 @@ import Testing
             return frames
         }
         _ = await withDeadline(Bound.seconds(30), "the rest of the item") { await player.waitUntilIdle() }
-        try player.finishOutput()
+        try await player.finishOutput()
         seen = await reader.value
         let afterSeek = seen.drop { $0.itemTime < target }
         #expect(seen.prefix(2).allSatisfy { $0.itemTime < target }, "the two frames that waited come first")
@@ -164,7 +164,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(10))
         }
         _ = await withDeadline(Bound.seconds(10), "the player's end") { await player.waitUntilIdle() }
-        try player.finishOutput()
+        try await player.finishOutput()
         #expect(output.isFinished)
         #expect(pulled.count >= 35, "a 100 Hz loop over 2 s of 25 fps video sees most frames: \(pulled.count)")
         #expect(zip(pulled, pulled.dropFirst()).allSatisfy { $0.index < $1.index }, "each frame once, in order")

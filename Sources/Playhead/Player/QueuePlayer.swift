@@ -75,6 +75,13 @@ public final class QueuePlayer: Sendable {
 
     /// A player for `items` writing every presented frame to `output`, and every item's audio to
     /// `audioOutput` when given (nil: audio is not decoded).
+    /// - Parameters:
+    ///   - items: the queue; the first plays first.
+    ///   - output: where every presented frame goes; the player owns it from here.
+    ///   - audioOutput: where every item's audio goes; nil: the audio is not decoded.
+    ///   - configuration: realtime pacing, decoding and the audio format.
+    ///   - clock: the clock realtime playback is paced on.
+    ///   - actionAtItemEnd: what happens when an item ends.
     public init(
         items: [PlayerItem] = [], output: sending some FrameSink, audioOutput: (any AudioSink)? = nil,
         configuration: PlayerConfiguration = PlayerConfiguration(),
@@ -95,6 +102,7 @@ public final class QueuePlayer: Sendable {
     // MARK: The queue
 
     /// The queued items; the first is the current one.
+    /// - Returns: the items, in the order they play.
     public func items() -> [PlayerItem] {
         engine.withLock { e in e.machine.items.compactMap { e.items[$0] } }
     }
@@ -104,6 +112,9 @@ public final class QueuePlayer: Sendable {
     }
 
     /// Queues `item` after `after` (at the end when nil or not queued).
+    /// - Parameters:
+    ///   - item: the item to queue; one queued already stays where it is.
+    ///   - after: the item it follows; nil, or an item not queued: the end of the queue.
     public func insert(_ item: PlayerItem, after: PlayerItem?) {
         handle { e in
             e.items[ObjectIdentifier(item)] = item
@@ -112,10 +123,14 @@ public final class QueuePlayer: Sendable {
         }
     }
 
+    /// Takes `item` out of the queue: when it is the current item, it stops and the next one becomes current;
+    /// when it was being decoded ahead, that stops. An item not queued is ignored.
+    /// - Parameter item: the item to take out.
     public func remove(_ item: PlayerItem) {
         handle { $0.machine.remove(ObjectIdentifier(item)) }
     }
 
+    /// Empties the queue, stopping every item being decoded.
     public func removeAllItems() {
         handle { $0.machine.removeAll() }
     }
@@ -135,6 +150,7 @@ public final class QueuePlayer: Sendable {
     /// Plays (rate 1). At the end of an item that stayed current (`actionAtItemEnd` `.pause` or
     /// `.none`) there is nothing to play until a seek moves it: the player stays paused.
     public func play() { handle { $0.machine.play() } }
+    /// Pauses (rate 0).
     public func pause() { handle { $0.machine.pause() } }
 
     /// 0 is paused, 1 normal speed; other positive rates scale realtime pacing.
@@ -219,6 +235,8 @@ public final class QueuePlayer: Sendable {
         }
     }
 
+    /// Stops calling a periodic time observer.
+    /// - Parameter token: what ``addPeriodicTimeObserver(forInterval:using:)`` returned; one removed already is ignored.
     public func removeTimeObserver(_ token: TimeObserverToken) {
         _ = engine.withLock { $0.timeObservers.removeValue(forKey: token.id) }
     }
@@ -252,11 +270,22 @@ public final class QueuePlayer: Sendable {
 
     /// Completes the outputs (for a Y4M or WAV file, writes its end and renames it into place).
     /// Call once playing is done.
-    public func finishOutput() throws(PlayheadError) {
+    /// - Throws: ``PlayheadError`` when an output cannot be completed (`output.writeFailed`, `output.diskFull`,
+    ///   `output.outputExists`, …): the frame sink's failure, else the audio sink's; both are tried.
+    public func finishOutput() throws(PlayheadError) { try finishOutputNow() }
+
+    private func finishOutputNow() throws(PlayheadError) {
         var failure: PlayheadError?
         do { try output.finish() } catch { failure = error }
         do { try audioOutput?.sink.finish() } catch { failure = failure ?? error }
         if let failure { throw failure }
+    }
+
+    /// Completes the outputs, as `finishOutput()` does, on a worker thread: what an async caller
+    /// uses, since writing a file's end blocks (Swift's cooperative threads are never blocked).
+    /// - Throws: ``PlayheadError``, as `finishOutput()`.
+    public func finishOutput() async throws(PlayheadError) {
+        try await WorkerPool.shared.value("playhead.output") { () throws(PlayheadError) in try self.finishOutputNow() }
     }
 
     /// Gives the outputs up (for a Y4M or WAV file, removes the unfinished file).
