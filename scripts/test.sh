@@ -5,12 +5,15 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh debug
 scripts/test-servers.sh
 if [ $# -gt 0 ]; then exec swift test "$@"; fi
+scripts/check-source.sh
 # Tests that measure the whole process (its clock-paced frames, its thread count) run alone,
 # after everything else has run in parallel, so that other tests' load does not blur them; so do
 # the suites that run many CLI processes at once (manifests, hostile operations), whose load would
 # blur the time bounds of the others.
 isolated="PlayoutTests|PlayoutLiveTests|RealtimeAudioTests|ThreadBudgetTests|ManifestTests|HostileOperationsTests|BatchOperationsTests|SourceTests|CompositorTests|CLIComposeTests|CompositionAudioTests|CompositionOracleTests|SeamTests"
 swift test --skip "$isolated"
+# The library as an embedding app sees it: another package, its public API alone.
+swift test --package-path Tests/Embedder
 swift test --skip-build --filter RealtimeAudioTests
 swift test --skip-build --filter ThreadBudgetTests
 swift test --skip-build --filter "ManifestTests|HostileOperationsTests|BatchOperationsTests"

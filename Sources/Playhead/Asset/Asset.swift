@@ -46,6 +46,10 @@ public actor Asset {
     ///
     /// A file URL's path is opened byte for byte after its percent escapes are decoded, so a name
     /// that is not UTF-8 can be given as `file:///dir/caf%E9.mp4` (``source`` is then that URL).
+    /// - Parameters:
+    ///   - url: a file URL, or any URL FFmpeg can open.
+    ///   - options: how the source is opened (timeouts, reconnection).
+    ///   - logger: where the asset logs its probe; nil logs nothing.
     public init(url: URL, options: AssetOptions = AssetOptions(), logger: Logger? = nil) {
         self.url = url
         if url.isFileURL {
@@ -71,6 +75,10 @@ public actor Asset {
     }
 
     /// An asset for a local path.
+    /// - Parameters:
+    ///   - path: the file's path, absolute or relative to the current directory.
+    ///   - options: how the source is opened (timeouts, reconnection).
+    ///   - logger: where the asset logs its probe; nil logs nothing.
     public init(path: String, options: AssetOptions = AssetOptions(), logger: Logger? = nil) {
         self.init(url: URL(fileURLWithPath: path), options: options, logger: logger)
     }
@@ -78,6 +86,10 @@ public actor Asset {
     /// An asset for what a user typed: `-` (standard input, read once), a `file:` URL, a URL with
     /// a scheme FFmpeg opens (`http:`, `https:`, `pipe:`, `data:`, …), or else a path. The one
     /// rule every command and the coordinator use.
+    /// - Parameters:
+    ///   - source: `-`, a URL or a path, as a user typed it.
+    ///   - options: how the source is opened (timeouts, reconnection).
+    ///   - logger: where the asset logs its probe; nil logs nothing.
     public init(source: String, options: AssetOptions = AssetOptions(), logger: Logger? = nil) {
         self.init(url: Self.location(of: source), options: options, logger: logger)
     }
@@ -85,6 +97,11 @@ public actor Asset {
     /// An asset whose bytes come from `byteSource` (held in memory, fetched by the caller's own
     /// client); `name` is what errors and logs call it, and ``url`` is `bytes:` + `name`.
     /// The open timeout applies between reads; a read itself is not interrupted (see ``ByteSource``).
+    /// - Parameters:
+    ///   - byteSource: the source of the bytes.
+    ///   - name: what errors and logs call the asset; it is also its ``source``.
+    ///   - options: how the source is opened (the open timeout).
+    ///   - logger: where the asset logs its probe; nil logs nothing.
     public init(byteSource: any ByteSource, name: String, options: AssetOptions = AssetOptions(), logger: Logger? = nil) {
         self.init(bytes: .blocking(byteSource), name: name, options: options, logger: logger)
     }
@@ -93,6 +110,11 @@ public actor Asset {
     /// caller's HTTP client, a database); `name` is what errors and logs call it, and ``url`` is
     /// `bytes:` + `name`. Each read is bounded by the stall timeout, the opening by the open
     /// timeout, and a cancellation stops a read within 100 ms (see ``AsyncByteSource``).
+    /// - Parameters:
+    ///   - byteSource: the source of the bytes.
+    ///   - name: what errors and logs call the asset; it is also its ``source``.
+    ///   - options: how the source is opened (the open and stall timeouts).
+    ///   - logger: where the asset logs its probe; nil logs nothing.
     public init(byteSource: any AsyncByteSource, name: String, options: AssetOptions = AssetOptions(), logger: Logger? = nil) {
         self.init(bytes: .async(byteSource), name: name, options: options, logger: logger)
     }
@@ -122,6 +144,11 @@ public actor Asset {
     /// Loads the given properties (once; later calls answer from what was loaded) and returns
     /// their values. Throws ``PlayheadError`` naming the file and the stage that failed, or with
     /// code ``PlayheadError/Code/cancelled`` when the calling task or ``cancelLoading()`` cancels.
+    /// - Parameter property: the properties to load, such as `.tracks` and `.duration`.
+    /// - Returns: their values, in the order they were asked for.
+    /// - Throws: ``PlayheadError`` from opening the source: an `io` code (`io.fileNotFound`, `io.permissionDenied`,
+    ///   `io.emptyFile`, `io.timedOut`, …) or a `demux` code (`demux.unrecognizedFormat`, `demux.openFailed`,
+    ///   `demux.noStreams`, …); `state.cancelled` when the calling task or ``cancelLoading()`` cancels the load.
     public nonisolated func load<each Value: Sendable>(
         _ property: repeat AssetProperty<each Value>
     ) async throws(PlayheadError) -> (repeat each Value) {
@@ -132,6 +159,8 @@ public actor Asset {
     }
 
     /// Where the loading of `key` stands.
+    /// - Parameter key: the key asked about.
+    /// - Returns: whether it is not yet loaded, loading, loaded, failed (with the error) or cancelled.
     public func status(of key: AssetKey) -> AssetKeyStatus {
         machine.status(of: key)
     }
@@ -267,6 +296,10 @@ public struct AssetOptions: Sendable, Hashable {
     public var reconnectDelayLimit: Duration
 
     /// 15 s to open, 15 s without a byte, reconnects up to 4 s apart.
+    /// - Parameters:
+    ///   - openTimeout: how long opening the source may take (``openTimeout``); nil: no limit.
+    ///   - stallTimeout: how long a network source may send nothing (``stallTimeout``); nil: no limit.
+    ///   - reconnectDelayLimit: the longest wait between two HTTP reconnection tries; zero: no reconnection.
     public init(openTimeout: Duration? = .seconds(15), stallTimeout: Duration? = .seconds(15), reconnectDelayLimit: Duration = .seconds(4)) {
         self.openTimeout = openTimeout
         self.stallTimeout = stallTimeout

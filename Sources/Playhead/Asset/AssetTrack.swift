@@ -34,6 +34,19 @@ public struct AssetTrack: Sendable, Hashable, Identifiable {
     /// Audio properties; nil for other tracks.
     public var audio: AudioTrackInfo?
 
+    /// A track of the given description (``encryptionScheme`` nil: in the clear).
+    /// - Parameters:
+    ///   - index: the stream's position in the container (0-based).
+    ///   - trackID: the container's own identifier for the track.
+    ///   - mediaType: what the track carries.
+    ///   - codecName: FFmpeg's short codec name.
+    ///   - isPlayable: whether the track can be decoded.
+    ///   - bitRate: bits per second, when known.
+    ///   - frameCount: the frames the container claims, when it says.
+    ///   - timeRange: the track's span on the asset's timeline.
+    ///   - language: the ISO 639 language tag, when there is one.
+    ///   - video: video properties, for a video track.
+    ///   - audio: audio properties, for an audio track.
     public init(
         index: Int, trackID: Int, mediaType: MediaType, codecName: String, isPlayable: Bool,
         bitRate: Int? = nil, frameCount: Int? = nil, timeRange: TimeRange, language: String? = nil,
@@ -73,6 +86,14 @@ public struct VideoTrackInfo: Sendable, Hashable {
     /// How the samples map to colours (matrix, range, primaries, transfer), as the stream is tagged.
     public var color: ColorDescription
 
+    /// A video track's description.
+    /// - Parameters:
+    ///   - naturalSize: the stored frame size in pixels.
+    ///   - pixelAspectRatio: the shape of a stored pixel.
+    ///   - orientation: the turn (and mirror) a display applies.
+    ///   - pixelFormat: FFmpeg's pixel format name, when known.
+    ///   - nominalFrameRate: the average frame rate in frames per second, when known.
+    ///   - color: how the samples map to colours; untagged by default.
     public init(
         naturalSize: PixelSize, pixelAspectRatio: PixelAspectRatio, orientation: VideoOrientation,
         pixelFormat: String?, nominalFrameRate: Double?, color: ColorDescription = ColorDescription()
@@ -105,6 +126,12 @@ public struct AudioTrackInfo: Sendable, Hashable {
     /// FFmpeg's sample format name, such as `fltp`.
     public var sampleFormat: String?
 
+    /// An audio track's description.
+    /// - Parameters:
+    ///   - sampleRate: samples per second.
+    ///   - channelCount: the number of channels.
+    ///   - channelLayout: FFmpeg's description of the channel layout, when known.
+    ///   - sampleFormat: FFmpeg's sample format name, when known.
     public init(sampleRate: Int, channelCount: Int, channelLayout: String?, sampleFormat: String?) {
         self.sampleRate = sampleRate
         self.channelCount = channelCount

@@ -26,6 +26,11 @@ public protocol ByteSource: Sendable {
     /// A read should return promptly: while it runs, neither a cancellation nor the stall timeout
     /// can stop it. A source that waits on a network belongs in an ``AsyncByteSource``, whose
     /// reads are bounded by both.
+    /// - Parameters:
+    ///   - offset: the position of the first byte wanted, from the start of the data.
+    ///   - buffer: where to copy the bytes; at most `buffer.count` of them.
+    /// - Returns: the number of bytes copied; 0 at the end of the data.
+    /// - Throws: any error, when the bytes cannot be read: the read then fails as `io.readFailed`.
     func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int
 }
 
@@ -38,10 +43,18 @@ public struct MemoryByteSource: ByteSource {
     private let bytes: Data
 
     /// A source reading `bytes`.
+    /// - Parameter bytes: the media file's bytes.
     public init(_ bytes: Data) { self.bytes = bytes }
 
     public var size: Int64? { Int64(bytes.count) }
 
+    /// Copies the bytes from `offset` on into `buffer`.
+    /// - Parameters:
+    ///   - offset: the position of the first byte wanted.
+    ///   - buffer: where to copy them.
+    /// - Returns: the number of bytes copied: `buffer.count`, fewer near the end of the data, 0 at or past the end
+    ///   (or for a negative offset).
+    /// - Throws: never: the bytes are in memory.
     public func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard offset >= 0, offset < Int64(bytes.count) else { return 0 }
         let start = bytes.startIndex + Int(offset)
@@ -79,6 +92,11 @@ public protocol AsyncByteSource: Sendable {
     /// Up to `maxLength` bytes starting at `offset` (fewer is fine: the rest is asked for next);
     /// empty means the end of the data. A thrown error ends the read as `io.readFailed`, with
     /// the error's description.
+    /// - Parameters:
+    ///   - offset: the position of the first byte wanted, from the start of the data.
+    ///   - maxLength: the most bytes to return.
+    /// - Returns: the bytes from `offset` on, at most `maxLength` of them; empty at the end of the data.
+    /// - Throws: any error, when the bytes cannot be fetched: the read then fails as `io.readFailed`.
     func read(at offset: Int64, maxLength: Int) async throws -> Data
 }
 

@@ -21,6 +21,12 @@ public struct ColorDescription: Sendable, Hashable {
     /// The transfer characteristic, such as `bt709`, `smpte2084` (PQ) or `arib-std-b67` (HLG).
     public var transfer: String?
 
+    /// A description with the given tags; nil for what the stream does not say.
+    /// - Parameters:
+    ///   - matrix: the YUV→RGB matrix, such as `bt709`.
+    ///   - range: the range of sample values.
+    ///   - primaries: the colour primaries, such as `bt709`.
+    ///   - transfer: the transfer characteristic, such as `smpte2084`.
     public init(matrix: String? = nil, range: Range? = nil, primaries: String? = nil, transfer: String? = nil) {
         self.matrix = matrix
         self.range = range

@@ -9,6 +9,11 @@ public struct CompositionCanvas: Sendable, Hashable {
     /// What shows where no layer draws.
     public var background: RGBColor
 
+    /// A canvas; ``check()`` says whether pictures of its size can be made.
+    /// - Parameters:
+    ///   - size: the output size (even width and height).
+    ///   - frameRate: frames per second.
+    ///   - background: what shows where no layer draws.
     public init(size: PixelSize, frameRate: FrameRate, background: RGBColor = .black) {
         self.size = size
         self.frameRate = frameRate
@@ -18,6 +23,8 @@ public struct CompositionCanvas: Sendable, Hashable {
     /// Throws `state.invalidArgument` unless pictures of this size can be made: even sides of at
     /// least 2, at most 16384, within FFmpeg's own limit on a picture's area (16384x16000 is, 16384x16384
     /// is not).
+    /// - Throws: ``PlayheadError`` with `state.invalidArgument` when a side is odd, below 2 or above 16384, or the
+    ///   picture is too large for FFmpeg.
     public func check() throws(PlayheadError) {
         let (w, h) = (size.width, size.height)
         // FFmpeg's check logs why it refuses: through Playhead's callback, never to stderr.
@@ -32,6 +39,8 @@ public struct CompositionCanvas: Sendable, Hashable {
     }
 
     /// The time of output frame `n`: `n / rate`, exactly.
+    /// - Parameter n: the frame's number, from 0.
+    /// - Returns: `n × denominator / numerator` seconds, on a timescale of the rate's numerator.
     public func time(ofFrame n: Int) -> MediaTime {
         MediaTime(value: Int64(n) * Int64(frameRate.denominator), timescale: Int32(frameRate.numerator))
     }
@@ -43,6 +52,9 @@ public struct FrameRate: Sendable, Hashable, CustomStringConvertible {
     public var denominator: Int
 
     /// `numerator / denominator` frames a second; both 1 … 1,000,000.
+    /// - Parameters:
+    ///   - numerator: frames in `denominator` seconds.
+    ///   - denominator: the seconds `numerator` frames last.
     public init?(numerator: Int, denominator: Int = 1) {
         guard (1...1_000_000).contains(numerator), (1...1_000_000).contains(denominator) else { return nil }
         self.numerator = numerator
@@ -50,6 +62,8 @@ public struct FrameRate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `30`, `29.97` (as 30000/1001), `24000/1001`, `25/1`.
+    /// - Parameter text: a ratio `N/D`, or a number of frames a second up to 1000: one close to an NTSC rate
+    ///   (`29.97`, `23.976`) is taken as N × 1000/1001, any other to the nearest thousandth. Nil for anything else.
     public init?(parsing text: String) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         if parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]) {
@@ -88,6 +102,11 @@ public struct RGBColor: Sendable, Hashable {
     public var green: UInt8
     public var blue: UInt8
 
+    /// A colour of the given components.
+    /// - Parameters:
+    ///   - red: the red component, 0 … 255.
+    ///   - green: the green component, 0 … 255.
+    ///   - blue: the blue component, 0 … 255.
     public init(red: UInt8, green: UInt8, blue: UInt8) {
         self.red = red
         self.green = green
@@ -97,6 +116,7 @@ public struct RGBColor: Sendable, Hashable {
     public static let black = RGBColor(red: 0, green: 0, blue: 0)
 
     /// `#RRGGBB`, `RRGGBB`, or one of black, white, gray, red, green, blue.
+    /// - Parameter text: six hex digits, with or without `#`, or a colour's name, in any case; nil for anything else.
     public init?(parsing text: String) {
         let names: [String: RGBColor] = [
             "black": .black, "white": RGBColor(red: 255, green: 255, blue: 255), "gray": RGBColor(red: 128, green: 128, blue: 128),

@@ -40,6 +40,17 @@ public struct CompositionLayer: Sendable {
     /// starts when the layer does.
     public var scheduledStart: Date?
 
+    /// A layer; each argument sets the property of the same name.
+    /// - Parameters:
+    ///   - assets: the playlist, played one after another.
+    ///   - rect: where the layer is drawn, in canvas pixels.
+    ///   - zIndex: its place in the order of drawing; higher draws above lower.
+    ///   - gravity: how the picture fits the rectangle.
+    ///   - loop: how often the playlist plays.
+    ///   - timeRange: the part of every item that plays; nil: all of it.
+    ///   - afterEnd: what the layer shows once its content has ended.
+    ///   - providesAudio: whether the layer's items give the composition sound.
+    ///   - scheduledStart: when, on the wall clock, the playlist's first item began; nil: when the layer starts.
     public init(
         assets: [Asset], rect: PixelRect, zIndex: Int = 0, gravity: VideoGravity = .resizeAspect, loop: LayerLoop = .once,
         timeRange: TimeRange? = nil, afterEnd: LayerAfterEnd = .holdLastFrame, providesAudio: Bool = false, scheduledStart: Date? = nil

@@ -56,6 +56,14 @@ public final class Compositor: Sendable {
     /// A compositor of `canvas` (its size must be even, at least 2x2 and at most 16384x16384).
     /// `onRecord` is told of every item a layer played, failed or filled, as it ends, on the
     /// render thread (keep it short: an as-run log's line).
+    /// - Parameters:
+    ///   - canvas: the picture's size, frame rate and background.
+    ///   - strict: whether any damage in a layer's item fails that item.
+    ///   - soundFormat: the sound's format; nil: that of the first sound layer's first item.
+    ///   - failurePolicy: what a layer does when an item fails.
+    ///   - loudnessTarget: the loudness in LUFS every item that gives sound is brought to; nil: as it is.
+    ///   - logger: where the compositor logs; nil logs nothing.
+    ///   - onRecord: told of every item a layer played, failed or filled, as it ends.
     public init(
         canvas: CompositionCanvas, strict: Bool = false, soundFormat: AudioStreamInfo? = nil, failurePolicy: LayerFailurePolicy = .passOver,
         loudnessTarget: Double? = nil, logger: Logger? = nil, onRecord: (@Sendable (LayerItemRecord) -> Void)? = nil
@@ -94,6 +102,10 @@ public final class Compositor: Sendable {
     /// Adds a layer (above those of lower or equal z-index added before it); it shows from the
     /// next frame rendered. Throws `state.invalidArgument` for a layer without assets or whose
     /// rectangle is empty or leaves the canvas.
+    /// - Parameter layer: the layer; its rectangle is rounded down to even coordinates and sizes.
+    /// - Returns: the layer's identity, for ``update(_:to:)``, ``move(_:to:zIndex:)`` and ``remove(_:)``.
+    /// - Throws: ``PlayheadError`` with `state.invalidArgument` when the layer has no asset, its rectangle is less
+    ///   than 2 pixels wide or high or leaves the canvas, or its loop count (``LayerLoop/times(_:)``) is below 1.
     @discardableResult
     public func add(_ layer: CompositionLayer) throws(PlayheadError) -> CompositionLayer.ID {
         guard !layer.assets.isEmpty else { throw PlayheadError(code: .invalidArgument, message: "a layer needs at least one asset") }
@@ -116,6 +128,11 @@ public final class Compositor: Sendable {
 
     /// Replaces a layer (its playlist, place, gravity, sound) at its next item boundary: the new
     /// playlist then plays from its first item. A live edit of a running channel.
+    /// - Parameters:
+    ///   - id: the layer to replace; an id not in the compositor changes nothing.
+    ///   - layer: its new version; its rectangle is rounded down to even coordinates and sizes.
+    /// - Throws: ``PlayheadError`` with `state.invalidArgument` when the new version has no asset, or its rectangle
+    ///   is less than 2 pixels wide or high or leaves the canvas.
     public func update(_ id: CompositionLayer.ID, to layer: CompositionLayer) throws(PlayheadError) {
         guard !layer.assets.isEmpty else { throw PlayheadError(code: .invalidArgument, message: "a layer needs at least one asset") }
         var layer = layer
@@ -129,6 +146,7 @@ public final class Compositor: Sendable {
     }
 
     /// Removes a layer from the next frame on.
+    /// - Parameter id: the layer to remove; an id not in the compositor changes nothing.
     public func remove(_ id: CompositionLayer.ID) {
         state.withLock {
             $0.layers.removeAll { $0.id == id }
@@ -140,6 +158,12 @@ public final class Compositor: Sendable {
     public var layers: [(id: CompositionLayer.ID, layer: CompositionLayer)] { state.withLock { $0.layers } }
 
     /// Moves a layer to `rect` and `zIndex` from the next frame on.
+    /// - Parameters:
+    ///   - id: the layer to move; an id not in the compositor changes nothing.
+    ///   - rect: its new rectangle, rounded down to even coordinates and sizes.
+    ///   - zIndex: its new place in the order of drawing; higher draws above lower.
+    /// - Throws: ``PlayheadError`` with `state.invalidArgument` when `rect` is less than 2 pixels wide or high or
+    ///   leaves the canvas.
     public func move(_ id: CompositionLayer.ID, to rect: PixelRect, zIndex: Int) throws(PlayheadError) {
         let rect = try checked(rect)
         state.withLock {
@@ -172,6 +196,13 @@ public final class Compositor: Sendable {
     /// into `sink` when it carries sound (``MP4Sink``), else into `sound` when one is given (a
     /// ``WAVSink`` beside Y4M or image frames): the samples that go with each frame, from the
     /// first to the end of the last frame.
+    /// - Parameters:
+    ///   - frames: how many frames to render; nil: until ``stop()`` or cancellation.
+    ///   - sink: where the frames go; the render owns it from here.
+    ///   - sound: where the mixed sound goes when `sink` carries none; unused when it does.
+    ///   - realtime: the clock frames are paced on; nil: as fast as they can be drawn.
+    /// - Returns: the frames written, each layer's account, and the error that stopped the render early, if one
+    ///   did (a canvas that cannot be made, a negative `frames`, a sink that failed, cancellation).
     public func render(
         frames: Int?, into sink: sending some FrameSink, sound: sending (any AudioSink)? = nil,
         realtime: (any PlaybackClock)? = nil

@@ -36,6 +36,10 @@ public actor PlaybackCoordinator {
         var cancelled = false
     }
 
+    /// A coordinator that runs at most `maxConcurrentSessions` sessions at once.
+    /// - Parameters:
+    ///   - maxConcurrentSessions: the most sessions at once; a value below 1 counts as 1.
+    ///   - clock: the clock realtime sessions are paced on.
     public init(maxConcurrentSessions: Int = 4, clock: any PlaybackClock = SystemPlaybackClock()) {
         self.maxConcurrentSessions = max(1, maxConcurrentSessions)
         self.clock = clock
@@ -45,6 +49,11 @@ public actor PlaybackCoordinator {
     /// Accepts a request. `output` makes the session's frame sink when it starts, and `audioOutput`
     /// its audio sink (nil, or a factory returning nil: the audio is not decoded). Loops append to
     /// the one audio sink sample for sample.
+    /// - Parameters:
+    ///   - request: what to play, and how.
+    ///   - output: makes the session's frame sink, when the session starts.
+    ///   - audioOutput: makes the session's audio sink, when the session starts.
+    /// - Returns: the session's id, for ``cancel(_:)``, ``stopLooping(_:)`` and ``outcome(of:)``.
     @discardableResult
     public func submit(
         _ request: PlaybackRequest, output: @escaping @Sendable () -> any FrameSink,
@@ -59,12 +68,15 @@ public actor PlaybackCoordinator {
     }
 
     /// Cancels a waiting or running session.
+    /// - Parameter id: the session; one that has ended, or another coordinator's, changes nothing.
     public func cancel(_ id: SessionID) { perform(machine.cancel(id)) }
 
     /// Cancels every session.
     public func cancelAll() { perform(machine.cancelAll()) }
 
     /// Lets a looping session finish its current iteration, then end (completed).
+    /// - Parameter id: a running session; one that does not loop or is not running (still waiting, or ended) is
+    ///   left as it is.
     public func stopLooping(_ id: SessionID) { running[id]?.looper?.disableLooping() }
 
     public var runningSessions: [SessionID] { machine.running }
@@ -73,6 +85,7 @@ public actor PlaybackCoordinator {
     public var peakConcurrentSessions: Int { machine.peak }
 
     /// Progress of every running session.
+    /// - Returns: the source, frames presented and loops completed of every running session.
     public func progress() -> [SessionProgress] {
         machine.running.compactMap { id in
             guard let session = running[id] else { return nil }
@@ -166,6 +179,10 @@ public actor PlaybackCoordinator {
     /// work that decodes, such as image generation. Counts toward the limit and the peak. Throws
     /// a cancellation when ``cancelAll()`` or the calling task's cancellation comes before its
     /// turn (then `body` does not run).
+    /// - Parameter body: the work; it runs once a slot is free.
+    /// - Returns: what `body` returns.
+    /// - Throws: ``PlayheadError`` with `state.cancelled` when ``cancelAll()`` or the calling task's cancellation
+    ///   comes before its turn.
     public func withSlot<T: Sendable>(_ body: @Sendable () async -> T) async throws(PlayheadError) -> T {
         nextID += 1
         let id = SessionID(value: nextID, coordinator: number)

@@ -33,6 +33,12 @@ public struct PlaybackRequest: Sendable, Hashable {
     private var assetReference: AssetReference?
 
     /// A request for an asset (`source` is its source).
+    /// - Parameters:
+    ///   - asset: the asset to play.
+    ///   - loop: how often to play it.
+    ///   - realtime: whether frames are paced at rate 1.0 on the coordinator's clock.
+    ///   - decoding: canvas size, gravity and frame limit; `decoderThreads` 0 lets the coordinator share the cores.
+    ///   - timeRange: the part of the asset to play; nil: all of it.
     public init(
         asset: Asset, loop: LoopPolicy = .none, realtime: Bool = false,
         decoding: DecodeConfiguration = DecodeConfiguration(), timeRange: TimeRange? = nil
@@ -41,6 +47,14 @@ public struct PlaybackRequest: Sendable, Hashable {
         self.asset = asset
     }
 
+    /// A request for `source`, opened as ``Asset/init(source:options:logger:)`` opens it when the session starts.
+    /// - Parameters:
+    ///   - source: a path, `-` or a URL.
+    ///   - loop: how often to play it.
+    ///   - realtime: whether frames are paced at rate 1.0 on the coordinator's clock.
+    ///   - decoding: canvas size, gravity and frame limit; `decoderThreads` 0 lets the coordinator share the cores.
+    ///   - timeRange: the part of the source to play; nil: all of it.
+    ///   - assetOptions: how the source is opened (timeouts).
     public init(
         source: String, loop: LoopPolicy = .none, realtime: Bool = false,
         decoding: DecodeConfiguration = DecodeConfiguration(), timeRange: TimeRange? = nil,

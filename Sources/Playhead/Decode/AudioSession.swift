@@ -19,6 +19,11 @@ public final class AudioSession: Sendable {
     /// The asset whose demuxer the session takes (and gives back), when made for one.
     let asset: Asset?
 
+    /// A session that opens `source` itself when it runs.
+    /// - Parameters:
+    ///   - source: a path, or a URL that FFmpeg's protocols read.
+    ///   - format: the format to convert to; nil fields keep the source's.
+    ///   - strict: whether any damage makes the result `failed`.
     public init(source: String, format: AudioFormat = AudioFormat(), strict: Bool = false) {
         self.source = source
         self.format = format
@@ -28,6 +33,10 @@ public final class AudioSession: Sendable {
 
     /// A session for an asset — a byte source's, or one already probed (its demuxer is taken,
     /// not opened again).
+    /// - Parameters:
+    ///   - asset: the asset to decode.
+    ///   - format: the format to convert to; nil fields keep the source's.
+    ///   - strict: whether any damage makes the result `failed`.
     public init(asset: Asset, format: AudioFormat = AudioFormat(), strict: Bool = false) {
         self.source = asset.source
         self.format = format
@@ -47,6 +56,10 @@ public final class AudioSession: Sendable {
     }
 
     /// Decodes to the end. Cancelling the task cancels the session.
+    /// - Parameter sink: where the buffers go: begun, written, and aborted when the session is cancelled; never
+    ///   finished (that is the caller's).
+    /// - Returns: how the run went: its status (completed, failed with the ``PlayheadError``, or cancelled), the
+    ///   samples per channel delivered, their format and the damage met.
     public func run(into sink: some AudioSink) async -> Result {
         let owner = SoleOwner(handingOver: sink as any AudioSink)
         return await withTaskCancellationHandler {
@@ -56,6 +69,7 @@ public final class AudioSession: Sendable {
         }
     }
 
+    /// Stops the run promptly: ``run(into:)`` returns a `cancelled` result.
     public func cancel() { interrupt.raise() }
 
     private func decode(_ sink: any AudioSink) -> Result {

@@ -35,6 +35,22 @@ public struct DecodeConfiguration: Sendable, Hashable {
     /// damage makes the result `failed`.
     public var strict: Bool
 
+    /// A configuration; each argument sets the property of the same name, and counts and capacities out of
+    /// range are held to their ranges.
+    /// - Parameters:
+    ///   - outputSize: the canvas size; nil: the track's presentation size.
+    ///   - gravity: how the picture is placed in the canvas.
+    ///   - appliesPreferredTrackTransform: whether the track's pixel aspect ratio and display matrix are honoured.
+    ///   - frameLimit: the most frames delivered; nil: no limit (a negative limit counts as 0).
+    ///   - decoderThreads: decoder threads, 0…``maximumDecoderThreads``; 0 lets FFmpeg choose.
+    ///   - packetQueueCapacity: packets the demux thread may read ahead of the decoder, 2…4096.
+    ///   - frameQueueCapacity: converted frames that may wait for the sink, 1…64.
+    ///   - startTime: where to start; nil: at the beginning.
+    ///   - startToleranceBefore: how far before `startTime` the first frame may lie.
+    ///   - startToleranceAfter: how far after `startTime` the first frame may lie.
+    ///   - endTime: where to stop; nil: at the end.
+    ///   - audioFormat: the format audio is converted to; nil fields keep the source's.
+    ///   - strict: whether any damage makes the result `failed`.
     public init(
         outputSize: PixelSize? = nil, gravity: VideoGravity = .resizeAspect, appliesPreferredTrackTransform: Bool = true,
         frameLimit: Int? = nil, decoderThreads: Int = 0, packetQueueCapacity: Int = 64, frameQueueCapacity: Int = 3,

@@ -32,12 +32,21 @@ public final class DecodeSession: Sendable {
     /// part of the first one's frames.
     private let started = Atomic<Bool>(false)
 
+    /// A session that opens `source` itself when it runs.
+    /// - Parameters:
+    ///   - source: a path, or a URL that FFmpeg's protocols read.
+    ///   - configuration: the canvas, the span of frames wanted and the decoder's resources.
+    ///   - logger: where the session logs; nil logs nothing.
     public convenience init(source: String, configuration: DecodeConfiguration = DecodeConfiguration(), logger: Logger? = nil) {
         self.init(source: source, asset: nil, configuration: configuration, logger: logger)
     }
 
     /// A session for an asset: it takes the demuxer the asset's probe left open (a pipe can be
     /// read only once), or an idle one, and gives it back when done.
+    /// - Parameters:
+    ///   - asset: the asset to decode.
+    ///   - configuration: the canvas, the span of frames wanted and the decoder's resources.
+    ///   - logger: where the session logs; nil logs nothing.
     public convenience init(asset: Asset, configuration: DecodeConfiguration = DecodeConfiguration(), logger: Logger? = nil) {
         self.init(source: asset.source, asset: asset, configuration: configuration, logger: logger)
     }
@@ -61,6 +70,11 @@ public final class DecodeSession: Sendable {
     /// Cancelling the calling task cancels the session. The sink is used on the session's own
     /// output thread. A session runs once: a second call returns `failed` with
     /// `state.invalidState` at once.
+    /// - Parameters:
+    ///   - sink: where the frames go: finished when the session completes, aborted otherwise.
+    ///   - audio: where the best audio track's buffers go, when given: begun and written, never finished by the
+    ///     session. Nil: the audio is not decoded.
+    /// - Returns: how the session ended (completed, failed with the ``PlayheadError``, or cancelled) and its counts.
     public func run(into sink: sending some FrameSink, audio: (any AudioSink)? = nil) async -> DecodeResult {
         await start(mode: .once, sink: SoleOwner(sink as any FrameSink), audio: audio, onSegmentEnd: nil)
     }

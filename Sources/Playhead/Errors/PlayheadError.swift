@@ -13,11 +13,17 @@ public struct PlayheadError: Error, Sendable, Hashable {
     public let message: String
     /// The file or URL the error is about, when there is one; a URL's credentials and query
     /// values are redacted (``SourceRedaction``). Immutable: every way to set it goes through the
-    /// redaction (the initializer, ``naming(file:)``).
+    /// redaction (the initializer, `naming(file:)`).
     public let file: String?
     /// What FFmpeg reported, when an FFmpeg call failed.
     public let cause: FFmpegCause?
 
+    /// An error of `code` about `file`; URLs in `message` and `file` are redacted (``SourceRedaction``).
+    /// - Parameters:
+    ///   - code: what went wrong.
+    ///   - message: a sentence for people.
+    ///   - file: the file or URL the error is about, if any.
+    ///   - cause: what FFmpeg reported, when an FFmpeg call failed.
     public init(code: Code, message: String, file: String? = nil, cause: FFmpegCause? = nil) {
         self.code = code
         // A message may quote what FFmpeg said, URLs included (a key file a playlist names).
@@ -152,6 +158,11 @@ extension PlayheadError {
         /// `av_strerror`'s description of the code.
         public var text: String
 
+        /// A cause made of its parts.
+        /// - Parameters:
+        ///   - function: the FFmpeg function that failed.
+        ///   - errorNumber: the negative error code it returned.
+        ///   - text: `av_strerror`'s description of the code.
         public init(function: String, errorNumber: Int32, text: String) {
             self.function = function
             self.errorNumber = errorNumber

@@ -12,6 +12,9 @@ public enum SourceRedaction {
     /// SourceRedaction.redacted("https://me:secret@example.com/a.mp4?sig=abc&v=2")
     /// // "https://***@example.com/a.mp4?sig=***&v=***"
     /// ```
+    ///
+    /// - Parameter location: a path or a URL.
+    /// - Returns: `location` redacted; a path (anything without `://`) as it is.
     public static func redacted(_ location: String) -> String {
         guard let schemeEnd = location.range(of: "://") else { return location }
         let afterScheme = location[schemeEnd.upperBound...]

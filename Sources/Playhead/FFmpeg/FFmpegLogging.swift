@@ -5,7 +5,7 @@ import Logging
 /// Playhead installs one that drops every message, so the library never prints. Route them to a
 /// `Logger` to see them.
 ///
-/// The callback also hands each message to the ``LogEvidence`` registered for the context that
+/// The callback also hands each message to the `LogEvidence` registered for the context that
 /// logged it: a demuxer's own words ("File ended prematurely") are part of how Playhead tells a
 /// truncated file from a complete one.
 public enum FFmpegLogging {
@@ -13,6 +13,7 @@ public enum FFmpegLogging {
 
     /// Sends FFmpeg's messages at `Logger.Level.warning` and above (FFmpeg's `AV_LOG_WARNING`) to
     /// `logger`, or drops them all when `logger` is nil. Process-wide.
+    /// - Parameter logger: where the messages go; nil drops them.
     public static func route(to logger: Logger?) {
         installCallback()
         destination.withLock { $0 = logger }

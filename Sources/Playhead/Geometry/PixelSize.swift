@@ -3,6 +3,10 @@ public struct PixelSize: Sendable, Hashable, CustomStringConvertible {
     public var width: Int
     public var height: Int
 
+    /// A size of `width` by `height` pixels.
+    /// - Parameters:
+    ///   - width: pixels across.
+    ///   - height: pixels down.
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height
@@ -22,6 +26,10 @@ public struct PixelAspectRatio: Sendable, Hashable, CustomStringConvertible {
     public var horizontal: Int
     public var vertical: Int
 
+    /// A pixel `horizontal` units wide and `vertical` units high.
+    /// - Parameters:
+    ///   - horizontal: the pixel's width, relative to `vertical`.
+    ///   - vertical: the pixel's height, relative to `horizontal`.
     public init(horizontal: Int, vertical: Int) {
         self.horizontal = horizontal
         self.vertical = vertical
@@ -39,6 +47,10 @@ extension PixelSize {
     /// The size a display shows for frames of `self` stored pixels with the given pixel aspect
     /// ratio and orientation: the width is stretched by the pixel aspect ratio (as displays do),
     /// then width and height are exchanged for quarter turns.
+    /// - Parameters:
+    ///   - par: the shape of a stored pixel; a ratio with a side of zero or less counts as square.
+    ///   - orientation: the turn a display applies.
+    /// - Returns: the displayed size, the width rounded to the nearest pixel.
     public func presentationSize(pixelAspectRatio par: PixelAspectRatio, orientation: VideoOrientation) -> PixelSize {
         var w = width
         if par.horizontal > 0, par.vertical > 0, !par.isSquare {
@@ -57,6 +69,12 @@ extension PixelSize {
     /// it (``VideoGravity/resize``): rounding stretches it by less than a pixel, as ffmpeg's scale
     /// filter does, rather than fitting it a second time into the rounded size with a bar of
     /// black beside it.
+    /// - Parameters:
+    ///   - par: the shape of a stored pixel; a ratio with a side of zero or less counts as square.
+    ///   - orientation: the turn a display applies.
+    ///   - maximum: the largest canvas wanted; nil, or an empty size, sets no limit.
+    ///   - alignment: each side is a multiple of this (a value below 1 counts as 1).
+    /// - Returns: the canvas size, each side at least `alignment`.
     public func fittedCanvas(
         pixelAspectRatio par: PixelAspectRatio, orientation: VideoOrientation, within maximum: PixelSize? = nil,
         alignment: Int = 1

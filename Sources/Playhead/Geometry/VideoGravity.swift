@@ -16,6 +16,12 @@ public struct PixelRect: Sendable, Hashable, CustomStringConvertible {
     public var width: Int
     public var height: Int
 
+    /// A rectangle whose top-left corner is at (`x`, `y`).
+    /// - Parameters:
+    ///   - x: the left edge, in pixels from the left.
+    ///   - y: the top edge, in pixels from the top.
+    ///   - width: pixels across.
+    ///   - height: pixels down.
     public init(x: Int, y: Int, width: Int, height: Int) {
         self.x = x
         self.y = y
@@ -23,6 +29,8 @@ public struct PixelRect: Sendable, Hashable, CustomStringConvertible {
         self.height = height
     }
 
+    /// A rectangle of `size` at the origin.
+    /// - Parameter size: its width and height.
     public init(size: PixelSize) {
         self.init(x: 0, y: 0, width: size.width, height: size.height)
     }
@@ -65,6 +73,7 @@ extension VideoGravity {
     ///   - orientation: the turn a display applies.
     ///   - canvas: the output size.
     ///   - alignment: the content rectangle's origin and size are multiples of this (2 for 4:2:0 canvases).
+    /// - Returns: where the picture lands in the canvas, and which part of the stored frame it shows.
     public func layout(
         stored: PixelSize, pixelAspectRatio: PixelAspectRatio = .square, orientation: VideoOrientation = .identity,
         canvas: PixelSize, alignment: Int = 1

@@ -11,6 +11,9 @@ public struct VideoOrientation: Sendable, Hashable, CustomStringConvertible {
     public var isMirrored: Bool
 
     /// `rotation` is rounded to the nearest quarter turn and brought into 0 ..< 360.
+    /// - Parameters:
+    ///   - rotation: the clockwise rotation in degrees; any whole number.
+    ///   - isMirrored: whether the picture is mirrored left to right before rotating.
     public init(rotation: Int, isMirrored: Bool = false) {
         let r = ((rotation % 360) + 360) % 360
         self.rotation = (r + 45) / 90 * 90 % 360
@@ -32,6 +35,8 @@ public struct VideoOrientation: Sendable, Hashable, CustomStringConvertible {
     /// pointing down, to (a·x + c·y, b·x + d·y) (ISO/IEC 14496-12's `tkhd` matrix, in the order
     /// FFmpeg keeps it: `{a, b, u, c, d, v, x, y, w}`); translation is ignored, as displays re-base
     /// the picture at the origin. Matrices that are not a quarter turn are rounded to the nearest.
+    /// - Parameter m: the matrix's nine values as FFmpeg keeps them; fewer than five, or a matrix that maps the x
+    ///   axis to nothing, gives ``identity``.
     public init(displayMatrix m: [Int32]) {
         guard m.count >= 5 else {
             self = .identity
@@ -54,6 +59,8 @@ public struct VideoOrientation: Sendable, Hashable, CustomStringConvertible {
     // MARK: The group
 
     /// First `self`, then `next`.
+    /// - Parameter next: the orientation applied after this one.
+    /// - Returns: the one orientation that turns a picture as both do, one after the other.
     public func followed(by next: VideoOrientation) -> VideoOrientation {
         // A mirror followed by a rotation r equals the rotation -r followed by the mirror.
         let turn = next.isMirrored ? -rotation : rotation
@@ -68,11 +75,17 @@ public struct VideoOrientation: Sendable, Hashable, CustomStringConvertible {
     // MARK: Applying it
 
     /// The displayed size of a stored picture.
+    /// - Parameter stored: the stored picture's size.
+    /// - Returns: `stored`, with width and height exchanged for a quarter turn.
     public func displayedSize(of stored: PixelSize) -> PixelSize {
         swapsDimensions ? stored.transposed : stored
     }
 
     /// The stored pixel that displayed pixel (`x`, `y`) shows, for a stored picture of `stored`.
+    /// - Parameters:
+    ///   - point: a pixel of the displayed picture, counted from its top-left corner.
+    ///   - stored: the stored picture's size.
+    /// - Returns: the stored pixel it shows, counted from the stored picture's top-left corner.
     public func storedPoint(forDisplayed point: (x: Int, y: Int), stored: PixelSize) -> (x: Int, y: Int) {
         let w = stored.width, h = stored.height
         let (dx, dy) = point

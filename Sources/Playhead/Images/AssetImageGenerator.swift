@@ -33,6 +33,8 @@ public struct AssetImageGenerator: Sendable {
     /// Decoders working on one request at once, each on its own share of the times.
     public var decoderCount = min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
 
+    /// A generator of `asset`'s images: exact, at the displayed size, until its properties are changed.
+    /// - Parameter asset: the asset whose video is shown.
     public init(asset: Asset) {
         self.asset = asset
     }
@@ -51,6 +53,12 @@ public struct AssetImageGenerator: Sendable {
     }
 
     /// The image at `time` and the time of the frame it shows.
+    /// - Parameter time: the time wanted, on the asset's timeline.
+    /// - Returns: the image, and the time of the frame it shows.
+    /// - Throws: ``PlayheadError``: what loading or opening the asset threw (an `io` or `demux` code);
+    ///   `state.invalidArgument` for a time that is not a number, is before the clip's start or after its video's
+    ///   end; `demux.noVideoTrack`, `demux.seekFailed`, `io.truncated` or a `decode` code when no frame can be had
+    ///   there; `state.cancelled` when the calling task is cancelled.
     public func image(at time: MediaTime) async throws(PlayheadError) -> (image: GeneratedImage, actualTime: MediaTime) {
         for await result in images(for: [time]) {
             if let image = result.image, let actual = result.actualTime { return (image, actual) }
@@ -62,6 +70,8 @@ public struct AssetImageGenerator: Sendable {
     /// One result per requested time, in ascending time order. A time outside the clip fails alone.
     /// Stop iterating to cancel. Decoders running ahead of the consumer hold back at most
     /// ``ImageResults/bufferBudget`` bytes of images.
+    /// - Parameter times: the times wanted, in any order.
+    /// - Returns: one ``AssetImageGenerator/Result`` per time, in ascending time order, each with its image or its error.
     public func images(for times: [MediaTime]) -> ImageResults {
         let interrupt = InterruptFlag()
         let channel = ResultChannel(count: times.count, onTerminate: { interrupt.raise() })

@@ -6,6 +6,11 @@ public struct GeneratedImage: Sendable, Hashable {
     /// Packed RGB bytes, row after row, no padding.
     public var pixels: [UInt8]
 
+    /// An image of the given pixels.
+    /// - Parameters:
+    ///   - size: its size.
+    ///   - pixels: packed RGB bytes, row after row: exactly `width × height × 3` of them (checked: another count
+    ///     traps).
     public init(size: PixelSize, pixels: [UInt8]) {
         precondition(pixels.count == size.width * size.height * 3, "pixels must hold width × height × 3 bytes")
         self.size = size
@@ -13,11 +18,18 @@ public struct GeneratedImage: Sendable, Hashable {
     }
 
     /// A picture of one colour.
+    /// - Parameters:
+    ///   - size: its size.
+    ///   - gray: the value of every byte: 0 is black, 255 white.
     public init(size: PixelSize, gray: UInt8) {
         self.init(size: size, pixels: [UInt8](repeating: gray, count: size.width * size.height * 3))
     }
 
     /// The image encoded as a PNG or PPM file, by libavcodec's encoder.
+    /// - Parameter format: PNG, or PPM (P6).
+    /// - Returns: the file's bytes.
+    /// - Throws: ``PlayheadError`` with `output.encodeFailed` when the encoder is missing or fails, or
+    ///   `output.conversionFailed` when the frame it encodes cannot be allocated.
     public func encoded(as format: ImageSequenceSink.Format) throws(PlayheadError) -> [UInt8] {
         let frame = try OwnedFrame(size: size, format: AV_PIX_FMT_RGB24)
         copy(into: frame)
@@ -31,6 +43,10 @@ public struct GeneratedImage: Sendable, Hashable {
     }
 
     /// Copies `image` into this one with its top-left corner at (x, y), clipped to this image.
+    /// - Parameters:
+    ///   - image: the image to copy.
+    ///   - x: where its left edge goes, in this image's pixels; it may be negative.
+    ///   - y: where its top edge goes, in this image's pixels; it may be negative.
     public mutating func draw(_ image: GeneratedImage, atX x: Int, y: Int) {
         for row in 0..<image.size.height where y + row >= 0 && y + row < size.height {
             let from = max(0, -x), to = min(image.size.width, size.width - x)

@@ -33,6 +33,9 @@ public final class PlayerItem: Sendable {
     public let timeRange: TimeRange?
 
     /// An item playing `asset`, or only `timeRange` of it (from its start, frame-exact, to its end).
+    /// - Parameters:
+    ///   - asset: the asset to play.
+    ///   - timeRange: the part of it to play; nil: all of it.
     public init(asset: Asset, timeRange: TimeRange? = nil) {
         self.asset = asset
         self.timeRange = timeRange
@@ -83,6 +86,7 @@ public final class PlayerItem: Sendable {
     }
 
     /// Registers an observer (held weakly). It first receives the current status.
+    /// - Parameter observer: the object told of the item's events.
     public func addObserver(_ observer: any PlayerItemObserver) {
         update { guarded in
             let id = ObjectIdentifier(observer)
@@ -92,6 +96,7 @@ public final class PlayerItem: Sendable {
     }
 
     /// Stops delivering to an observer.
+    /// - Parameter observer: an observer added with ``addObserver(_:)``.
     public func removeObserver(_ observer: any PlayerItemObserver) {
         update { guarded in
             let id = ObjectIdentifier(observer)

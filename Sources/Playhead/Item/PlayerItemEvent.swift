@@ -24,5 +24,9 @@ public enum PlayerItemEvent: Sendable, Hashable {
 /// nothing more. Events arrive one at a time, in order, never while the item holds a lock, and
 /// never re-entrantly (an event posted from inside a callback is delivered after it returns).
 public protocol PlayerItemObserver: AnyObject, Sendable {
+    /// Receives one of `item`'s events.
+    /// - Parameters:
+    ///   - item: the item the event is about.
+    ///   - event: what happened.
     func playerItem(_ item: PlayerItem, didReceive event: PlayerItemEvent)
 }

@@ -32,6 +32,12 @@ public struct AudioStreamInfo: Sendable, Hashable {
     /// The container allows its timestamps to jump (MPEG-TS): realtime presentation follows jumps.
     var timestampsMayJump = false
 
+    /// A description of a stream of sound.
+    /// - Parameters:
+    ///   - source: the file or URL it comes from.
+    ///   - sampleRate: samples per second.
+    ///   - channelCount: the number of channels.
+    ///   - timelineStart: where the session's timeline begins.
     public init(source: String, sampleRate: Int, channelCount: Int, timelineStart: MediaTime = .zero) {
         self.source = source
         self.sampleRate = sampleRate
@@ -46,6 +52,10 @@ public struct AudioFormat: Sendable, Hashable {
     public var sampleRate: Int?
     public var channelCount: Int?
 
+    /// A format; a nil field keeps the source's.
+    /// - Parameters:
+    ///   - sampleRate: samples per second; nil: the source's.
+    ///   - channelCount: the number of channels; nil: the source's.
     public init(sampleRate: Int? = nil, channelCount: Int? = nil) {
         self.sampleRate = sampleRate
         self.channelCount = channelCount
@@ -56,9 +66,19 @@ public struct AudioFormat: Sendable, Hashable {
 /// for each following item or loop), `write` per buffer, then `finish` once at the very end, or
 /// `abort`. Sendable, because successive sessions (queued items, loops) feed the same sink.
 public protocol AudioSink: AnyObject, Sendable {
+    /// Prepares for a stream: called once per stream (again for each following item or loop), before its first
+    /// buffer.
+    /// - Parameter info: the stream's source, rate, channel count and timeline start.
+    /// - Throws: ``PlayheadError`` when the sink cannot take such a stream or open its output; the session then fails.
     func begin(_ info: AudioStreamInfo) throws(PlayheadError)
+    /// Takes samples that follow the previous ones.
+    /// - Parameter buffer: interleaved signed 16-bit samples, valid only during the call.
+    /// - Throws: ``PlayheadError`` when the samples cannot be written; the session then fails.
     func write(_ buffer: AudioBuffer) throws(PlayheadError)
+    /// Completes the output, once, after the last stream.
+    /// - Throws: ``PlayheadError`` when the output cannot be completed.
     func finish() throws(PlayheadError)
+    /// Gives the output up.
     func abort()
 }
 
@@ -66,14 +86,24 @@ public protocol AudioSink: AnyObject, Sendable {
 public final class NullAudioSink: AudioSink, Sendable {
     private let frames = Locked(0)
 
+    /// A sink that has received nothing.
     public init() {}
 
     /// Samples per channel received.
     public var framesReceived: Int { frames.withLock { $0 } }
 
+    /// Does nothing.
+    /// - Parameter info: the stream's format.
+    /// - Throws: never.
     public func begin(_ info: AudioStreamInfo) throws(PlayheadError) {}
+    /// Counts the buffer's samples per channel (``framesReceived``).
+    /// - Parameter buffer: the samples.
+    /// - Throws: never.
     public func write(_ buffer: AudioBuffer) throws(PlayheadError) { frames.withLock { $0 += buffer.frameCount } }
+    /// Does nothing.
+    /// - Throws: never.
     public func finish() throws(PlayheadError) {}
+    /// Does nothing.
     public func abort() {}
 }
 
@@ -81,14 +111,24 @@ public final class NullAudioSink: AudioSink, Sendable {
 public final class InMemoryAudioSink: AudioSink, Sendable {
     private let state = Locked((samples: [Int16](), info: AudioStreamInfo?.none, finished: false))
 
+    /// An empty sink.
     public init() {}
 
     public var samples: [Int16] { state.withLock { $0.samples } }
     public var info: AudioStreamInfo? { state.withLock { $0.info } }
     public var isFinished: Bool { state.withLock { $0.finished } }
 
+    /// Notes the stream's format (``info``); the samples of every stream are kept one after another.
+    /// - Parameter info: the stream's format.
+    /// - Throws: never.
     public func begin(_ info: AudioStreamInfo) throws(PlayheadError) { state.withLock { $0.info = info } }
+    /// Keeps a copy of the buffer's samples (``samples``).
+    /// - Parameter buffer: the samples.
+    /// - Throws: never.
     public func write(_ buffer: AudioBuffer) throws(PlayheadError) { state.withLock { $0.samples.append(contentsOf: buffer.samples) } }
+    /// Marks the sink finished (``isFinished``).
+    /// - Throws: never.
     public func finish() throws(PlayheadError) { state.withLock { $0.finished = true } }
+    /// Does nothing: the samples kept stay.
     public func abort() {}
 }

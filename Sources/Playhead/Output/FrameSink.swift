@@ -9,10 +9,17 @@ public protocol FrameSink: AnyObject, SendableMetatype {
     /// The pixel layout the sink wants frames in.
     var pixelFormat: OutputPixelFormat { get }
     /// Prepares for frames of the given kind.
+    /// - Parameter info: the frames' source, size, layout and rate.
+    /// - Throws: ``PlayheadError`` when the sink cannot take such frames or open its output; a session then fails
+    ///   and calls ``abort()``.
     func begin(_ info: FrameStreamInfo) throws(PlayheadError)
     /// Takes one frame. The frame's pixels are only valid during the call.
+    /// - Parameter frame: the frame, lent for the call.
+    /// - Throws: ``PlayheadError`` when the frame cannot be written; a session then fails and calls ``abort()``.
     func write(_ frame: VideoFrame) throws(PlayheadError)
     /// Completes the output (flushes, renames temporary files into place).
+    /// - Throws: ``PlayheadError`` when the output cannot be completed; a ``DecodeSession`` then fails and calls
+    ///   ``abort()``.
     func finish() throws(PlayheadError)
     /// Gives up: removes whatever would pass for complete output.
     func abort()
@@ -22,8 +29,12 @@ public protocol FrameSink: AnyObject, SendableMetatype {
 /// `begin`; then, on the same thread, each stretch of samples after the frame it goes with.
 public protocol AudioCarryingFrameSink: FrameSink {
     /// The sound that will come (interleaved signed 16-bit at this rate and channel count).
+    /// - Parameter info: the sound's rate and channel count.
+    /// - Throws: ``PlayheadError`` when the sink cannot take such sound.
     func prepareAudio(_ info: AudioStreamInfo) throws(PlayheadError)
     /// Takes samples that follow the previous ones without a gap; valid only during the call.
+    /// - Parameter buffer: interleaved signed 16-bit samples, in the prepared format.
+    /// - Throws: ``PlayheadError`` when the samples cannot be written.
     func writeAudio(_ buffer: AudioBuffer) throws(PlayheadError)
 }
 
@@ -33,12 +44,22 @@ public final class NullSink: FrameSink {
     public private(set) var framesReceived = 0
 
     /// `pixelFormat` defaults to ``OutputPixelFormat/native``: no conversion at native size.
+    /// - Parameter pixelFormat: the layout frames are converted to.
     public init(pixelFormat: OutputPixelFormat = .native) {
         self.pixelFormat = pixelFormat
     }
 
+    /// Does nothing.
+    /// - Parameter info: the frames' description.
+    /// - Throws: never.
     public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
+    /// Counts the frame (``framesReceived``).
+    /// - Parameter frame: the frame.
+    /// - Throws: never.
     public func write(_ frame: VideoFrame) throws(PlayheadError) { framesReceived += 1 }
+    /// Does nothing.
+    /// - Throws: never.
     public func finish() throws(PlayheadError) {}
+    /// Does nothing.
     public func abort() {}
 }

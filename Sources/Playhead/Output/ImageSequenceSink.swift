@@ -24,12 +24,20 @@ public final class ImageSequenceSink: FrameSink {
     /// Syncs and names the frames off the output thread.
     private let committer = BackgroundCommitter()
 
+    /// A sink writing image files into `directory`.
+    /// - Parameters:
+    ///   - directory: the folder the files go into; it must exist.
+    ///   - format: PNG or PPM.
+    ///   - firstNumber: the number of the first file.
     public init(directory: String, format: Format, firstNumber: Int = 1) {
         self.directory = directory
         self.format = format
         self.nextNumber = firstNumber
     }
 
+    /// Makes an encoder for frames of the stream's size (a new one when the size changes).
+    /// - Parameter info: the frames' size.
+    /// - Throws: ``PlayheadError`` with `output.encodeFailed` when the encoder is missing or does not open.
     public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
         // A new stream of another size (the next item of a queue) gets an encoder of its own size.
         if encoder == nil || encoderSize != info.size {
@@ -40,6 +48,12 @@ public final class ImageSequenceSink: FrameSink {
         }
     }
 
+    /// Encodes the frame into the next numbered file, written under a temporary name; a worker thread syncs it and
+    /// gives it its name.
+    /// - Parameter frame: the frame, in RGB.
+    /// - Throws: ``PlayheadError`` with `state.invalidState` before ``begin(_:)``; `output.encodeFailed`;
+    ///   `output.writeFailed`, `output.diskFull` or `output.nameTooLong` when a file cannot be written; an earlier
+    ///   file's failure to be synced or named.
     public func write(_ frame: VideoFrame) throws(PlayheadError) {
         guard let encoder else { throw PlayheadError(code: .invalidState, message: "write before begin", file: directory) }
         let path = directory + "/" + Self.fileName(number: nextNumber, format: format)
@@ -58,11 +72,14 @@ public final class ImageSequenceSink: FrameSink {
 
     /// Each frame's data is synced before it takes its name (on a worker thread, while the next
     /// frame is encoded); the folder's names are synced once here, for them all.
+    /// - Throws: ``PlayheadError`` when a frame's file could not be synced or named (`output.writeFailed`,
+    ///   `output.diskFull`, …).
     public func finish() throws(PlayheadError) {
         try committer.drain()
         SafeFile.syncFolder(directory)
     }
 
+    /// Keeps the frames' files that are complete, and waits until they have their names.
     public func abort() {
         // Complete frames stay (they are real frames); no partial file is left behind, since each
         // is renamed into place only when whole.
@@ -71,6 +88,10 @@ public final class ImageSequenceSink: FrameSink {
     }
 
     /// `frame-000042.png`.
+    /// - Parameters:
+    ///   - number: the frame's number, padded with zeros to six digits.
+    ///   - format: the format, whose name is the extension.
+    /// - Returns: the file's name, without a folder.
     public static func fileName(number: Int, format: Format) -> String {
         let digits = String(number)
         return "frame-" + String(repeating: "0", count: max(0, 6 - digits.count)) + digits + "." + format.rawValue

@@ -15,6 +15,9 @@ public final class InMemorySink: FrameSink, Sendable {
     private let limit: Int?
 
     /// Keeps frames in `pixelFormat` (rgb24 by default); only the first `limit` when given.
+    /// - Parameters:
+    ///   - pixelFormat: the layout frames are converted to.
+    ///   - limit: the most frames kept (later ones are dropped); nil: every frame.
     public init(pixelFormat: OutputPixelFormat = .rgb24, limit: Int? = nil) {
         self.pixelFormat = pixelFormat
         self.limit = limit
@@ -24,10 +27,16 @@ public final class InMemorySink: FrameSink, Sendable {
     public var streamInfo: FrameStreamInfo? { state.withLock { $0.info } }
     public var isFinished: Bool { state.withLock { $0.finished } }
 
+    /// Notes the frames' description (``streamInfo``).
+    /// - Parameter info: the frames' description.
+    /// - Throws: never.
     public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
         state.withLock { $0.info = info }
     }
 
+    /// Keeps a copy of the frame's visible pixels, unless `limit` frames are kept already.
+    /// - Parameter frame: the frame.
+    /// - Throws: never.
     public func write(_ frame: VideoFrame) throws(PlayheadError) {
         if let limit, state.withLock({ $0.frames.count }) >= limit { return }
         var bytes: [UInt8] = []
@@ -41,6 +50,9 @@ public final class InMemorySink: FrameSink, Sendable {
         state.withLock { $0.frames.append(kept) }
     }
 
+    /// Marks the sink finished (``isFinished``).
+    /// - Throws: never.
     public func finish() throws(PlayheadError) { state.withLock { $0.finished = true } }
+    /// Does nothing: the frames kept stay.
     public func abort() {}
 }

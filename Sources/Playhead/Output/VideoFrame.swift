@@ -87,6 +87,8 @@ public struct VideoFrame {
     public var planeCount: Int { Int(av_pix_fmt_count_planes(AVPixelFormat(rawValue: frame.pointee.format))) }
 
     /// Plane `index`'s pixels.
+    /// - Parameter index: the plane, 0 ..< ``planeCount`` (checked: another index traps).
+    /// - Returns: the plane's first byte, row stride, rows and visible bytes a row; valid only during the `write` call.
     public func plane(_ index: Int) -> PixelPlane {
         precondition(index >= 0 && index < planeCount)
         let format = AVPixelFormat(rawValue: frame.pointee.format)

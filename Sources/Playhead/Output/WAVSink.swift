@@ -2,7 +2,7 @@ internal import CFFmpeg
 import Foundation
 
 /// Writes interleaved 16-bit audio into a WAV file through libavformat's `wav` muxer, safely (see
-/// ``SafeFile``): under a temporary name until `finish` puts it in place. Streams that follow
+/// `SafeFile`): under a temporary name until `finish` puts it in place. Streams that follow
 /// (queued items, loops) are appended sample for sample; they must share the first stream's rate
 /// and channel count. Given up (`abort`), what was written is kept as a valid, shorter file and
 /// ``isPartial`` says so.
@@ -24,6 +24,9 @@ public final class WAVSink: AudioSink {
 
     /// With `replacing` false, a file already at `path` is left alone and the sink fails with
     /// `output.exists` when it would take the name.
+    /// - Parameters:
+    ///   - path: where the file goes.
+    ///   - replacing: whether a file already at `path` may be replaced.
     public init(path: String, replacing: Bool = true) {
         self.path = path
         self.replacing = replacing
@@ -35,6 +38,12 @@ public final class WAVSink: AudioSink {
     /// `true` when the file was given up part way and kept with what it had.
     public var isPartial: Bool { state.withLock { $0.partial } }
 
+    /// Opens the file (under a temporary name) and writes its header, at the first stream; a later stream goes on
+    /// in the same file.
+    /// - Parameter info: the stream's rate and channel count; a later stream must have the first one's.
+    /// - Throws: ``PlayheadError`` with `state.invalidArgument` for a stream of another rate or channel count than
+    ///   the first; `output.outputExists` when `replacing` is false and a file is at the path; `output.outputOpenFailed`
+    ///   or `output.writeFailed` (`output.diskFull`, …) when the file cannot be made or its header written.
     public func begin(_ info: AudioStreamInfo) throws(PlayheadError) {
         try state.withLock { (s: inout State) throws(PlayheadError) in
             if let format = s.format {
@@ -68,6 +77,9 @@ public final class WAVSink: AudioSink {
         }
     }
 
+    /// Appends the buffer's samples; a buffer that comes before ``begin(_:)`` or after ``finish()`` is dropped.
+    /// - Parameter buffer: interleaved signed 16-bit samples, in the stream's format.
+    /// - Throws: ``PlayheadError`` with `output.writeFailed` (`output.diskFull`, …) when the samples cannot be written.
     public func write(_ buffer: AudioBuffer) throws(PlayheadError) {
         try state.withLock { (s: inout State) throws(PlayheadError) in
             guard let muxer = s.muxer, let stream = s.stream, let packet = s.packet, buffer.frameCount > 0, let samples = buffer.samples.baseAddress
@@ -89,6 +101,9 @@ public final class WAVSink: AudioSink {
         }
     }
 
+    /// Writes the file's end, syncs it and gives it its name; nothing happens when no stream began.
+    /// - Throws: ``PlayheadError`` with `output.writeFailed` (`output.diskFull`, …) when the file cannot be
+    ///   completed, or `output.outputExists` when `replacing` is false and the name was taken meanwhile.
     public func finish() throws(PlayheadError) {
         try state.withLock { (s: inout State) throws(PlayheadError) in
             guard let muxer = s.muxer else { return }

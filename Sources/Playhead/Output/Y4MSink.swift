@@ -2,7 +2,7 @@ internal import CFFmpeg
 import Foundation
 
 /// Writes all frames into one YUV4MPEG2 file through libavformat's `yuv4mpegpipe` muxer, safely
-/// (see ``SafeFile``): under a temporary name until `finish` puts it in place. Given up
+/// (see `SafeFile`): under a temporary name until `finish` puts it in place. Given up
 /// (`abort`), what was written is kept as a valid, shorter file and ``isPartial`` says so.
 public final class Y4MSink: FrameSink {
     public let pixelFormat: OutputPixelFormat = .yuv420p
@@ -24,6 +24,9 @@ public final class Y4MSink: FrameSink {
 
     /// A Y4M file at `path`. With `replacing` false, a file already there is never replaced: the
     /// finished file takes the name atomically, or the sink fails with `output.exists`.
+    /// - Parameters:
+    ///   - path: where the file goes.
+    ///   - replacing: whether a file already at `path` may be replaced.
     public init(path: String, replacing: Bool = true) {
         self.path = path
         self.replacing = replacing
@@ -33,12 +36,21 @@ public final class Y4MSink: FrameSink {
     /// Streams the Y4M into `descriptor` as frames come (standard output, for a viewer reading
     /// `| mpv -`): nothing is renamed or taken back, and a reader that goes away ends the output
     /// with `output.writeFailed`. `name` is what errors call it. The descriptor is not closed.
+    /// - Parameters:
+    ///   - descriptor: an open descriptor to write to, such as 1 for standard output.
+    ///   - name: what errors call the output.
     public init(descriptor: Int32, name: String) {
         path = name
         self.descriptor = descriptor
         replacing = false
     }
 
+    /// Opens the file (under a temporary name, unless it streams into a descriptor) and writes its header, at the
+    /// first stream; a later stream of the same size goes on in the same file.
+    /// - Parameter info: the frames' size, and their rate (the first stream's is the file's).
+    /// - Throws: ``PlayheadError`` with `state.invalidArgument` for a stream of another size than the first;
+    ///   `output.outputExists` when `replacing` is false and a file is at the path; `output.outputOpenFailed` or
+    ///   `output.writeFailed` (`output.diskFull`, …) when the file cannot be made or its header written.
     public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
         if let size, size != info.size {
             throw PlayheadError(
@@ -70,6 +82,10 @@ public final class Y4MSink: FrameSink {
         self.stream = stream
     }
 
+    /// Appends one frame.
+    /// - Parameter frame: the frame, in 4:2:0.
+    /// - Throws: ``PlayheadError`` with `state.invalidState` before ``begin(_:)`` or after ``finish()``;
+    ///   `output.encodeFailed`, or `output.writeFailed` (`output.diskFull`, …) when the frame cannot be written.
     public func write(_ frame: VideoFrame) throws(PlayheadError) {
         guard let encoder, let muxer, let stream else { throw PlayheadError(code: .invalidState, message: "write before begin", file: path) }
         frame.frame.pointee.pts = nextPTS
@@ -82,6 +98,9 @@ public final class Y4MSink: FrameSink {
         framesWritten += 1
     }
 
+    /// Writes the file's end, syncs it and gives it its name; nothing happens when no stream began.
+    /// - Throws: ``PlayheadError`` with `output.writeFailed` (`output.diskFull`, …) when the file cannot be
+    ///   completed, or `output.outputExists` when `replacing` is false and the name was taken meanwhile.
     public func finish() throws(PlayheadError) {
         guard let muxer else { return }
         self.muxer = nil

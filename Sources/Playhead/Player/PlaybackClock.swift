@@ -4,21 +4,28 @@ import Foundation
 /// `sleep` is called on presentation threads (never on Swift's cooperative pool).
 public protocol PlaybackClock: Sendable {
     /// Monotonic time since an arbitrary origin.
+    /// - Returns: the time now; never earlier than an answer given before.
     func now() -> Duration
     /// Blocks the calling thread for about `duration`.
+    /// - Parameter duration: how long to block.
     func sleep(for duration: Duration)
 }
 
 /// The machine's monotonic clock.
 public struct SystemPlaybackClock: PlaybackClock {
+    /// The machine's clock.
     public init() {}
 
+    /// The time of the monotonic clock (`CLOCK_MONOTONIC`).
+    /// - Returns: the time since the clock's origin.
     public func now() -> Duration {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return .seconds(ts.tv_sec) + .nanoseconds(ts.tv_nsec)
     }
 
+    /// Blocks the calling thread for `duration`, sleeping on after a signal; returns at once for zero or less.
+    /// - Parameter duration: how long to block.
     public func sleep(for duration: Duration) {
         guard duration > .zero else { return }
         let (seconds, attoseconds) = duration.components
@@ -37,10 +44,16 @@ public struct SystemPlaybackClock: PlaybackClock {
 public final class ManualPlaybackClock: PlaybackClock {
     private let current = Locked(Duration.zero)
 
+    /// A clock standing at zero.
     public init() {}
 
+    /// The virtual time.
+    /// - Returns: the sum of every duration slept and advanced so far.
     public func now() -> Duration { current.withLock { $0 } }
 
+    /// Moves the virtual time forward by `duration` at once (not for zero or less), then lets other threads run
+    /// for a moment.
+    /// - Parameter duration: how far to move time.
     public func sleep(for duration: Duration) {
         if duration > .zero { current.withLock { $0 += duration } }
         // Let other threads run: a paused presenter polls in a loop.
@@ -48,6 +61,7 @@ public final class ManualPlaybackClock: PlaybackClock {
     }
 
     /// Moves time forward without anyone sleeping (to simulate a slow consumer).
+    /// - Parameter duration: how far to move time.
     public func advance(by duration: Duration) {
         current.withLock { $0 += duration }
     }

@@ -16,6 +16,12 @@ public final class PlayerLooper: Sendable {
 
     /// Starts looping `templateItem` on `player` (nil `loopCount` loops until disabled). The player's
     /// queue is emptied first; call `play()` on the player to start.
+    /// - Parameters:
+    ///   - player: the player to loop on; its queue is emptied.
+    ///   - templateItem: the item whose asset every iteration plays; copies of it are queued, never the item itself
+    ///     (its observers are told nothing).
+    ///   - timeRange: the part to loop; nil: the template's ``PlayerItem/timeRange``, or all of it.
+    ///   - loopCount: how many iterations in all; nil: until ``disableLooping()``.
     public init(player: QueuePlayer, templateItem: PlayerItem, timeRange: TimeRange? = nil, loopCount: Int? = nil) {
         self.player = player
         self.template = templateItem

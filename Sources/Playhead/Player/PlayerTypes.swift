@@ -10,6 +10,11 @@ public struct PlayerConfiguration: Sendable, Hashable {
     /// that presents audio.
     public var audioFormat: AudioFormat
 
+    /// A configuration; each argument sets the property of the same name.
+    /// - Parameters:
+    ///   - realtime: `true` paces frames on the playback clock; `false` delivers them as fast as decoding allows.
+    ///   - decoding: canvas size, gravity and decoder threads for every item.
+    ///   - audioFormat: the one format every item's audio is converted to.
     public init(realtime: Bool = false, decoding: DecodeConfiguration = DecodeConfiguration(), audioFormat: AudioFormat = AudioFormat()) {
         self.realtime = realtime
         self.decoding = decoding
@@ -45,6 +50,8 @@ public struct PlaybackStatistics: Sendable, Hashable {
     public var firstDamage: PlayheadError?
 
     /// The lateness below which `fraction` of frames were presented (0.99 for p99).
+    /// - Parameter fraction: the share of frames, 0…1.
+    /// - Returns: seconds, within 5 % of the exact value; nil before a frame was presented in realtime mode.
     public func latenessPercentile(_ fraction: Double) -> Double? {
         lateness.percentile(fraction)
     }

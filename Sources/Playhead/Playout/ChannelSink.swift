@@ -1,12 +1,12 @@
 internal import CFFmpeg
 
 /// A composition's live output: its pictures and mixed sound encoded once (H.264 and AAC, see
-/// ``ChannelEncoder``) and written to several targets at once — HLS, RTMP, SRT, UDP, recordings,
+/// `ChannelEncoder`) and written to several targets at once — HLS, RTMP, SRT, UDP, recordings,
 /// standard output (``ChannelTarget``) — each on a thread of its own that reconnects with back-off
 /// when its peer drops, while the channel's timeline keeps its place.
 ///
 /// Every call comes from the composition's output thread (``FrameSink``'s order), which hands
-/// each picture and its sound to the channel's encoder thread (``ChannelEncodeQueue``: a frame
+/// each picture and its sound to the channel's encoder thread (`ChannelEncodeQueue`: a frame
 /// that is slow to encode delays none that follows); ``status`` may be read from any thread.
 public final class ChannelSink: AudioCarryingFrameSink, Sendable {
     public let pixelFormat: OutputPixelFormat = .yuv420p
@@ -32,6 +32,15 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
     /// A sink writing to `targets` at the canvas's `rate`: x264 with `preset` and `crf`, a
     /// keyframe (and an HLS segment) every `segmentSeconds`; a target that does not open or take
     /// a write within `timeout` seconds is reconnected.
+    /// - Parameters:
+    ///   - targets: where the stream goes; at least one (``begin(_:)`` fails without).
+    ///   - rate: the canvas's frame rate.
+    ///   - preset: x264's preset (`ultrafast` … `veryslow`).
+    ///   - crf: x264's constant rate factor (0 … 51; lower is better and larger).
+    ///   - segmentSeconds: seconds between keyframes, and the length of an HLS segment.
+    ///   - maxBitRate: the picture's peak rate in kbit/s; nil: chosen from the canvas (0.1 bit per pixel and
+    ///     frame, at least 300 kbit/s).
+    ///   - timeout: seconds a target may take to open or to take a write before it is reconnected.
     public init(
         targets: [ChannelTarget], rate: FrameRate, preset: String = "veryfast", crf: Int = 23, segmentSeconds: Double = 2,
         maxBitRate: Int? = nil, timeout: Double = 5
@@ -56,10 +65,19 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
         }
     }
 
+    /// Tells the sink a sound follows (call before ``begin(_:)``): it is encoded as AAC at its rate and channel count.
+    /// - Parameter info: the sound's format.
+    /// - Throws: never: the format is only noted; an encoder that cannot take it fails ``begin(_:)``.
     public func prepareAudio(_ info: AudioStreamInfo) throws(PlayheadError) {
         state.withLock { $0.sound = info }
     }
 
+    /// Opens the encoders, starts the encoder thread, and makes a writer for every target (each connects on a
+    /// thread of its own).
+    /// - Parameter info: the frames' size (even width and height).
+    /// - Throws: ``PlayheadError`` with `state.invalidArgument` for an odd frame size or a sink without targets;
+    ///   `state.invalidState` when the sink has begun already (it takes one stream); `output.encodeFailed` when
+    ///   x264 or the AAC encoder is missing or does not open.
     public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
         guard info.size.width % 2 == 0, info.size.height % 2 == 0 else {
             throw PlayheadError(code: .invalidArgument, message: "H.264 in 4:2:0 needs an even frame size, not \(info.size)", file: "channel")
@@ -90,6 +108,11 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
         }
     }
 
+    /// Hands a picture to the encoder thread: it is copied into a free slot, waiting for one while every slot
+    /// waits for the encoder.
+    /// - Parameter frame: the next picture, in 4:2:0.
+    /// - Throws: ``PlayheadError`` with `state.invalidState` before ``begin(_:)`` or once the encoder thread has
+    ///   stopped; the encoder thread's own failure (`output.encodeFailed`, …) once it failed.
     public func write(_ frame: VideoFrame) throws(PlayheadError) {
         guard let queue = state.withLock({ $0.queue }) else {
             throw PlayheadError(code: .invalidState, message: "write before begin", file: "channel")
@@ -97,6 +120,10 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
         try queue.write(frame)
     }
 
+    /// Adds samples after the picture written last; they are encoded with it.
+    /// - Parameter buffer: the next samples, in the format given to ``prepareAudio(_:)``.
+    /// - Throws: ``PlayheadError`` with `state.invalidState` before ``begin(_:)`` or once the encoder thread has
+    ///   stopped; the encoder thread's own failure (`output.encodeFailed`, …) once it failed.
     public func writeAudio(_ buffer: AudioBuffer) throws(PlayheadError) {
         guard let queue = state.withLock({ $0.queue }) else {
             throw PlayheadError(code: .invalidState, message: "sound before begin", file: "channel")
@@ -106,6 +133,8 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
 
     /// Drains the encoders, lets every target write what it has and complete (a stalled one is
     /// given up after its timeout).
+    /// - Throws: ``PlayheadError`` when encoding failed (`output.encodeFailed`, …); the sink is then aborted. A
+    ///   target that fails is no error here: its state is in ``status``.
     public func finish() throws(PlayheadError) {
         let queue = state.withLock { s -> ChannelEncodeQueue? in s.finished ? nil : s.queue }
         do throws(PlayheadError) {
@@ -130,6 +159,7 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
         state.withLock { $0.encoder = nil }
     }
 
+    /// Stops the encoder thread at once (the pictures waiting for it are dropped) and gives up every target.
     public func abort() {
         let (writers, queue) = state.withLock { s -> ([TargetWriter], ChannelEncodeQueue?) in
             guard !s.finished else { return ([], nil) }
@@ -145,7 +175,7 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
 /// The encoders, held in the sink's state.
 ///
 /// `@unchecked Sendable` is safe because the encoders have one user at a time: the encoder thread
-/// (``ChannelEncodeQueue``) from `begin` until its queue is finished or aborted — both wait for
+/// (`ChannelEncodeQueue`) from `begin` until its queue is finished or aborted — both wait for
 /// that thread to stop — and then `finish`, inside the sink's `Locked` state.
 final class ChannelEncoderBox: @unchecked Sendable {
     let encoder: ChannelEncoder

@@ -17,6 +17,8 @@ public struct ChannelTarget: Sendable, Hashable, CustomStringConvertible {
     public let location: String
 
     /// The target `text` names, or nil when it names none of the kinds above.
+    /// - Parameter text: a path ending in `.m3u8`, `.ts` or `.mp4`; an `rtmp://`, `rtmps://`, `srt://` or `udp://`
+    ///   URL; or `-` for standard output.
     public init?(_ text: String) {
         let lower = text.lowercased()
         let kind: Kind

@@ -29,6 +29,10 @@ extension MediaTime: Comparable, Hashable {
     }
 
     /// -1, 0 or 1 as `lhs` is earlier than, equal to or later than `rhs`.
+    /// - Parameters:
+    ///   - lhs: a time.
+    ///   - rhs: the time it is compared with.
+    /// - Returns: -1, 0 or 1, in the order `<` follows (times that are not numbers are ordered by kind).
     public static func compare(_ lhs: MediaTime, _ rhs: MediaTime) -> Int {
         if lhs.orderRank != rhs.orderRank { return lhs.orderRank < rhs.orderRank ? -1 : 1 }
         guard lhs.kind == .numeric else { return 0 }
@@ -41,14 +45,29 @@ extension MediaTime: Comparable, Hashable {
         return 0
     }
 
+    /// The sum of two times: exact on the least common multiple of their timescales when it fits, else on the
+    /// larger timescale, rounded.
+    /// - Parameters:
+    ///   - lhs: a time.
+    ///   - rhs: the time added to it.
+    /// - Returns: the sum; ``invalid`` when either is invalid or for +∞ + −∞; ``indefinite`` when either is
+    ///   indefinite; ±infinity when either is infinite or the sum overflows.
     public static func + (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
         combine(lhs, rhs, negateRight: false)
     }
 
+    /// The difference of two times, `lhs + (-rhs)`.
+    /// - Parameters:
+    ///   - lhs: a time.
+    ///   - rhs: the time taken from it.
+    /// - Returns: the difference, by the rules of `+`.
     public static func - (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
         combine(lhs, rhs, negateRight: true)
     }
 
+    /// The time negated: the infinities exchanged; invalid and indefinite times as they are.
+    /// - Parameter time: the time to negate.
+    /// - Returns: `-time`; ``positiveInfinity`` for the one value whose negation does not fit.
     public static prefix func - (time: MediaTime) -> MediaTime {
         switch time.kind {
         case .numeric:
@@ -60,10 +79,22 @@ extension MediaTime: Comparable, Hashable {
         }
     }
 
+    /// Adds `rhs` to `lhs`, by the rules of `+`.
+    /// - Parameters:
+    ///   - lhs: the time changed.
+    ///   - rhs: the time added.
     public static func += (lhs: inout MediaTime, rhs: MediaTime) { lhs = lhs + rhs }
+    /// Takes `rhs` from `lhs`, by the rules of `-`.
+    /// - Parameters:
+    ///   - lhs: the time changed.
+    ///   - rhs: the time taken away.
     public static func -= (lhs: inout MediaTime, rhs: MediaTime) { lhs = lhs - rhs }
 
     /// The time multiplied by a whole number (exact unless it overflows, which gives ±infinity).
+    /// - Parameters:
+    ///   - lhs: a time.
+    ///   - rhs: the whole number it is multiplied by.
+    /// - Returns: the product; an infinity times 0 is ``invalid``; invalid and indefinite times as they are.
     public static func * (lhs: MediaTime, rhs: Int64) -> MediaTime {
         switch lhs.kind {
         case .numeric:

@@ -5,11 +5,19 @@ public struct TimeRange: Sendable, Hashable, CustomStringConvertible {
     /// How long it lasts.
     public var duration: MediaTime
 
+    /// A range of `duration` from `start`.
+    /// - Parameters:
+    ///   - start: where the range begins.
+    ///   - duration: how long it lasts.
     public init(start: MediaTime, duration: MediaTime) {
         self.start = start
         self.duration = duration
     }
 
+    /// The range from `start` up to `end`, not included.
+    /// - Parameters:
+    ///   - start: where the range begins.
+    ///   - end: the first time after the range.
     public init(start: MediaTime, end: MediaTime) {
         self.start = start
         self.duration = end - start
@@ -19,6 +27,8 @@ public struct TimeRange: Sendable, Hashable, CustomStringConvertible {
     public var end: MediaTime { start + duration }
 
     /// `true` when `time` lies in `[start, end)`.
+    /// - Parameter time: the time to look for.
+    /// - Returns: `true` when `start <= time < end`.
     public func contains(_ time: MediaTime) -> Bool {
         time >= start && time < end
     }

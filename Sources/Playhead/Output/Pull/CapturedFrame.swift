@@ -1,5 +1,5 @@
 /// A copy of one presented frame that belongs to whoever holds it: what a ``VideoOutput`` hands
-/// to a render loop or a consumer of its ``VideoOutput/frames`` sequence.
+/// to a render loop, and a ``FrameStream`` to its consumer.
 ///
 /// Unlike a ``VideoFrame`` (lent to a sink for one call), its pixels stay valid for as long as it
 /// is kept, and it can cross tasks and threads.

@@ -15,7 +15,7 @@ import Dispatch
 /// frame nobody wants: a seek, a skip or a cancelled session frees it.
 ///
 /// One consumer: the first iterator gets the frames; another one made while it lives, or after it,
-/// ends at once. The sequence ends after the last frame (the session's end, ``Player/finishOutput()``
+/// ends at once. The sequence ends after the last frame (the session's end, `Player/finishOutput()`
 /// or ``Player/abortOutput()``). Dropping the iterator, or cancelling the task that iterates,
 /// ends the consumer: later frames are dropped and the producer never waits again.
 public final class FrameStream: FrameSink, AsyncSequence, Sendable {
@@ -93,10 +93,18 @@ public final class FrameStream: FrameSink, AsyncSequence, Sendable {
 
     // MARK: FrameSink
 
+    /// Notes the frames' description (``streamInfo``).
+    /// - Parameter info: the frames' description.
+    /// - Throws: never.
     public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
         self.info.withLock { $0 = info }
     }
 
+    /// Queues a copy of the frame for the consumer, or hands it to the consumer waiting for it. While
+    /// `bufferingLimit` frames wait, it waits for room, unless the frame is abandoned (a seek superseded it, or its
+    /// session stopped). A frame nobody will take (the consumer is gone, or the stream ended) is dropped.
+    /// - Parameter frame: the frame presented.
+    /// - Throws: never.
     public func write(_ frame: VideoFrame) throws(PlayheadError) {
         guard state.withLock({ $0.isOpen }) else { return }
         let copy = CapturedFrame(copying: frame)
@@ -115,8 +123,11 @@ public final class FrameStream: FrameSink, AsyncSequence, Sendable {
         }
     }
 
+    /// Ends the stream: the consumer gets the frames queued, then the end.
+    /// - Throws: never.
     public func finish() throws(PlayheadError) { endStream() }
 
+    /// Ends the stream, as ``finish()`` does: the consumer gets the frames queued, then the end.
     public func abort() { endStream() }
 
     private func endStream() {

@@ -55,10 +55,13 @@ public final class VideoOutput: FrameSink, Sendable {
     /// What the latest stream of frames is (size, layout, rate), once the first has begun.
     public var streamInfo: FrameStreamInfo? { state.withLock { $0.info } }
 
-    /// `true` once the player or session finished its output (``Player/finishOutput()``, the end
+    /// `true` once the player or session finished its output (`Player/finishOutput()`, the end
     /// of a ``DecodeSession``); it is `false` again when a new stream begins.
     public var isFinished: Bool { state.withLock { $0.finished } }
 
+    /// Notes the frames' description (``streamInfo``); ``isFinished`` is `false` again.
+    /// - Parameter info: the frames' description.
+    /// - Throws: never.
     public func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
         state.withLock {
             $0.info = info
@@ -66,12 +69,19 @@ public final class VideoOutput: FrameSink, Sendable {
         }
     }
 
+    /// Keeps a copy of the frame among the latest; the oldest beyond `keptFrames` is dropped, and a frame earlier
+    /// than the newest, or of another source, starts the kept frames afresh.
+    /// - Parameter frame: the frame presented.
+    /// - Throws: never.
     public func write(_ frame: VideoFrame) throws(PlayheadError) {
         let copy = CapturedFrame(copying: frame)
         state.withLock { $0.window.receive(copy) }
     }
 
+    /// Marks the output finished (``isFinished``); the frames kept stay.
+    /// - Throws: never.
     public func finish() throws(PlayheadError) { state.withLock { $0.finished = true } }
 
+    /// Does nothing: the frames kept stay.
     public func abort() {}
 }
