@@ -176,4 +176,77 @@ import Testing
         #expect(output.copyFrame(forItemTime: .positiveInfinity)?.index == times.count - 1, "the last frame stays")
         #expect("\(output.latestFrame.map { $0 } as Any)".count < 200, "a frame prints as a line, never its pixels")
     }
+
+    /// A composition into a stream nobody reads is held at the limit; cancelling the render frees
+    /// it (its frames had no session to abandon them).
+    @Test func aCancelledCompositionIsNotHeldByAConsumerThatDoesNotRead() async throws {
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
+        let compositor = Compositor(canvas: canvas)
+        _ = try compositor.add(
+            CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(x: 0, y: 0, width: 64, height: 36)))
+        let stream = FrameStream(pixelFormat: .rgb24, bufferingLimit: 1)
+        let render = Task { await compositor.render(frames: 500, into: stream) }
+        let filled = await withDeadline(Bound.seconds(20), "the composition's first frame") {
+            while stream.bufferedFrameCount < 1 { try? await Task.sleep(for: .milliseconds(5)) }
+            return true
+        }
+        #expect(filled == true)
+        try await Task.sleep(for: .milliseconds(200))
+        render.cancel()
+        let report = await withDeadline(Bound.seconds(10), "a cancelled composition whose stream is full") { await render.value }
+        #expect(report?.error?.code == .cancelled, "\(String(describing: report?.error))")
+        #expect((report?.framesWritten ?? 500) < 500)
+    }
+
+    /// A session's refused second run ends the stream it was given; a kept iterator whose task was
+    /// cancelled outside `next()` leaves the stream (the producer never waits for it); a
+    /// `VideoOutput` given up is finished.
+    @Test func endsThatAreToldToTheConsumer() async throws {
+        let path = try Fixtures.clip("h264-aac.mp4")
+        let session = DecodeSession(source: path, configuration: DecodeConfiguration(frameLimit: 3))
+        #expect(await session.run(into: NullSink()).status == .completed)
+        let refused = FrameStream()
+        let second = await session.run(into: refused)
+        #expect(second.framesDelivered == 0)
+        var iterator = refused.makeAsyncIterator()
+        let end = await withDeadline(Bound.seconds(5), "the end of a refused run's stream") { () -> Bool in
+            var copy = refused.makeAsyncIterator()
+            return await copy.next() == nil
+        }
+        #expect(end == true)
+        #expect(await iterator.next() == nil)
+
+        // Kept past its task's cancellation.
+        let kept = FrameStream(bufferingLimit: 1)
+        let holder = IteratorHolder(kept.makeAsyncIterator())
+        let producer = Task { await DecodeSession(source: path).run(into: kept) }
+        let consumer = Task { () -> Bool in
+            _ = await holder.next()
+            while !Task.isCancelled { await Task.yield() }
+            return await holder.next() == nil
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        consumer.cancel()
+        #expect(await consumer.value, "a cancelled task's next() is nil")
+        let result = await withDeadline(Bound.seconds(20), "a session whose consumer was cancelled but kept") { await producer.value }
+        #expect(result?.status == .completed && result?.framesDelivered == 50, "\(String(describing: result))")
+        withExtendedLifetime(holder) {}
+
+        let output = VideoOutput()
+        let player = Player(item: PlayerItem(asset: Asset(path: path)), output: output)
+        player.play()
+        await player.waitUntilIdle()
+        player.abortOutput()
+        #expect(output.isFinished, "given up is ended too")
+    }
+}
+
+/// Keeps an iterator alive beyond the task that uses it, as an app's object would.
+/// `@unchecked Sendable` is safe here: only one task at a time calls `next()` (the test's consumer).
+private final class IteratorHolder: @unchecked Sendable {
+    private var iterator: FrameStream.AsyncIterator
+
+    init(_ iterator: FrameStream.AsyncIterator) { self.iterator = iterator }
+
+    func next() async -> CapturedFrame? { await iterator.next() }
 }

@@ -145,4 +145,47 @@ import Testing
         #expect(Self.isEnd(await pulled))
         #expect(!state.withLock { $0.isOpen }, "the producer no longer waits for it")
     }
+
+    /// Two copies of one iterator: while one waits, the other's `next()` ends at once (a second
+    /// wait would have replaced the first, which then never resumed).
+    @Test func oneWaitAtATime() async {
+        let state = Locked(FrameStreamState(limit: 2))
+        let id = state.withLock { $0.startConsumer() }
+        async let first = withCheckedContinuation { (continuation: CheckedContinuation<FrameStreamState.Pull, Never>) in
+            state.withLock { $0.wait(key: 1, continuation: continuation) }
+        }
+        while !state.withLock({ $0.consumerWaits }) { await Task.yield() }
+        #expect(state.withLock { $0.next(consumer: id) }.map(Self.isEnd) == true, "the second copy ends")
+        #expect(state.withLock { $0.isOpen }, "the first copy is still the consumer")
+        guard case .handOver(let continuation) = state.withLock({ $0.offer(Self.frame(3, at: 0.12)) }) else {
+            Issue.record("the waiting copy was not handed the frame")
+            return
+        }
+        continuation.resume(returning: .frame(Self.frame(3, at: 0.12)))
+        guard case .frame(let frame) = await first else {
+            Issue.record("the first copy got no frame")
+            return
+        }
+        #expect(frame.index == 3)
+    }
+
+    /// A producer that waited for room is woken once, by the next take; no wake-ups pile up while
+    /// none waits.
+    @Test func theProducerIsWokenOnlyWhenItWaits() {
+        var state = FrameStreamState(limit: 1)
+        let id = state.startConsumer()
+        _ = state.offer(Self.frame(0, at: 0))
+        _ = state.next(consumer: id)
+        let early = state.takeProducerWake()
+        #expect(!early, "nobody waited")
+        _ = state.offer(Self.frame(1, at: 0.04))
+        guard case .full = state.offer(Self.frame(2, at: 0.08)) else {
+            Issue.record("not full")
+            return
+        }
+        _ = state.next(consumer: id)
+        let woken = state.takeProducerWake(), again = state.takeProducerWake()
+        #expect(woken)
+        #expect(!again, "woken once")
+    }
 }

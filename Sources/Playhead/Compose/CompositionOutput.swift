@@ -20,13 +20,16 @@ final class CompositionOutput: Sendable {
 
     /// Told how late each paced frame was written (seconds, 0 when on time), on the output thread.
     private let onLate: (@Sendable (Double) -> Void)?
+    /// Raised when the render is cancelled: a frame a sink waits to hand on is then abandoned.
+    private let interrupt: InterruptFlag?
 
     init(
         sink: SoleOwner<any FrameSink>, pictures: [OwnedFrame], canvas: CompositionCanvas, pixelFormat: OutputPixelFormat,
         pacing: (any PlaybackClock)?,
-        audio: AudioStreamInfo?, onLate: (@Sendable (Double) -> Void)? = nil
+        audio: AudioStreamInfo?, interrupt: InterruptFlag? = nil, onLate: (@Sendable (Double) -> Void)? = nil
     ) {
         self.onLate = onLate
+        self.interrupt = interrupt
         let sounds = pictures.map { _ in SlotSound() }
         self.sounds = sounds
         free = SlotChannel(capacity: pictures.count, filledWith: 0..<pictures.count)
@@ -71,7 +74,7 @@ final class CompositionOutput: Sendable {
                 let frame = VideoFrame(
                     presentationTime: canvas.time(ofFrame: written), duration: canvas.time(ofFrame: 1), index: written,
                     source: "composition", size: canvas.size, pixelFormat: pixelFormat, pixelFormatName: pixelFormat.rawValue,
-                    frame: pictures[slot].pointer)
+                    frame: pictures[slot].pointer, interrupt: interrupt)
                 if let clock {
                     let start = origin ?? clock.now()
                     origin = start

@@ -266,7 +266,7 @@ public final class Compositor: Sendable {
             let progress = current
             let started = CompositionOutput(
                 sink: SoleOwner(handingOver: sink), pictures: pictures, canvas: canvas, pixelFormat: outputFormat, pacing: pacing,
-                audio: mixer?.format,
+                audio: mixer?.format, interrupt: interrupt,
                 onLate: { lateness in
                     let halfFrame = canvas.time(ofFrame: 1).seconds / 2
                     progress.withLock {

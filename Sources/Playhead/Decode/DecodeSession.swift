@@ -95,6 +95,9 @@ public final class DecodeSession: Sendable {
             var refused = DecodeResult(source: source)
             refused.status = .failed(
                 PlayheadError(code: .invalidState, message: "this session has run already: a session runs once (make a new one)", file: source))
+            // The sink it was given is told, as for any run that did not complete (a stream's
+            // consumer gets its end rather than waiting for ever).
+            sink.value.abort()
             return refused
         }
         // The handlers hold what they need, not the session (the control is the session's own).

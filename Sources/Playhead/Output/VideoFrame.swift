@@ -54,13 +54,16 @@ public struct VideoFrame {
     /// superseded it while it waits to be shown).
     var segment = 0
     var control: SessionControl?
+    /// A composition's cancellation (its frames have no session control).
+    var interrupt: InterruptFlag?
     /// Seconds from the start of the player's timeline, when a player presents it (an item of a
     /// queue, a loop's pass): where an export places it.
     var timelinePosition: Double?
 
     init(
         presentationTime: MediaTime, duration: MediaTime, index: Int, source: String, size: PixelSize, pixelFormat: OutputPixelFormat,
-        pixelFormatName: String, frame: UnsafeMutablePointer<AVFrame>, segment: Int = 0, control: SessionControl? = nil
+        pixelFormatName: String, frame: UnsafeMutablePointer<AVFrame>, segment: Int = 0, control: SessionControl? = nil,
+        interrupt: InterruptFlag? = nil
     ) {
         self.presentationTime = presentationTime
         self.duration = duration
@@ -72,6 +75,7 @@ public struct VideoFrame {
         self.frame = frame
         self.segment = segment
         self.control = control
+        self.interrupt = interrupt
     }
 
     /// `true` once a seek has started a newer segment: the frame is no longer wanted.
@@ -79,6 +83,7 @@ public struct VideoFrame {
 
     /// `true` once nothing waits for the frame any more: a seek superseded it, or its session stopped.
     var isAbandoned: Bool {
+        if interrupt?.isRaised == true { return true }
         guard let control else { return false }
         return control.isSuperseded(segment) || control.isStopped
     }

@@ -11,13 +11,22 @@ import Dispatch
 ///
 /// Frames queue from the start (none is lost before the loop begins); once `bufferingLimit`
 /// wait, the producer waits for the consumer — a session decodes no faster than it is read, and a
-/// realtime player's frames then come late and are counted so. The producer never waits for a
-/// frame nobody wants: a seek, a skip or a cancelled session frees it.
+/// realtime player's frames then come late and are dropped and counted
+/// (``PlaybackStatistics/framesDropped``). Read the stream while the producer runs (`async let`,
+/// or another task): waiting for a session or a player to end before reading would wait for ever.
+/// Each frame held costs its size (`bufferingLimit` + 1 frames at most).
 ///
-/// One consumer: the first iterator gets the frames; another one made while it lives, or after it,
-/// ends at once. The sequence ends after the last frame (the session's end, `Player/finishOutput()`
-/// or ``Player/abortOutput()``). Dropping the iterator, or cancelling the task that iterates,
-/// ends the consumer: later frames are dropped and the producer never waits again.
+/// The producer never waits for a frame nobody wants: a seek, a skip, a stopped session or a
+/// cancelled composition frees it. The frames already queued stay, so after a seek up to
+/// `bufferingLimit` frames from before it come first. ``Compositor/stop()`` lets the consumer take
+/// the frames already made before the sequence ends.
+///
+/// One producer, one consumer. The first iterator gets the frames; another one made while it
+/// lives, or after it, ends at once. The sequence ends after the last frame: the session's end,
+/// `Player/finishOutput()` or ``Player/abortOutput()`` (a finish and a give-up look the same here:
+/// the session's result or the player's item tells which); with a player, only those end it.
+/// Once ended, it stays ended. Dropping the iterator, or cancelling the task that iterates, ends
+/// the consumer: later frames are dropped and the producer never waits again.
 public final class FrameStream: FrameSink, AsyncSequence, Sendable {
     public typealias Element = CapturedFrame
     public typealias Failure = Never
@@ -25,7 +34,7 @@ public final class FrameStream: FrameSink, AsyncSequence, Sendable {
     public let pixelFormat: OutputPixelFormat
     private let state: Locked<FrameStreamState>
     private let info = Locked<FrameStreamInfo?>(nil)
-    /// Signalled whenever the consumer takes a frame or leaves: a waiting producer looks again.
+    /// Signalled when the consumer takes a frame or leaves while the producer waits for room.
     private let room = DispatchSemaphore(value: 0)
 
     /// - Parameters:
@@ -49,14 +58,15 @@ public final class FrameStream: FrameSink, AsyncSequence, Sendable {
         AsyncIterator(stream: self, consumer: Consumer(stream: self, id: state.withLock { $0.startConsumer() }))
     }
 
-    /// The one consumer's iterator.
-    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+    /// The one consumer's iterator. Not `Sendable`: it is used by the task that iterates (a copy
+    /// that calls `next()` while another copy waits gets nil).
+    public struct AsyncIterator: AsyncIteratorProtocol {
         let stream: FrameStream
         let consumer: Consumer
 
         /// The next frame, waiting for it when none is queued.
         /// - Returns: the frame, or nil at the end of the stream, when the calling task is cancelled
-        ///   (the consumer then leaves), or for an iterator that is not the stream's consumer.
+        ///   (the consumer then leaves for good), or for an iterator that is not the stream's consumer.
         public mutating func next() async -> CapturedFrame? {
             let id = consumer.id
             let answer = await cancellableWait(stream.state, cancelled: FrameStreamState.Pull.end) { state, key, continuation in
@@ -66,10 +76,15 @@ public final class FrameStream: FrameSink, AsyncSequence, Sendable {
             } unregister: { state, key in
                 state.cancelWait(key: key)
             }
-            stream.room.signal()
             switch answer {
-            case .frame(let frame): return frame
-            case .end: return nil
+            case .frame(let frame):
+                stream.wakeProducerIfWaiting()
+                return frame
+            case .end:
+                // Cancelled before it could wait: the consumer leaves as if it had waited.
+                if Task.isCancelled, let id { stream.state.withLock { $0.consumerGone(id) } }
+                stream.wakeProducerIfWaiting()
+                return nil
             }
         }
     }
@@ -87,7 +102,7 @@ public final class FrameStream: FrameSink, AsyncSequence, Sendable {
         deinit {
             guard let id else { return }
             stream.state.withLock { $0.consumerGone(id) }
-            stream.room.signal()
+            stream.wakeProducerIfWaiting()
         }
     }
 
@@ -132,5 +147,10 @@ public final class FrameStream: FrameSink, AsyncSequence, Sendable {
 
     private func endStream() {
         state.withLock { $0.end() }?.resume(returning: .end)
+    }
+
+    /// Wakes a producer that waits for room, once (no wake-ups pile up while none waits).
+    func wakeProducerIfWaiting() {
+        if state.withLock({ $0.takeProducerWake() }) { room.signal() }
     }
 }

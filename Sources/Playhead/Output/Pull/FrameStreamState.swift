@@ -34,6 +34,8 @@ struct FrameStreamState {
     private var consumer = Consumer.notYet
     private var ended = false
     private var waiting: (key: UInt64, continuation: CheckedContinuation<Pull, Never>)?
+    /// The producer found the queue full and waits for room: the next take (or leave, or end) wakes it.
+    private var producerWaits = false
     private var consumers: UInt64 = 0
 
     /// - Parameter limit: at least 1.
@@ -53,7 +55,10 @@ struct FrameStreamState {
             waiting = nil
             return .handOver(waiter.continuation)
         }
-        guard queue.count < limit else { return .full }
+        guard queue.count < limit else {
+            producerWaits = true
+            return .full
+        }
         queue.append(frame)
         return .queued
     }
@@ -82,6 +87,8 @@ struct FrameStreamState {
     ///   with ``wait(key:continuation:)`` under the same lock.
     mutating func next(consumer id: UInt64?) -> Pull? {
         guard let id, consumer == .active(id) else { return .end }
+        // A copy of the iterator already waits: one wait at a time (the other copy ends).
+        if waiting != nil { return .end }
         if !queue.isEmpty { return .frame(queue.removeFirst()) }
         if ended { return .end }
         return nil
@@ -109,6 +116,13 @@ struct FrameStreamState {
     mutating func consumerGone(_ id: UInt64) {
         guard consumer == .active(id) else { return }
         leave()
+    }
+
+    /// Whether a producer waiting for room must be woken now (a frame was taken, the consumer
+    /// left, the stream ended); it is woken once.
+    mutating func takeProducerWake() -> Bool {
+        defer { producerWaits = false }
+        return producerWaits
     }
 
     private mutating func leave() {

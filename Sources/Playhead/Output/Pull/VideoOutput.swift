@@ -13,8 +13,12 @@
 /// ```
 ///
 /// It never holds the player back: it keeps the last `keptFrames` frames presented (a player
-/// presents each at its time) and drops older ones. It is `Sendable`, so the app keeps using it
-/// after handing it to a player. For every frame, with back-pressure, use ``FrameStream``.
+/// presents each at its time; in realtime, a frame that comes too late is dropped before it gets
+/// here) and drops older ones. ``copyFrame(forItemTime:)`` returns the same frame for as long as it
+/// is the one to show; ``hasNewFrame(forItemTime:)`` tells each frame once. One render loop per
+/// output: a second one's asks drop frames the first still wants. It is `Sendable`, so the app
+/// keeps using it after handing it to a player. For every frame, with back-pressure, use
+/// ``FrameStream``.
 public final class VideoOutput: FrameSink, Sendable {
     public let pixelFormat: OutputPixelFormat
     private struct State {
@@ -55,8 +59,9 @@ public final class VideoOutput: FrameSink, Sendable {
     /// What the latest stream of frames is (size, layout, rate), once the first has begun.
     public var streamInfo: FrameStreamInfo? { state.withLock { $0.info } }
 
-    /// `true` once the player or session finished its output (`Player/finishOutput()`, the end
-    /// of a ``DecodeSession``); it is `false` again when a new stream begins.
+    /// `true` once the player or session ended its output — finished or gave it up
+    /// (`Player/finishOutput()`, ``Player/abortOutput()``, the end of a ``DecodeSession``); `false`
+    /// again when a new frame comes.
     public var isFinished: Bool { state.withLock { $0.finished } }
 
     /// Notes the frames' description (``streamInfo``); ``isFinished`` is `false` again.
@@ -75,13 +80,16 @@ public final class VideoOutput: FrameSink, Sendable {
     /// - Throws: never.
     public func write(_ frame: VideoFrame) throws(PlayheadError) {
         let copy = CapturedFrame(copying: frame)
-        state.withLock { $0.window.receive(copy) }
+        state.withLock {
+            $0.window.receive(copy)
+            $0.finished = false
+        }
     }
 
     /// Marks the output finished (``isFinished``); the frames kept stay.
     /// - Throws: never.
     public func finish() throws(PlayheadError) { state.withLock { $0.finished = true } }
 
-    /// Does nothing: the frames kept stay.
-    public func abort() {}
+    /// Marks the output ended (``isFinished``); the frames kept stay.
+    public func abort() { state.withLock { $0.finished = true } }
 }
