@@ -267,6 +267,22 @@ import Testing
         #expect(fromBytes.status == .completed && fromBytes.frames == fromFile.frames && fromFile.frames > 0, "\(fromBytes) vs \(fromFile)")
     }
 
+    /// The command-line tool's folder policy stays with its runs: an app's sink writing into a
+    /// folder a run once made (its owner mark still there) never writes the run's log.
+    @Test func aLibrarySinkNeverWritesTheToolsLog() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-library-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let inner = folder + "/01-clip"
+        try FileManager.default.createDirectory(atPath: inner, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: inner + "/" + OutputFolder.ownerMarkName, contents: Data("token".utf8)))
+        let sink = ImageSequenceSink(directory: inner, format: .png)
+        let result = await DecodeSession(source: try Fixtures.clip("h264-aac.mp4"), configuration: DecodeConfiguration(frameLimit: 2))
+            .run(into: sink)
+        #expect(result.status == .completed && result.framesDelivered == 2, "\(result)")
+        #expect(FileManager.default.fileExists(atPath: inner + "/frame-000002.png"))
+        #expect(!FileManager.default.fileExists(atPath: inner + "/.playhead-written"), "the library wrote the tool's log")
+    }
+
     /// Runs `body` in a task, cancels the task after a moment, and expects `body` to end promptly.
     static func endsWhenCancelled(_ what: String, _ body: @escaping @Sendable () async throws -> Void) async throws {
         let task = Task { try await body() }

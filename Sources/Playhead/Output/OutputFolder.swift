@@ -41,9 +41,11 @@ package final class OutputFolder: Sendable {
         self.path = path
         self.lockDescriptor = lockDescriptor
         state = Locked(State(manifest: manifest, inputs: inputs))
+        WrittenLog.beginRun(in: path)
     }
 
     deinit {
+        WrittenLog.endRun(in: path)
         close(lockDescriptor)
     }
 

@@ -5,13 +5,55 @@ import Glibc
 /// the file takes its name. A later run removes a file with an output name from the folder only
 /// if the log names it as it is now: a file someone saved there under such a name (`video.mp4`,
 /// `frame-000001.png`), or one edited since, is not ours and is left alone.
+///
+/// The log is the command-line tool's folder policy, so only a run's ``OutputFolder`` turns it on:
+/// a file is noted only when its folder lies directly in the output folder of a run of this
+/// process. An app that writes with the library's sinks — even into a folder a run once made —
+/// never has a log written for it.
 package enum WrittenLog {
     static let name = ".playhead-written"
+
+    private struct FolderKey: Hashable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    /// The output folders of this process's runs, by device and inode, with how many opened them.
+    private static let runFolders = Locked<[FolderKey: Int]>([:])
+
+    private static func key(_ folder: String) -> FolderKey? {
+        var info = stat()
+        guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
+        return FolderKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// A run's output folder opens: files committed into the folders it claims are noted.
+    /// - Parameter folder: the output folder's path.
+    static func beginRun(in folder: String) {
+        guard let key = key(folder) else { return }
+        runFolders.withLock { $0[key, default: 0] += 1 }
+    }
+
+    /// The run's output folder closes.
+    /// - Parameter folder: the output folder's path.
+    static func endRun(in folder: String) {
+        guard let key = key(folder) else { return }
+        runFolders.withLock {
+            if let count = $0[key], count > 1 { $0[key] = count - 1 } else { $0[key] = nil }
+        }
+    }
+
+    /// Whether `folder` is one of a run's own folders now: directly in a run's output folder.
+    private static func isClaimedByARun(_ folder: String) -> Bool {
+        guard let parent = key(folderOf(folder)) else { return false }
+        return runFolders.withLock { $0[parent] != nil }
+    }
 
     /// Notes the file `info` describes, about to become `path`, when `path`'s folder is one of
     /// ours. A note that cannot be written leaves the file unclaimed (a later run leaves it too).
     static func note(_ info: stat, committingTo path: String) {
         let folder = folderOf(path)
+        guard isClaimedByARun(folder) else { return }
         var mark = stat()
         guard lstat(OutputFolder.join(folder, OutputFolder.ownerMarkName), &mark) == 0, mark.st_mode & S_IFMT == S_IFREG else { return }
         // Non-blocking: a FIFO planted at the name must not hold the run (nor be written to).
