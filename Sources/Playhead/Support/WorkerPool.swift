@@ -11,6 +11,12 @@ import Foundation
 /// (the sessions and requests that can run at once, times their stages) and never grows with
 /// seeks, loops, queued items or image requests. Threads idle for `idleTimeout` end, down to
 /// `parkedThreads`.
+///
+/// A job started from one of the pool's own threads — a session's video, audio and output stages,
+/// a composition's output, a channel's encoder — is a helper of the job that started it, which
+/// usually waits for it: a helper never waits behind the thread limit (it gets a parked thread or a
+/// new one) and is taken before any waiting job. Queued behind the limit, it would wait for a
+/// thread its own parent holds: with enough sessions started at once, every thread would wait.
 package final class WorkerPool: Sendable {
     /// The process's pool.
     package static let shared = WorkerPool(maximumThreads: 512, parkedThreads: 8, idleTimeout: .seconds(10))
@@ -20,6 +26,8 @@ package final class WorkerPool: Sendable {
         /// what the job works on — a session's decoders — which must go when the job ends).
         var jobs: [(name: String, body: @Sendable () -> Void)?] = []
         var head = 0
+        /// Helpers (jobs started from the pool's own threads), taken before `jobs`.
+        var helpers: [(name: String, body: @Sendable () -> Void)] = []
         var threads = 0
         /// Parked threads no job has claimed yet. A job claims one (and signals) or starts one,
         /// so each job has its own thread even when several come at once.
@@ -27,6 +35,7 @@ package final class WorkerPool: Sendable {
         var peak = 0
 
         mutating func takeJob() -> (name: String, body: @Sendable () -> Void)? {
+            if !helpers.isEmpty { return helpers.removeFirst() }
             guard head < jobs.count else { return nil }
             let job = jobs[head]
             jobs[head] = nil
@@ -56,16 +65,18 @@ package final class WorkerPool: Sendable {
     var threadCount: (now: Int, busy: Int, peak: Int) { state.withLock { ($0.threads, $0.threads - $0.idle, $0.peak) } }
 
     /// Runs `job` on one of the pool's threads. `name` names the thread while it runs (it shows in
-    /// debuggers and `top -H`).
+    /// debuggers and `top -H`). Called from one of the pool's threads, the job is a helper: it
+    /// starts at once, past the thread limit if need be.
     func run(_ name: String, _ job: @escaping @Sendable () -> Void) {
         enum Wake { case parked, new, later }
+        let helper = isPoolThread
         let wake = state.withLock { s -> Wake in
-            s.jobs.append((name, job))
+            if helper { s.helpers.append((name, job)) } else { s.jobs.append((name, job)) }
             if s.idle > 0 {
                 s.idle -= 1
                 return .parked
             }
-            guard s.threads < maximumThreads else { return .later }
+            guard helper || s.threads < maximumThreads else { return .later }
             s.threads += 1
             s.peak = max(s.peak, s.threads)
             return .new
@@ -104,7 +115,18 @@ package final class WorkerPool: Sendable {
         }
     }
 
+    /// Whether the calling thread is one of this pool's.
+    var isPoolThread: Bool { pthread_getspecific(Self.threadKey) == Unmanaged.passUnretained(self).toOpaque() }
+
+    /// Marks each thread with the pool it belongs to.
+    private static let threadKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
     private func workLoop() {
+        pthread_setspecific(Self.threadKey, Unmanaged.passUnretained(self).toOpaque())
         Thread.current.name = "playhead.worker"
         var parked = false
         while true {

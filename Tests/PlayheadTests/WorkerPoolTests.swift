@@ -1,0 +1,66 @@
+import Dispatch
+import Glibc
+import Testing
+
+@testable import Playhead
+
+/// The one thread budget: jobs from outside wait behind the limit, helpers started from the pool's
+/// own threads never do (queued behind it, a helper waited for a thread its own parent held).
+@Suite struct WorkerPoolTests {
+    /// A job on the only thread of a full pool starts a helper and waits for it: the helper runs.
+    @Test func aHelperOfAJobAtTheLimitRuns() async {
+        let pool = WorkerPool(maximumThreads: 1, parkedThreads: 0, idleTimeout: .seconds(1))
+        let ran = await pool.value("parent") { () -> Bool in
+            #expect(pool.isPoolThread)
+            let helped = DispatchSemaphore(value: 0)
+            pool.run("helper") { helped.signal() }
+            return helped.wait(timeout: .now() + .seconds(5)) == .success
+        }
+        #expect(ran, "the helper waited behind the limit for the thread its parent held")
+        #expect(!pool.isPoolThread, "a test's thread is not the pool's")
+    }
+
+    /// Many sessions at once, each a parent with three helpers it waits for (a decode session's
+    /// stages): every one ends, on a pool limited to fewer threads than parents.
+    @Test func manyParentsWithHelpersAllEnd() async {
+        let pool = WorkerPool(maximumThreads: 4, parkedThreads: 0, idleTimeout: .seconds(1))
+        let ended = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<12 {
+                group.addTask {
+                    await pool.value("parent") { () -> Bool in
+                        let helpers = DispatchGroup()
+                        for _ in 0..<3 {
+                            helpers.enter()
+                            pool.run("helper") { helpers.leave() }
+                        }
+                        return helpers.wait(timeout: .now() + .seconds(10)) == .success
+                    }
+                }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(ended == 12)
+    }
+
+    /// Jobs from outside the pool never run more at once than the limit: the rest wait their turn.
+    @Test func outsideJobsWaitBehindTheLimit() async {
+        let pool = WorkerPool(maximumThreads: 2, parkedThreads: 0, idleTimeout: .seconds(1))
+        let running = Locked((now: 0, most: 0))
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    await pool.value("outside") {
+                        running.withLock {
+                            $0.now += 1
+                            $0.most = max($0.most, $0.now)
+                        }
+                        usleep(20_000)
+                        running.withLock { $0.now -= 1 }
+                    }
+                }
+            }
+        }
+        #expect(running.withLock { $0.most } == 2)
+        #expect(pool.threadCount.peak == 2)
+    }
+}
