@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import Playhead
 import Synchronization
 
 /// Reads a small file the command needs before it starts (a layout) on a thread of its own, so
@@ -8,7 +9,7 @@ import Synchronization
 /// after `timeout` (a usage error, exit status 2), and a signal ends it at once (128 + its number).
 enum BoundedRead {
     static func contents(of path: String, limit: Int, timeout: Double, what: String) throws -> Data {
-        let result = Mutex<Result<Data, ValidationError>?>(nil)
+        let result = Locked<Result<Data, ValidationError>?>(nil)
         let thread = Thread {
             let read: Result<Data, ValidationError>
             if let handle = FileHandle(forReadingAtPath: path) {

@@ -133,7 +133,8 @@ struct ComposeCommand: AsyncParsableCommand {
             throw ValidationError("bad --rate or --background")
         }
         let canvas = CompositionCanvas(size: size, frameRate: rate, background: colour)
-        var specs = try layout.map { try LayerSpec.layoutFile($0, timeout: sourceOptions.timeout) } ?? []
+        let layout = self.layout, timeout = sourceOptions.timeout
+        var specs = try await blocking("playhead.layout") { try layout.map { try LayerSpec.layoutFile($0, timeout: timeout) } ?? [] }
         specs += try layer.map { try LayerSpec(parsing: $0) }
         if let grid { specs += try LayerSpec.grid(grid, sources: paths, canvas: size, zBase: (specs.map(\.z).max() ?? -1) + 1) }
         // What a layout allows, whatever gives the layers (--layer, --grid, --layout).
@@ -231,11 +232,15 @@ struct ComposeCommand: AsyncParsableCommand {
         if let file {
             // What is on the disk — unless the name was taken meanwhile by a file not ours.
             let ours = report.error?.code != .outputExists
-            summary.framesWritten = !ours ? 0 : (format == .mp4 ? WrittenMedia.videoFrames(file) : OutputInventory.y4mFrames(file)) ?? 0
+            summary.framesWritten =
+                !ours
+                ? 0
+                : await blocking("playhead.inventory") { (format == .mp4 ? WrittenMedia.videoFrames(file) : OutputInventory.y4mFrames(file)) ?? 0 }
             if !ours || !FileManager.default.fileExists(atPath: file) { summary.output = nil }
         } else if !toStandardOutput, format != .none {
             // What is on the disk, not what was meant: a run stopped before its first frame has no file.
-            summary.framesWritten = OutputInventory.Folder(folder, format: format).frames
+            let written = folder
+            summary.framesWritten = await blocking("playhead.inventory") { OutputInventory.Folder(written, format: format).frames }
             if summary.framesWritten == 0, let path = summary.output, format == .y4m || format == .mp4, !FileManager.default.fileExists(atPath: path)
             {
                 summary.output = nil
@@ -247,7 +252,11 @@ struct ComposeCommand: AsyncParsableCommand {
             summary.audio = ComposeAudioReport(
                 source: sources[0], sources: sources.count > 1 ? sources : nil, error: report.audioFailure.map(ErrorReport.init),
                 silent: silent.isEmpty ? nil : silent)
-            if let soundPath, WrittenLog.counts(soundPath), let written = OutputInventory.wavFrames(soundPath) {
+            let written = await blocking("playhead.inventory") { () -> Int? in
+                guard let soundPath, WrittenLog.counts(soundPath) else { return nil }
+                return OutputInventory.wavFrames(soundPath)
+            }
+            if let soundPath, let written {
                 summary.audio?.path = soundPath
                 summary.audio?.frames = written
             }

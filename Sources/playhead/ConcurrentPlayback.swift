@@ -3,7 +3,7 @@ import Playhead
 
 /// `playhead play` without `--queue`: every file at once through the coordinator's pool, each
 /// into a folder of its own that the run claims (an earlier run's is taken back; anything else of
-/// that name fails that file with `output.exists`).
+/// that name fails that file with `output.outputExists`).
 struct ConcurrentPlayback {
     var command: PlayCommand
     var output: RunOutput
@@ -193,7 +193,8 @@ struct ConcurrentPlayback {
             report.audioFrames = outcome.audioFramesPresented > 0 && command.format != .none ? outcome.audioFramesPresented : nil
             return report
         }
-        let onDisk = OutputInventory.Folder(folder, format: command.format)
+        let format = command.format
+        let onDisk = await blocking("playhead.inventory") { OutputInventory.Folder(folder, format: format) }
         var output: String? = folder
         if onDisk.frames == 0, onDisk.audioFrames == nil, await self.output.folder.removeIfEmpty(session.job.folderName) {
             output = nil

@@ -80,7 +80,7 @@ enum OutputInventory {
 
 extension OutputInventory {
     /// What a `play` output folder holds.
-    struct Folder {
+    struct Folder: Sendable {
         /// Frames on disk: frame files, or whole frames in `frames.y4m`.
         var frames = 0
         /// Samples per channel in `audio.wav` (or in the MP4's sound); nil when there is none.

@@ -89,7 +89,9 @@ struct QueuePlayback {
         player: QueuePlayer, plays: QueuedPlays, folder: String?, outputError: PlayheadError?,
         start: ContinuousClock.Instant
     ) async throws -> PlaySummary {
-        let onDisk = folder.map { OutputInventory.Folder($0, format: format) }
+        let format = self.format
+        let onDisk: OutputInventory.Folder? =
+            if let folder { await blocking("playhead.inventory") { OutputInventory.Folder(folder, format: format) } } else { nil }
         let statistics = player.statistics
         let cancelled = SignalWatcher.shared.received != nil
         // Frames and samples went to the outputs in queue order: what is on disk is each item's

@@ -148,7 +148,7 @@ struct PlayoutCommand: AsyncParsableCommand {
         let channelLayout = ChannelLayout(
             path: layout, compositor: compositor, assetOptions: sourceOptions.assetOptions, timeout: sourceOptions.timeout,
             report: { Console.err("playhead: \($0)\n") })
-        try channelLayout.load()
+        try await blocking("playhead.layout") { try channelLayout.load() }
         names.withLock { $0 = channelLayout }
         // The first items are measured before the first frame (later ones ahead of their turn).
         await compositor.measureLoudness()
@@ -172,7 +172,7 @@ struct PlayoutCommand: AsyncParsableCommand {
         let watcher = Task.detached {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(500))
-                channelLayout.reloadIfChanged()
+                await blocking("playhead.layout") { channelLayout.reloadIfChanged() }
                 update()
             }
         }
