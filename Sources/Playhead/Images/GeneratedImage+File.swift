@@ -1,6 +1,6 @@
 extension GeneratedImage {
     /// Encodes the image and writes it to `path` on a worker thread, safely (``SafeFile``): under
-    /// a temporary name, synced, then given `path` only if nothing is there (`output.exists`
+    /// a temporary name, synced, then given `path` only if nothing is there (`output.outputExists`
     /// otherwise). The folder itself is not synced: sync it once after writing many.
     package func write(to path: String, as format: ImageSequenceSink.Format) async throws(PlayheadError) {
         let image = self

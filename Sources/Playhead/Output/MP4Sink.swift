@@ -28,7 +28,7 @@ public final class MP4Sink: AudioCarryingFrameSink, Sendable {
 
     /// An MP4 at `path`, encoded with x264's `preset` and `crf`. With `replacing` false, a file
     /// already at `path` is never replaced: the finished file takes the name atomically, or the
-    /// sink fails with `output.exists` and the file is left alone.
+    /// sink fails with `output.outputExists` and the file is left alone.
     /// - Parameters:
     ///   - path: where the file goes.
     ///   - preset: x264's preset; checked by ``begin(_:)``.

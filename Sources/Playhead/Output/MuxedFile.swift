@@ -18,7 +18,7 @@ final class MuxedFile {
 
     /// A muxer of `format` (`wav`, `yuv4mpegpipe`, `mp4`, …) for `path`.
     /// With `replacing` false, a file already at `path` is left alone: the muxer is refused at once
-    /// (`output.exists`) rather than after all the work, and a file that takes the name meanwhile
+    /// (`output.outputExists`) rather than after all the work, and a file that takes the name meanwhile
     /// makes the completion fail the same way.
     convenience init(path: String, format: String, replacing: Bool = true) throws(PlayheadError) {
         var info = stat()

@@ -5,11 +5,11 @@ import Glibc
 /// A folder that a run writes its outputs into, shared safely with whatever else lives there.
 ///
 /// - **One run at a time.** Opening takes an advisory lock (`flock`) on `.playhead.lock` in the
-///   folder; a second run fails at once with `output.busy`, or waits for the first.
+///   folder; a second run fails at once with `output.outputBusy`, or waits for the first.
 /// - **Only what is ours.** `.playhead.json` (an ``OwnershipManifest``) records every folder and
 ///   file runs created here, by device and inode. A name that is not recorded, or no longer points
 ///   at what was recorded, is someone else's: it is never removed, replaced or written into, and
-///   the output that wanted the name fails with `output.exists`. Folders of earlier runs are taken
+///   the output that wanted the name fails with `output.outputExists`. Folders of earlier runs are taken
 ///   back: only files with playhead's output names (``OutputNames``) are removed from them, never
 ///   anything else, never a file owned by another user, never one of the run's inputs.
 /// - **Safe names.** Folders are made under a temporary name, marked inside (`.playhead-owner`,
@@ -50,7 +50,7 @@ package final class OutputFolder: Sendable {
     }
 
     /// Opens `path` (creating it and its parents if needed) for one run: takes its lock — waiting
-    /// for another run to let go when `wait` is true, else failing with `output.busy` — and reads
+    /// for another run to let go when `wait` is true, else failing with `output.outputBusy` — and reads
     /// what earlier runs wrote. `inputs` are never removed while cleaning up earlier outputs.
     package static func open(_ path: String, wait: Bool, protecting inputs: [String]) async throws(PlayheadError) -> OutputFolder {
         let descriptor = try await WorkerPool.shared.value("playhead.output") { () throws(PlayheadError) -> Int32 in
@@ -95,7 +95,7 @@ package final class OutputFolder: Sendable {
     }
 
     /// Makes (or takes back from an earlier run) a folder for each name, in one go; each name
-    /// succeeds or fails alone: `output.exists` when the name is someone else's,
+    /// succeeds or fails alone: `output.outputExists` when the name is someone else's,
     /// `output.nameTooLong` when the file system cannot hold it.
     package func claimFolders(_ names: [String]) async -> [Result<String, PlayheadError>] {
         await WorkerPool.shared.value("playhead.output") { [self] in claimFoldersNow(names) }

@@ -15,7 +15,7 @@ package final class SafeFile {
     private(set) var descriptor: Int32
     private(set) var bytesWritten: Int64 = 0
     /// Whether completing it (as a ``MuxTarget``) may replace a file already at ``path``; when
-    /// not, the name is taken atomically or the completion fails with `output.exists`.
+    /// not, the name is taken atomically or the completion fails with `output.outputExists`.
     var replacesExisting = true
     /// The file itself (it keeps its device and inode when renamed into place).
     let identity: FileIdentity
@@ -107,7 +107,7 @@ package final class SafeFile {
     }
 
     /// Syncs the data and gives the file its final name. With `replacing` false, an existing file
-    /// at the final name is left alone and `output.exists`-style `writeFailed` is thrown.
+    /// at the final name is left alone and `output.outputExists`-style `writeFailed` is thrown.
     /// `syncFolder` false leaves syncing the folder to the caller (many files in one folder: one
     /// ``syncFolder(of:)`` at the end).
     package func commit(replacing: Bool = true, syncFolder: Bool = true) throws(PlayheadError) {

@@ -23,7 +23,7 @@ public final class WAVSink: AudioSink {
     private let replacing: Bool
 
     /// With `replacing` false, a file already at `path` is left alone and the sink fails with
-    /// `output.exists` when it would take the name.
+    /// `output.outputExists` when it would take the name.
     /// - Parameters:
     ///   - path: where the file goes.
     ///   - replacing: whether a file already at `path` may be replaced.

@@ -23,7 +23,7 @@ public final class Y4MSink: FrameSink {
     private let replacing: Bool
 
     /// A Y4M file at `path`. With `replacing` false, a file already there is never replaced: the
-    /// finished file takes the name atomically, or the sink fails with `output.exists`.
+    /// finished file takes the name atomically, or the sink fails with `output.outputExists`.
     /// - Parameters:
     ///   - path: where the file goes.
     ///   - replacing: whether a file already at `path` may be replaced.

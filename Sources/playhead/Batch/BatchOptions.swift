@@ -12,7 +12,10 @@ struct BatchOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Take shard K of N of the manifest (by a stable hash of each source).", valueName: "K/N"))
     var shard: String?
 
-    @Option(help: ArgumentHelp("The number of shards, when the index comes from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job).", valueName: "N"))
+    @Option(
+        help: ArgumentHelp(
+            "The number of shards, when the index comes from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID.", valueName: "N")
+    )
     var shards: Int?
 
     @Option(help: ArgumentHelp("Append one JSON object per finished source to FILE (JSON Lines). probe without it prints them.", valueName: "file"))

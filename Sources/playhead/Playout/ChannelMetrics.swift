@@ -5,7 +5,7 @@ import Playhead
 import Prometheus
 
 /// The channel's metrics through swift-metrics, kept by swift-prometheus's registry and read as
-/// Prometheus text at `/metrics`. A sampler brings them up to date once a second (and before each
+/// Prometheus text at `/metrics`. A sampler brings them up to date twice a second (and before each
 /// `/metrics` answer) from the compositor's progress and the outputs' status.
 final class ChannelMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()

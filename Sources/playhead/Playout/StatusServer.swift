@@ -2,7 +2,8 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// The channel's status endpoint on loopback: a small HTTP/1.1 server (swift-nio's HTTP/1 codec
+/// The channel's status endpoint, on the host and port `--status` names (no authentication: bind
+/// it to loopback or a private network): a small HTTP/1.1 server (swift-nio's HTTP/1 codec
 /// parses the requests) answering `GET` for the paths the channel routes (`/status`, `/metrics`,
 /// `/health`), 404 for others, 405 for other methods. One event loop thread of its own; the
 /// answers are made from snapshots (never while the channel's threads wait on it).
