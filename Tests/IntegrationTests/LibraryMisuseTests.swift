@@ -283,6 +283,64 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: inner + "/.playhead-written"), "the library wrote the tool's log")
     }
 
+    /// A compositor's rules hold for every way in: an update with a loop count of 0 is refused as an
+    /// add is; a stop that comes before the render (a signal at a channel's start) ends it at its
+    /// first frame, and the next render runs on.
+    @Test func aCompositorsRulesAndAnEarlyStop() async throws {
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let canvas = CompositionCanvas(size: PixelSize(width: 32, height: 18), frameRate: try #require(FrameRate(numerator: 25)))
+        let compositor = Compositor(canvas: canvas)
+        let layer = CompositionLayer(assets: [Asset(path: clip)], rect: PixelRect(x: 0, y: 0, width: 32, height: 18), loop: .forever)
+        let id = try compositor.add(layer)
+        var never = layer
+        never.loop = .times(0)
+        #expect(throws: PlayheadError.self, "a loop count of 0 by update") { try compositor.update(id, to: never) }
+        #expect(throws: PlayheadError.self, "a loop count of 0 by add") { try compositor.add(never) }
+
+        compositor.stop()
+        let stopped = await withDeadline(Bound.seconds(20), "an endless render stopped before it began") {
+            await compositor.render(frames: nil, into: NullSink(pixelFormat: .rgb24))
+        }
+        #expect(stopped?.error == nil && stopped?.framesWritten == 1, "\(String(describing: stopped))")
+        let next = await compositor.render(frames: 5, into: NullSink(pixelFormat: .rgb24))
+        #expect(next.error == nil && next.framesWritten == 5, "the stop ended one render only: \(next)")
+    }
+
+    /// A second run of an audio session is refused; a WAV file takes samples of its own format
+    /// only, and none before its stream began; a manual clock never goes back.
+    @Test func audioSessionsRunOnceAndWAVFilesHoldOneFormat() async throws {
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let session = AudioSession(source: clip)
+        let first = InMemoryAudioSink()
+        #expect(await session.run(into: first).status == .completed)
+        let second = await session.run(into: InMemoryAudioSink())
+        guard case .failed(let error) = second.status else {
+            Issue.record("a second run was not refused: \(second)")
+            return
+        }
+        #expect(error.code == .invalidState)
+
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-\(UUID().uuidString).wav").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let wav = WAVSink(path: path)
+        let samples = [Int16](repeating: 0, count: 96)
+        try samples.withUnsafeBufferPointer { buffer in
+            let early = AudioBuffer(samples: buffer, frameCount: 48, channelCount: 2, sampleRate: 48000, presentationTime: .zero)
+            #expect(throws: PlayheadError.self, "samples before begin") { try wav.write(early) }
+            try wav.begin(AudioStreamInfo(source: "test", sampleRate: 48000, channelCount: 2))
+            try wav.write(early)
+            let mono = AudioBuffer(samples: buffer, frameCount: 96, channelCount: 1, sampleRate: 48000, presentationTime: .zero)
+            #expect(throws: PlayheadError.self, "samples of another channel count") { try wav.write(mono) }
+        }
+        try wav.finish()
+        #expect(wav.framesWritten == 48)
+
+        let clock = ManualPlaybackClock()
+        let before = clock.now()
+        clock.advance(by: .seconds(-5))
+        #expect(clock.now() == before)
+    }
+
     /// Runs `body` in a task, cancels the task after a moment, and expects `body` to end promptly.
     static func endsWhenCancelled(_ what: String, _ body: @escaping @Sendable () async throws -> Void) async throws {
         let task = Task { try await body() }

@@ -48,8 +48,8 @@ public struct CompositionCanvas: Sendable, Hashable {
 
 /// A frame rate as a ratio of whole numbers.
 public struct FrameRate: Sendable, Hashable, CustomStringConvertible {
-    public var numerator: Int
-    public var denominator: Int
+    public private(set) var numerator: Int
+    public private(set) var denominator: Int
 
     /// `numerator / denominator` frames a second; both 1 … 1,000,000.
     /// - Parameters:

@@ -108,12 +108,7 @@ public final class Compositor: Sendable {
     ///   than 2 pixels wide or high or leaves the canvas, or its loop count (``LayerLoop/times(_:)``) is below 1.
     @discardableResult
     public func add(_ layer: CompositionLayer) throws(PlayheadError) -> CompositionLayer.ID {
-        guard !layer.assets.isEmpty else { throw PlayheadError(code: .invalidArgument, message: "a layer needs at least one asset") }
-        var layer = layer
-        layer.rect = try checked(layer.rect)
-        if case .times(let count) = layer.loop, count < 1 {
-            throw PlayheadError(code: .invalidArgument, message: "a layer plays at least once (loop count \(count))")
-        }
+        let layer = try validated(layer)
         let id = CompositionLayer.ID(
             value: nextID.withLock { value in
                 value += 1
@@ -126,17 +121,28 @@ public final class Compositor: Sendable {
         return id
     }
 
+    /// The layer as the compositor keeps it (its rectangle rounded down to even numbers), or why it
+    /// cannot be one: no asset, an empty rectangle or one off the canvas, a loop count below 1. One
+    /// rule for ``add(_:)`` and ``update(_:to:)``.
+    private func validated(_ layer: CompositionLayer) throws(PlayheadError) -> CompositionLayer {
+        guard !layer.assets.isEmpty else { throw PlayheadError(code: .invalidArgument, message: "a layer needs at least one asset") }
+        var layer = layer
+        layer.rect = try checked(layer.rect)
+        if case .times(let count) = layer.loop, count < 1 {
+            throw PlayheadError(code: .invalidArgument, message: "a layer plays at least once (loop count \(count))")
+        }
+        return layer
+    }
+
     /// Replaces a layer (its playlist, place, gravity, sound) at its next item boundary: the new
     /// playlist then plays from its first item. A live edit of a running channel.
     /// - Parameters:
     ///   - id: the layer to replace; an id not in the compositor changes nothing.
     ///   - layer: its new version; its rectangle is rounded down to even coordinates and sizes.
-    /// - Throws: ``PlayheadError`` with `state.invalidArgument` when the new version has no asset, or its rectangle
-    ///   is less than 2 pixels wide or high or leaves the canvas.
+    /// - Throws: ``PlayheadError`` with `state.invalidArgument` when the new version has no asset, its rectangle
+    ///   is less than 2 pixels wide or high or leaves the canvas, or its loop count is below 1.
     public func update(_ id: CompositionLayer.ID, to layer: CompositionLayer) throws(PlayheadError) {
-        guard !layer.assets.isEmpty else { throw PlayheadError(code: .invalidArgument, message: "a layer needs at least one asset") }
-        var layer = layer
-        layer.rect = try checked(layer.rect)
+        let layer = try validated(layer)
         state.withLock {
             guard let index = $0.layers.firstIndex(where: { $0.id == id }) else { return }
             $0.layers[index].layer = layer
@@ -213,10 +219,12 @@ public final class Compositor: Sendable {
         let owner = SoleOwner(handingOver: combined)
         let interrupt = InterruptFlag()
         let canvas = self.canvas
-        stopRequested.withLock { $0 = false }
         return await withTaskCancellationHandler {
             await WorkerPool.shared.value("playhead.compose") { () -> CompositionReport in
-                self.renderBlocking(frames: frames, canvas: canvas, sink: owner.value, interrupt: interrupt, pacing: realtime)
+                let report = self.renderBlocking(frames: frames, canvas: canvas, sink: owner.value, interrupt: interrupt, pacing: realtime)
+                // A stop ends one render: the next one runs until it is stopped again.
+                self.stopRequested.withLock { $0 = false }
+                return report
             }
         } onCancel: {
             interrupt.raise()
@@ -224,7 +232,8 @@ public final class Compositor: Sendable {
     }
 
     /// Ends a render after the frame being drawn: the sink is finished (its sound up to that
-    /// frame's end), as when the last frame of a counted render is written.
+    /// frame's end), as when the last frame of a counted render is written. A stop that comes
+    /// before the render starts (a signal at a channel's start) ends it at its first frame.
     public func stop() {
         stopRequested.withLock { $0 = true }
     }

@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import Foundation
+import Synchronization
 
 /// Decodes a file's best audio track alone, resamples it to interleaved signed 16-bit (the
 /// source's rate and channel layout unless told otherwise), and hands the buffers to an
@@ -15,6 +16,8 @@ public final class AudioSession: Sendable {
     /// Any damage makes the result `failed` (see ``DecodeConfiguration/strict``).
     public let strict: Bool
     let interrupt = InterruptFlag()
+    /// Set by the first `run`: a session runs once.
+    private let started = Atomic<Bool>(false)
 
     /// The asset whose demuxer the session takes (and gives back), when made for one.
     let asset: Asset?
@@ -55,12 +58,20 @@ public final class AudioSession: Sendable {
         public var damagedPackets = 0
     }
 
-    /// Decodes to the end. Cancelling the task cancels the session.
+    /// Decodes to the end. Cancelling the task cancels the session. A session runs once: a second
+    /// call returns `failed` with `state.invalidState` at once and leaves its sink alone.
     /// - Parameter sink: where the buffers go: begun, written, and aborted when the session is cancelled; never
     ///   finished (that is the caller's).
     /// - Returns: how the run went: its status (completed, failed with the ``PlayheadError``, or cancelled), the
     ///   samples per channel delivered, their format and the damage met.
     public func run(into sink: some AudioSink) async -> Result {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else {
+            // As a decode session: a second run is refused. The sink is the caller's (it may be
+            // the one the first run fed): it is left as it is.
+            let refused = PlayheadError(
+                code: .invalidState, message: "this session has run already: a session runs once (make a new one)", file: source)
+            return Result(status: .failed(refused), frames: 0, sampleRate: 0, channelCount: 0)
+        }
         let owner = SoleOwner(handingOver: sink as any AudioSink)
         return await withTaskCancellationHandler {
             await WorkerPool.shared.value("playhead.audio") { [self] in decode(owner.value) }

@@ -12,7 +12,7 @@ public struct PixelSize: Sendable, Hashable, CustomStringConvertible {
         self.height = height
     }
 
-    /// `true` when both sides are positive.
+    /// `true` when a side is zero or less (nothing to show).
     public var isEmpty: Bool { width <= 0 || height <= 0 }
 
     /// The same size with width and height exchanged.

@@ -60,7 +60,7 @@ public struct FrameLayout: Sendable, Hashable {
         orientation.swapsDimensions ? content.size.transposed : content.size
     }
 
-    /// `true` when the picture covers the whole canvas.
+    /// `true` when the picture leaves part of the canvas uncovered (bars).
     public var hasBars: Bool { content != PixelRect(size: canvas) }
 }
 

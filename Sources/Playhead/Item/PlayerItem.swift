@@ -4,7 +4,7 @@
 /// let item = PlayerItem(asset: Asset(path: "clip.mp4"))
 /// item.addObserver(myObserver)          // gets .statusChanged(.unknown) first
 /// for await event in item.events { … }  // or as an AsyncSequence
-/// try await item.prepare()              // loads the asset: readyToPlay, or failed
+/// await item.prepare()                  // loads the asset: readyToPlay, or failed
 /// ```
 public final class PlayerItem: Sendable {
     /// The asset this item plays.

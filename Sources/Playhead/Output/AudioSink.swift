@@ -21,6 +21,24 @@ public struct AudioBuffer {
     var isSuperseded: Bool { control?.isSuperseded(segment) ?? false }
 }
 
+extension AudioBuffer {
+    /// A buffer lending the given samples (for tests of an app's own sink, and for feeding a sink
+    /// from the app's own sound).
+    /// - Parameters:
+    ///   - samples: `frameCount × channelCount` interleaved samples, valid for as long as the buffer is used.
+    ///   - frameCount: samples per channel.
+    ///   - channelCount: channels.
+    ///   - sampleRate: samples per channel a second.
+    ///   - presentationTime: where the first sample sits on its timeline.
+    public init(samples: UnsafeBufferPointer<Int16>, frameCount: Int, channelCount: Int, sampleRate: Int, presentationTime: MediaTime) {
+        self.samples = samples
+        self.frameCount = frameCount
+        self.channelCount = channelCount
+        self.sampleRate = sampleRate
+        self.presentationTime = presentationTime
+    }
+}
+
 /// What an audio sink is told before the first buffer.
 public struct AudioStreamInfo: Sendable, Hashable {
     public var source: String

@@ -21,7 +21,8 @@ public protocol FrameSink: AnyObject, SendableMetatype {
     /// - Throws: ``PlayheadError`` when the output cannot be completed; a ``DecodeSession`` then fails and calls
     ///   ``abort()``.
     func finish() throws(PlayheadError)
-    /// Gives up: removes whatever would pass for complete output.
+    /// Gives up: nothing that was written may pass for complete output (a file sink keeps a valid,
+    /// shorter file and says it is partial, or removes it).
     func abort()
 }
 

@@ -77,11 +77,23 @@ public final class WAVSink: AudioSink {
         }
     }
 
-    /// Appends the buffer's samples; a buffer that comes before ``begin(_:)`` or after ``finish()`` is dropped.
+    /// Appends the buffer's samples; a buffer after ``finish()`` or ``abort()`` is dropped.
     /// - Parameter buffer: interleaved signed 16-bit samples, in the stream's format.
-    /// - Throws: ``PlayheadError`` with `output.writeFailed` (`output.diskFull`, …) when the samples cannot be written.
+    /// - Throws: ``PlayheadError`` with `state.invalidState` for a buffer before any ``begin(_:)``,
+    ///   `state.invalidArgument` for one of another rate or channel count than the file's (it would garble the
+    ///   file), `output.writeFailed` (`output.diskFull`, …) when the samples cannot be written.
     public func write(_ buffer: AudioBuffer) throws(PlayheadError) {
         try state.withLock { (s: inout State) throws(PlayheadError) in
+            guard let format = s.format else {
+                throw PlayheadError(code: .invalidState, message: "samples came before the stream began (begin first)", file: path)
+            }
+            guard format == (buffer.sampleRate, buffer.channelCount) else {
+                throw PlayheadError(
+                    code: .invalidArgument,
+                    message:
+                        "a WAV file holds one format (\(format.rate) Hz, \(format.channels) channels); these samples are \(buffer.sampleRate) Hz, \(buffer.channelCount) channels",
+                    file: path)
+            }
             guard let muxer = s.muxer, let stream = s.stream, let packet = s.packet, buffer.frameCount > 0, let samples = buffer.samples.baseAddress
             else { return }
             // The muxer copies the bytes out during the call: the packet only borrows them.

@@ -61,8 +61,10 @@ public final class ManualPlaybackClock: PlaybackClock {
     }
 
     /// Moves time forward without anyone sleeping (to simulate a slow consumer).
-    /// - Parameter duration: how far to move time.
+    /// - Parameter duration: how far to move time; a negative one moves nothing (a playback clock
+    ///   never goes back).
     public func advance(by duration: Duration) {
+        guard duration > .zero else { return }
         current.withLock { $0 += duration }
     }
 }

@@ -89,7 +89,7 @@ public final class Player: Sendable {
     /// - Throws: ``PlayheadError``, as `finishOutput()`.
     public func finishOutput() async throws(PlayheadError) { try await queue.finishOutput() }
 
-    /// Gives the outputs up (a sink removes what would pass for complete output; a
-    /// ``FrameStream``'s consumer gets the end).
+    /// Gives the outputs up: a Y4M, MP4 or WAV file keeps what was written as a valid, shorter
+    /// file marked partial; a ``FrameStream``'s consumer gets the end after the frames queued.
     public func abortOutput() { queue.abortOutput() }
 }

@@ -288,7 +288,8 @@ public final class QueuePlayer: Sendable {
         try await WorkerPool.shared.value("playhead.output") { () throws(PlayheadError) in try self.finishOutputNow() }
     }
 
-    /// Gives the outputs up (for a Y4M or WAV file, removes the unfinished file).
+    /// Gives the outputs up: a Y4M, MP4 or WAV file keeps what was written as a valid, shorter
+    /// file marked partial (its `isPartial`); a ``FrameStream``'s consumer gets the end.
     public func abortOutput() {
         output.abort()
         audioOutput?.sink.abort()
