@@ -50,6 +50,36 @@ import Testing
         return (result, sink.frames)
     }
 
+    /// A read that does not return until it is let go (a store client stuck on a dead connection).
+    final class StuckSource: ByteSource {
+        let release = DispatchSemaphore(value: 0)
+        var size: Int64? { 1 << 20 }
+        func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            release.wait()
+            throw Broken()
+        }
+    }
+
+    /// A byte source whose read never returns: loading ends at the open timeout with
+    /// `io.timedOut` naming it (the read's thread is left to end when the read does).
+    @Test func aReadThatNeverReturnsEndsAtTheOpenTimeout() async throws {
+        let source = StuckSource()
+        defer { source.release.signal() }
+        let asset = Asset(byteSource: source, name: "store://stuck.mp4", options: AssetOptions(openTimeout: .seconds(1)))
+        let start = ContinuousClock.now
+        let outcome = await withDeadline(Bound.seconds(10), "loading a source whose read never returns") { () -> PlayheadError? in
+            do throws(PlayheadError) {
+                _ = try await asset.load(.duration)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let error = try #require(outcome ?? nil, "the load did not fail")
+        #expect(error.code == .timedOut && error.file == "store://stuck.mp4", "\(error)")
+        #expect(ContinuousClock.now - start < .seconds(4), "\(ContinuousClock.now - start)")
+    }
+
     @Test(arguments: ["h264-aac.mp4", "hevc-aac.mkv"])
     func memoryGivesWhatTheFileGives(name: String) async throws {
         let path = try Fixtures.clip(name)

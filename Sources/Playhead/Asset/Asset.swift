@@ -35,6 +35,9 @@ public actor Asset {
     private var continuations: [Int: CheckedContinuation<Result<AssetDescription, PlayheadError>, Never>] = [:]
     private var nextWaiter = 0
     private var interrupt: InterruptFlag?
+    /// Ends a probe's wait at the open timeout when the probe cannot be interrupted (a byte
+    /// source's read that does not return); cancelled when the probe ends.
+    private var probeWatchdog: (generation: Int, task: Task<Void, Never>)?
 
     deinit {
         // Its idle demuxers go with it: nobody can take them any more (a file it named is closed,
@@ -216,6 +219,25 @@ public actor Asset {
             }
             self.probeFinished(generation: generation, result: result)
         }
+        if let limit = options.openTimeout {
+            // FFmpeg's interrupt callback bounds its own waits; a byte source's read runs the
+            // caller's code, which nothing interrupts. Half a second after the limit the waiters
+            // are answered anyway (the thread is left to end when the read returns; the raised
+            // flag then stops FFmpeg at once).
+            let source = self.source
+            probeWatchdog?.task.cancel()
+            let task = Task {
+                guard (try? await Task.sleep(for: limit + .milliseconds(500))) != nil else { return }
+                flag.raise()
+                let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
+                self.probeFinished(
+                    generation: generation,
+                    result: .failure(
+                        PlayheadError(
+                            code: .timedOut, message: "the source did not open within \(seconds) s (a read that does not return?)", file: source)))
+            }
+            probeWatchdog = (generation, task)
+        }
     }
 
     /// An opened demuxer of this asset's source, for a session or a generator: the one its probe
@@ -260,6 +282,10 @@ public actor Asset {
     }
 
     private func probeFinished(generation: Int, result: Result<AssetDescription, PlayheadError>) {
+        if let watchdog = probeWatchdog, watchdog.generation == generation {
+            watchdog.task.cancel()
+            probeWatchdog = nil
+        }
         if case .failure(let error) = result {
             logger.debug("probe failed", metadata: ["file": "\(SourceRedaction.redacted(source))", "error": "\(error)"])
         }
