@@ -132,7 +132,9 @@ final class ResultChannel: @unchecked Sendable {
                 continuation.resume(returning: ready)
                 return
             }
-            if state.terminated || state.next >= state.count || state.finished {
+            // One wait at a time: a second iterator's next() while one waits ends at once (it
+            // would have replaced the first's continuation, which then never resumed).
+            if state.terminated || state.next >= state.count || state.finished || state.consumer != nil {
                 condition.unlock()
                 continuation.resume(returning: nil)
                 return
