@@ -10,12 +10,15 @@ scripts/check-source.sh
 # after everything else has run in parallel, so that other tests' load does not blur them; so do
 # the suites that run many CLI processes at once (manifests, hostile operations), whose load would
 # blur the time bounds of the others.
-isolated="PlayoutTests|PlayoutLiveTests|RealtimeAudioTests|ThreadBudgetTests|ManifestTests|HostileOperationsTests|BatchOperationsTests|SourceTests|CompositorTests|CLIComposeTests|CompositionAudioTests|CompositionOracleTests|SeamTests"
+isolated="PlayoutTests|PlayoutLiveTests|RealtimeAudioTests|ThreadBudgetTests|SoakTests|ManifestTests|HostileOperationsTests|BatchOperationsTests|SourceTests|CompositorTests|CLIComposeTests|CompositionAudioTests|CompositionOracleTests|SeamTests"
 swift test --skip "$isolated"
 # The library as an embedding app sees it: another package, its public API alone.
 swift test --package-path Tests/Embedder
 swift test --skip-build --filter RealtimeAudioTests
+# The process's threads and resident memory over many sessions and loops: measured with nothing
+# else running in the process.
 swift test --skip-build --filter ThreadBudgetTests
+swift test --skip-build --filter SoakTests
 swift test --skip-build --filter "ManifestTests|HostileOperationsTests|BatchOperationsTests"
 # Time bounds on misbehaving servers: measured without the rest of the suite loading the machine.
 swift test --skip-build --filter SourceTests

@@ -163,13 +163,13 @@ struct BatchRun {
             onStop()
         }
         var tally = try await work.value
-        log?.sync()
+        if let log { await blocking("playhead.results") { log.sync() } }
         tally.state = RunState.atTheEnd.rawValue
         tally.signal = RunState.signalName
         tally.elapsed = (ContinuousClock.now - start).inSeconds
         let summary = try encoder.encode(tally)
         try await Self.append(summary, to: log)
-        log?.sync()
+        if let log { await blocking("playhead.results") { log.sync() } }
         progress.end(tally)
         return tally
     }
