@@ -219,11 +219,13 @@ public actor Asset {
             }
             self.probeFinished(generation: generation, result: result)
         }
-        if let limit = options.openTimeout {
-            // FFmpeg's interrupt callback bounds its own waits; a byte source's read runs the
-            // caller's code, which nothing interrupts. Half a second after the limit the waiters
-            // are answered anyway (the thread is left to end when the read returns; the raised
-            // flag then stops FFmpeg at once).
+        if let limit = options.openTimeout, case .blocking? = input.bytes {
+            // FFmpeg's interrupt callback bounds its own waits, and an async byte source's reads
+            // are bounded by its own task; a blocking byte source's read runs the caller's code,
+            // which nothing interrupts. Half a second after the limit the waiters are answered
+            // anyway (the thread is left to end when the read returns; the raised flag then stops
+            // FFmpeg at once). Only then: a sleeping task per probe would hold its memory until
+            // its timer fired, cancelled or not.
             let source = self.source
             probeWatchdog?.task.cancel()
             let task = Task {
