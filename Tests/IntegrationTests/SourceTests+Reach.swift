@@ -61,8 +61,9 @@ extension SourceTests {
         #expect(duration.seconds == 2)
     }
 
-    /// A URL's password and signature appear nowhere: not in errors, tables, summaries or folder
-    /// names, for a source that fails and one that plays.
+    /// A URL's password and signature appear nowhere — not in errors, tables, summaries, results
+    /// files or folder names — for a source that fails to open, times out, stalls, plays, whose
+    /// output folder is someone else's, given by a manifest, or a composition's layer.
     @Test func credentialsAreNeverPrinted() async throws {
         try await Self.withServer { server in
             let folder = try HostileOperationsTests.temporaryFolder()
@@ -70,27 +71,49 @@ extension SourceTests {
             func secretURL(_ mode: String) -> String {
                 server.url(mode, "h264-aac.mp4").replacingOccurrences(of: "http://", with: "http://viewer:hunter2@") + "?X-Amz-Signature=deadbeef&v=1"
             }
-            let runs: [[String]] = [
-                ["probe", "--timeout", "1", secretURL("silent")],
-                ["probe", "--json", "--timeout", "1", secretURL("silent")],
-                ["play", "--json", "--timeout", "1", "--format", "none", "--out", folder + "/a", secretURL("stall-body")],
-                ["thumbnails", "--timeout", "1", "--at", "0.5", "--out", folder + "/b", secretURL("silent")],
-                ["play", "--json", "--format", "ppm", "--size", "32x18", "--out", folder + "/c", secretURL("ok")],
+            // Someone else's file where the output folder of the source would go.
+            try FileManager.default.createDirectory(atPath: folder + "/d", withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: folder + "/d/01-h264-aac.mp4", contents: Data("mine".utf8)))
+            let manifest = folder + "/sources.txt"
+            try (secretURL("silent") + "\n" + secretURL("ok") + "\n").write(toFile: manifest, atomically: true, encoding: .utf8)
+            let runs: [(command: [String], status: Int32?, files: [String])] = [
+                (["probe", "--timeout", "1", secretURL("silent")], 1, []),
+                (["probe", "--json", "--timeout", "1", secretURL("silent")], 1, []),
+                (["play", "--json", "--timeout", "1", "--format", "none", "--out", folder + "/a", secretURL("stall-body")], 1, []),
+                (["thumbnails", "--timeout", "1", "--at", "0.5", "--out", folder + "/b", secretURL("silent")], 1, []),
+                (["play", "--json", "--format", "ppm", "--size", "32x18", "--out", folder + "/c", secretURL("ok")], 0, []),
+                (["play", "--json", "--format", "ppm", "--size", "32x18", "--out", folder + "/d", secretURL("ok")], 1, []),
+                (["probe", "--timeout", "1", "--manifest", manifest, "--results", folder + "/probe.jsonl"], 1, [folder + "/probe.jsonl"]),
+                (
+                    [
+                        "thumbnails", "--timeout", "1", "--at", "0.5", "--manifest", manifest, "--results", folder + "/thumbs.jsonl", "--out",
+                        folder + "/e",
+                    ], 1, [folder + "/thumbs.jsonl"]
+                ),
+                (
+                    [
+                        "compose", "--size", "64x36", "--duration", "1", "--timeout", "1", "--out", folder + "/f", "--layer",
+                        "x=0,y=0,w=64,h=36,source=\(secretURL("silent"))",
+                    ], nil, []
+                ),
             ]
-            for (index, command) in runs.enumerated() {
-                let run = try await CLI.run(command)
-                #expect(run.status == (index == 4 ? 0 : 1), "\(command[0]): \(run.stderr)")
-                var seen = run.stdout + run.stderr
-                let out = command.firstIndex(of: "--out").map { command[$0 + 1] }
-                if let out {
-                    seen += (try? String(contentsOfFile: out + "/summary.json", encoding: .utf8)) ?? "(no summary)"
+            for run in runs {
+                let result = try await CLI.run(run.command)
+                if let status = run.status { #expect(result.status == status, "\(run.command[0]): \(result.stderr)") }
+                var seen = result.stdout + result.stderr
+                for file in run.files { seen += (try? String(contentsOfFile: file, encoding: .utf8)) ?? "(no \(file))" }
+                if let out = run.command.firstIndex(of: "--out").map({ run.command[$0 + 1] }) {
+                    for summary in (FileManager.default.subpaths(atPath: out) ?? []).filter({ $0.hasSuffix("summary.json") }) {
+                        seen += (try? String(contentsOfFile: out + "/" + summary, encoding: .utf8)) ?? "(no summary)"
+                    }
                     seen += (FileManager.default.subpaths(atPath: out) ?? []).joined(separator: "\n")
                 }
-                #expect(!seen.contains("hunter2") && !seen.contains("deadbeef"), "\(command[0]) printed a secret: \(seen.prefix(2000))")
+                #expect(!seen.contains("hunter2") && !seen.contains("deadbeef"), "\(run.command[0]) printed a secret: \(seen.prefix(2000))")
                 #expect(seen.contains("127.0.0.1"), "the URL is still named: \(seen.prefix(500))")
             }
             let frames = (try? FileManager.default.contentsOfDirectory(atPath: folder + "/c/01-h264-aac.mp4"))?.filter { $0.hasPrefix("frame-") }
             #expect(frames?.count == 50, "the folder is named after the file, not its query")
+            #expect(FileManager.default.contents(atPath: folder + "/d/01-h264-aac.mp4") == Data("mine".utf8), "someone else's file stays")
         }
     }
 

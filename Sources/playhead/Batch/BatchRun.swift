@@ -177,7 +177,8 @@ struct BatchRun {
 
 extension BatchRun {
     /// One source's record: the command's per-file entry with the source, its manifest line and
-    /// the shard beside its fields.
+    /// the shard beside its fields. The source is written in its display form (a URL's secrets
+    /// removed); `sourceKey`, a fingerprint of the line as written, is what a resumed run matches.
     struct Record<Report: Encodable>: Encodable {
         var command: String
         var source: String
@@ -185,14 +186,15 @@ extension BatchRun {
         var shard: String
         var report: Report
 
-        enum Keys: String, CodingKey { case kind, command, source, line, shard }
+        enum Keys: String, CodingKey { case kind, command, source, sourceKey, line, shard }
 
         func encode(to encoder: any Encoder) throws {
             try report.encode(to: encoder)
             var container = encoder.container(keyedBy: Keys.self)
             try container.encode("file", forKey: .kind)
             try container.encode(command, forKey: .command)
-            try container.encode(source, forKey: .source)
+            try container.encode(SourceRedaction.redacted(source), forKey: .source)
+            try container.encode(ResultsLog.Fingerprint(source).key, forKey: .sourceKey)
             try container.encode(line, forKey: .line)
             try container.encode(shard, forKey: .shard)
         }

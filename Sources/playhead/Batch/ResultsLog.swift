@@ -69,6 +69,22 @@ final class ResultsLog: @unchecked Sendable {
             b = StableHash.second(source)
         }
 
+        /// The fingerprint as a record's `sourceKey`: 32 hex digits.
+        var key: String {
+            func hex(_ value: UInt64) -> String {
+                let digits = String(value, radix: 16)
+                return String(repeating: "0", count: 16 - digits.utf8.count) + digits
+            }
+            return hex(a) + hex(b)
+        }
+
+        /// A record's `sourceKey`, read back.
+        init?(key: String) {
+            guard key.utf8.count == 32, let a = UInt64(key.prefix(16), radix: 16), let b = UInt64(key.suffix(16), radix: 16) else { return nil }
+            self.a = a
+            self.b = b
+        }
+
         static func < (l: Fingerprint, r: Fingerprint) -> Bool { (l.a, l.b) < (r.a, r.b) }
     }
 
@@ -188,6 +204,7 @@ final class ResultsLog: @unchecked Sendable {
             var kind: String?
             var command: String?
             var source: String?
+            var sourceKey: String?
             var shard: String?
         }
         guard !line.isEmpty else { return }
@@ -202,8 +219,16 @@ final class ResultsLog: @unchecked Sendable {
                 foreign = "a record of shard \(shard), this is shard \(expected.shard)"
             }
         }
-        guard record.kind == "file", let source = record.source else { return }
-        done.append(Fingerprint(source))
+        guard record.kind == "file" else { return }
+        // A record names its source by its key (its display form may have lost a URL's secrets);
+        // records of earlier versions, by the source itself.
+        if let key = record.sourceKey.flatMap(Fingerprint.init(key:)) {
+            done.append(key)
+        } else if let source = record.source {
+            done.append(Fingerprint(source))
+        } else {
+            return
+        }
         recordsFound += 1
     }
 }
