@@ -154,4 +154,16 @@ import Testing
         let play = try await CLI.run(["play", try Fixtures.clip("h264-aac.mp4"), "--format", "none", "--out", out + "/file/sub"])
         #expect(play.status != 0 && play.stderr.contains("is a file, not a folder") && !play.stderr.contains("NSCocoaErrorDomain"), "\(play.stderr)")
     }
+
+    /// A name written like one of FFmpeg's own protocols (`concat:a|b`) is not on disk and is not a
+    /// source: the error says so rather than a bare "no such file"; an unknown prefix is a plain
+    /// missing file.
+    @Test func anFFmpegProtocolNameSaysItIsNotASource() async throws {
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let concat = try await CLI.run(["probe", "concat:\(clip)|\(clip)"])
+        #expect(concat.status == 1, "\(concat.stderr)")
+        #expect(concat.stdout.contains("`concat:` (an FFmpeg protocol) is not a source"), "\(concat.stdout) \(concat.stderr)")
+        let plain = try await CLI.run(["probe", "nosuchscheme:\(clip)"])
+        #expect(plain.status == 1 && plain.stdout.contains("no such file") && !plain.stdout.contains("FFmpeg protocol"), "\(plain.stdout)")
+    }
 }

@@ -617,6 +617,20 @@ final class Demuxer {
         return Glibc.read(descriptor, &byte, 1) == 1
     }
 
+    /// The scheme of a name written like one of FFmpeg's own protocols (`concat:a|b`,
+    /// `subfile:…`) — which is not on disk, and which Playhead does not open (only URLs with `//`,
+    /// `pipe:` and `data:` go to FFmpeg's protocols).
+    static func unsupportedProtocol(_ name: String) -> String? {
+        guard !name.contains("://"), let colon = name.firstIndex(of: ":") else { return nil }
+        let scheme = String(name[..<colon])
+        guard scheme.count > 1, scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
+        var opaque: UnsafeMutableRawPointer?
+        while let protocolName = avio_enum_protocols(&opaque, 0) {
+            if String(cString: protocolName) == scheme { return scheme }
+        }
+        return nil
+    }
+
     /// Gives the clear errors FFmpeg would blur: missing, a directory, unreadable, empty.
     static func checkLocalFile(_ input: MediaInput) throws(PlayheadError) {
         let path = input.name
@@ -640,6 +654,13 @@ final class Demuxer {
             case ENOTDIR:
                 throw PlayheadError(code: .fileNotFound, message: "no such file: a part of the path is a file, not a folder", file: path)
             default:
+                if let scheme = unsupportedProtocol(path) {
+                    throw PlayheadError(
+                        code: .fileNotFound,
+                        message:
+                            "no such file, and `\(scheme):` (an FFmpeg protocol) is not a source Playhead opens: give each file as a source of its own, or a URL",
+                        file: path)
+                }
                 throw PlayheadError(code: .fileNotFound, message: "no such file", file: path)
             }
         }
