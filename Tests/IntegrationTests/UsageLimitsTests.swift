@@ -166,4 +166,37 @@ import Testing
         let plain = try await CLI.run(["probe", "nosuchscheme:\(clip)"])
         #expect(plain.status == 1 && plain.stdout.contains("no such file") && !plain.stdout.contains("FFmpeg protocol"), "\(plain.stdout)")
     }
+
+    /// Y4M headers that lie within the format's rules: a pixel aspect of 1:2147483647 is no ratio
+    /// (FFmpeg's own check) rather than a 0-wide, black picture; a 65534x2 picture that a probe
+    /// calls playable plays (scaled into the largest canvas) rather than failing.
+    @Test func y4mHeadersAtTheEdges() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        func y4m(_ name: String, width: Int, height: Int, aspect: String, luma: UInt8) throws -> String {
+            var bytes = Array("YUV4MPEG2 W\(width) H\(height) F25:1 Ip A\(aspect) C420jpeg\n".utf8)
+            let chroma = 2 * ((width + 1) / 2) * ((height + 1) / 2)
+            for _ in 0..<3 {
+                bytes += Array("FRAME\n".utf8) + [UInt8](repeating: luma, count: width * height) + [UInt8](repeating: 128, count: chroma)
+            }
+            let path = folder + "/" + name
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+            return path
+        }
+        let aspect = try y4m("aspect.y4m", width: 64, height: 36, aspect: "1:2147483647", luma: 200)
+        let probe = try await CLI.run(["probe", "--json", aspect])
+        let video = try #require((CLI.assets(probe.stdout).first?["tracks"] as? [[String: Any]])?.first)
+        #expect((video["presentationSize"] as? [String: Int])?["width"] == 64, "\(video)")
+        let play = try await CLI.run(["play", "--format", "ppm", "--out", folder + "/a", aspect])
+        #expect(play.status == 0, "\(play.stderr)")
+        let frame = try #require(FileManager.default.contents(atPath: folder + "/a/01-aspect.y4m/frame-000001.ppm"))
+        #expect(frame.starts(with: Data("P6\n64 36\n255\n".utf8)), "\(String(decoding: frame.prefix(16), as: UTF8.self))")
+        #expect((frame.last ?? 0) > 150, "the picture is its grey, not black: \(frame.last ?? 0)")
+
+        let wide = try y4m("wide.y4m", width: 65534, height: 2, aspect: "1:1", luma: 90)
+        let wideProbe = try await CLI.run(["probe", "--json", wide])
+        #expect(try CLI.assets(wideProbe.stdout).first?["isPlayable"] as? Bool == true, "\(wideProbe.stdout)")
+        let widePlay = try await CLI.run(["play", "--format", "none", "--json", "--out", folder + "/w", wide])
+        #expect(widePlay.status == 0, "what a probe calls playable plays: \(widePlay.stdout) \(widePlay.stderr)")
+    }
 }

@@ -38,7 +38,10 @@ struct VideoStageSetup {
                 width: (asked.width + alignment - 1) / alignment * alignment, height: (asked.height + alignment - 1) / alignment * alignment)
             gravity = configuration.gravity
         } else {
-            canvas = stored.fittedCanvas(pixelAspectRatio: par, orientation: orientation, alignment: alignment)
+            // Shown at its displayed size, within the largest canvas (a 65534x2 picture is
+            // scaled down rather than refused: what a probe calls playable plays).
+            canvas = stored.fittedCanvas(
+                pixelAspectRatio: par, orientation: orientation, within: PixelSize(width: 16384, height: 16384), alignment: alignment)
             gravity = .resize
         }
         guard canvas.width <= 16384, canvas.height <= 16384, !canvas.isEmpty else {

@@ -38,7 +38,11 @@ struct VideoStreamFacts: Sendable, Hashable {
         index = st.index
         storedSize = PixelSize(width: Int(par.width), height: Int(par.height))
         var sar = av_guess_sample_aspect_ratio(format, stream, nil)
-        if sar.num <= 0 || sar.den <= 0 { sar = AVRational(num: 1, den: 1) }
+        // FFmpeg's own rule: a ratio that is not positive, or that would shrink a side below one
+        // pixel (1:2147483647 made a 64-wide picture 0 wide, and its frames black), is no ratio.
+        if sar.num <= 0 || sar.den <= 0 || av_image_check_sar(UInt32(max(0, par.width)), UInt32(max(0, par.height)), sar) != 0 {
+            sar = AVRational(num: 1, den: 1)
+        }
         var num: Int32 = 0, den: Int32 = 0
         av_reduce(&num, &den, Int64(sar.num), Int64(sar.den), Int64(Int32.max))
         pixelAspectRatio = PixelAspectRatio(horizontal: Int(num), vertical: Int(den))
