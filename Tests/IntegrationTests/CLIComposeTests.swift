@@ -38,6 +38,14 @@ import Testing
     /// `--format mp4`: an H.264 MP4 with exactly duration × rate frames; killed with SIGKILL
     /// half way, the file under its temporary name still reads up to its last fragment, and
     /// nothing passes for the finished file.
+    /// Whether the composition's MP4 has its first bytes under its temporary name in `folder`.
+    static func writing(in folder: String) -> Bool {
+        (try? FileManager.default.contentsOfDirectory(atPath: folder))?.contains { name in
+            name.hasPrefix(".video.mp4.")
+                && ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size] as? Int) ?? 0) > 0
+        } ?? false
+    }
+
     @Test func mp4WholeAndKilled() async throws {
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
@@ -78,7 +86,7 @@ import Testing
             [
                 "compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
                 "--layer", layer, "--format", "mp4", "--out", out + "/stopped",
-            ], signal: SIGTERM, after: .milliseconds(1500))
+            ], signal: SIGTERM, after: .milliseconds(1500), startedWhen: { Self.writing(in: out + "/stopped/composition") })
         #expect(stopped.status == 143, "\(stopped.stderr)")
         let summary = try HostileOperationsTests.summary(out + "/stopped")
         let kept = try await Reference.run(
@@ -115,7 +123,7 @@ import Testing
             [
                 "compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
                 "--layer", layer, "--format", "mp4", "--out", out + "/killed",
-            ], signal: SIGKILL, after: .milliseconds(2500))
+            ], signal: SIGKILL, after: .milliseconds(2500), startedWhen: { Self.writing(in: out + "/killed/composition") })
         let folder = out + "/killed/composition"
         let names = try FileManager.default.contentsOfDirectory(atPath: folder)
         #expect(!names.contains("video.mp4"), "a killed run leaves nothing under the final name")

@@ -380,7 +380,9 @@ enum HostileRun {
 
     /// Starts the CLI with `arguments`, sends `signal` after `delay` (and again `again` later, if
     /// given), and waits for the end.
-    static func signalled(_ arguments: [String], signal: Int32, after delay: Duration, again: Duration? = nil) async throws -> Outcome {
+    static func signalled(
+        _ arguments: [String], signal: Int32, after delay: Duration, again: Duration? = nil, startedWhen started: (@Sendable () -> Bool)? = nil
+    ) async throws -> Outcome {
         let executable = try CLI.binary()
         return try await offPool {
             let process = Process()
@@ -393,6 +395,12 @@ enum HostileRun {
             try process.run()
             let reader = Thread { _ = out.fileHandleForReading.readDataToEndOfFile() }
             reader.start()
+            // The delay counts from when the run has started its work, when the caller can tell
+            // (a loaded machine may take seconds to get there), up to a minute.
+            if let started {
+                let deadline = Date(timeIntervalSinceNow: 60)
+                while !started(), Date() < deadline, process.isRunning { Thread.sleep(forTimeInterval: 0.05) }
+            }
             Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
             kill(process.processIdentifier, signal)
             if let again {
