@@ -47,13 +47,7 @@ public final class WAVSink: AudioSink {
     public func begin(_ info: AudioStreamInfo) throws(PlayheadError) {
         try state.withLock { (s: inout State) throws(PlayheadError) in
             if let format = s.format {
-                guard format == (info.sampleRate, info.channelCount) else {
-                    throw PlayheadError(
-                        code: .invalidArgument,
-                        message:
-                            "a WAV file holds one format (\(format.rate) Hz, \(format.channels) channels); this stream is \(info.sampleRate) Hz, \(info.channelCount) channels",
-                        file: path)
-                }
+                try check(format, rate: info.sampleRate, channels: info.channelCount, what: "this stream is")
                 return
             }
             let muxer = try MuxedFile(path: path, format: "wav", replacing: replacing)
@@ -87,13 +81,7 @@ public final class WAVSink: AudioSink {
             guard let format = s.format else {
                 throw PlayheadError(code: .invalidState, message: "samples came before the stream began (begin first)", file: path)
             }
-            guard format == (buffer.sampleRate, buffer.channelCount) else {
-                throw PlayheadError(
-                    code: .invalidArgument,
-                    message:
-                        "a WAV file holds one format (\(format.rate) Hz, \(format.channels) channels); these samples are \(buffer.sampleRate) Hz, \(buffer.channelCount) channels",
-                    file: path)
-            }
+            try check(format, rate: buffer.sampleRate, channels: buffer.channelCount, what: "these samples are")
             guard let muxer = s.muxer, let stream = s.stream, let packet = s.packet, buffer.frameCount > 0, let samples = buffer.samples.baseAddress
             else { return }
             // The muxer copies the bytes out during the call: the packet only borrows them.
@@ -122,6 +110,16 @@ public final class WAVSink: AudioSink {
             s.muxer = nil
             s.stream = nil
             try muxer.finish()
+        }
+    }
+
+    /// The one rule for streams and samples: a WAV file holds the format it began with.
+    private func check(_ format: (rate: Int, channels: Int), rate: Int, channels: Int, what: String) throws(PlayheadError) {
+        guard format == (rate, channels) else {
+            throw PlayheadError(
+                code: .invalidArgument,
+                message: "a WAV file holds one format (\(format.rate) Hz, \(format.channels) channels); \(what) \(rate) Hz, \(channels) channels",
+                file: path)
         }
     }
 
