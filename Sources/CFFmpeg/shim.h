@@ -1,6 +1,6 @@
 // Playhead's bridge to FFmpeg. Swift imports the FFmpeg headers directly; this file only adds
 // wrappers for what Swift cannot import: function-like macros and macros built from them, and the
-// one Linux call the output folder needs that glibc hides without _GNU_SOURCE.
+// the two Linux calls the output folder needs that glibc hides without _GNU_SOURCE.
 #ifndef PLAYHEAD_CFFMPEG_SHIM_H
 #define PLAYHEAD_CFFMPEG_SHIM_H
 
@@ -58,6 +58,14 @@ static inline int playhead_rename_noreplace(const char *from, const char *to) {
 // Caps glibc's malloc arenas (mallopt is in <malloc.h>, which Swift's Glibc module leaves out).
 static inline int playhead_limit_malloc_arenas(int arenas) {
     return mallopt(M_ARENA_MAX, arenas);
+}
+
+// fallocate is declared by glibc only under _GNU_SOURCE too. FALLOC_FL_KEEP_SIZE is 1 in
+// <linux/falloc.h>: blocks set aside for a file without changing its size, so that it can later
+// grow into them on a full disk. Returns 0, or -1 with errno (a file system without it: EOPNOTSUPP).
+extern int fallocate(int fd, int mode, off_t offset, off_t len);
+static inline int playhead_reserve_room(int fd, int64_t length) {
+    return fallocate(fd, 1, 0, (off_t)length);
 }
 
 #endif

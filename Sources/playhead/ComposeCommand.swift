@@ -246,6 +246,8 @@ struct ComposeCommand: AsyncParsableCommand {
                 summary.output = nil
             }
         }
+        // An output that stopped short (a failure, a signal) is kept as far as it got, and said to be so.
+        if summary.state != .finished, summary.framesWritten > 0, let output = summary.output, output != "-" { summary.partial = true }
         if specs.contains(where: \.audio) {
             let silent = report.soundlessSources.map(SourceRedaction.redacted)
             let sources = specs.filter(\.audio).map { SourceRedaction.redacted($0.sources[0]) }
@@ -299,6 +301,8 @@ struct ComposeSummary: Encodable {
     var framesWritten: Int
     var framesExpected: Int
     var output: String?
+    /// The output is kept but did not get to its end (a full disk, a signal).
+    var partial: Bool?
     var layers: [ComposeLayerReport]
     /// Where the sound came from (into the MP4, or audio.wav beside frames), and why it went silent if it did.
     var audio: ComposeAudioReport?

@@ -12,6 +12,9 @@ final class MP4Writer {
     private(set) var framesWritten = 0
     private(set) var audioFramesWritten = 0
     private(set) var isPartial = false
+    /// Why the file was given up part way (a write that failed: a full disk): every later call
+    /// says so, so that the end of the output cannot pass for a success.
+    private var failure: PlayheadError?
 
     private var muxer: MuxedFile?
     private var encoder: FrameEncoder?
@@ -109,6 +112,7 @@ final class MP4Writer {
     }
 
     func write(_ frame: VideoFrame) throws(PlayheadError) {
+        if let failure { throw failure }
         guard encoder != nil, let videoClock else { throw PlayheadError(code: .invalidState, message: "write before begin", file: path) }
         let seconds = snapped(Self.seconds(frame.presentationTime, placedAt: frame.timelinePosition, from: videoClock.start))
         var duration = videoClock.frame
@@ -183,6 +187,7 @@ final class MP4Writer {
     }
 
     func finishVideo() throws(PlayheadError) {
+        if let failure { throw failure }
         if plan.ended { return }
         if let encoder { try encoder.encode(nil) { (packet) throws(PlayheadError) in try self.take(packet, sound: false) } }
         // A sound told with the picture (same thread) ends with it: its last samples and the
@@ -215,6 +220,7 @@ final class MP4Writer {
     }
 
     func writeAudio(_ buffer: AudioBuffer) throws(PlayheadError) {
+        if let failure { throw failure }
         guard !plan.ended else { return }
         guard let audioInfo, plan.sound == .began else { throw PlayheadError(code: .invalidState, message: "sound before its format", file: path) }
         guard buffer.channelCount == audioInfo.channelCount, buffer.sampleRate == audioInfo.sampleRate else {
@@ -253,6 +259,7 @@ final class MP4Writer {
     }
 
     func finishSound() throws(PlayheadError) {
+        if let failure { throw failure }
         if plan.ended { return }
         if let audioEncoder { try audioEncoder.finish { (packet) throws(PlayheadError) in try self.take(packet, sound: true) } }
         try perform(plan.soundEnded())
@@ -291,14 +298,20 @@ final class MP4Writer {
                 try complete()
             }
         } catch {
-            // A file that failed is given up (kept as far as it is valid).
-            _ = plan.abort()
-            if let muxer {
-                release()
-                isPartial = muxer.keepWhatWasWritten()
-            }
-            throw error
+            throw giveUp(error)
         }
+    }
+
+    /// A file that failed is given up at once (kept as far as it is valid: a fragmented file is
+    /// cut after its last whole fragment); returns `error`, which every later call throws.
+    private func giveUp(_ error: PlayheadError) -> PlayheadError {
+        failure = failure ?? error
+        _ = plan.abort()
+        if let muxer {
+            release()
+            isPartial = muxer.keepWhatWasWritten()
+        }
+        return error
     }
 
     private func writeHeader() throws(PlayheadError) {
@@ -404,7 +417,11 @@ final class MP4Writer {
 
     private func send(_ packet: UnsafeMutablePointer<AVPacket>, to muxer: MuxedFile) throws(PlayheadError) {
         // With two streams, the muxer interleaves them by time.
-        if audioStream != nil && videoStream != nil { try muxer.writeInterleaved(packet) } else { try muxer.write(packet) }
+        do throws(PlayheadError) {
+            if audioStream != nil && videoStream != nil { try muxer.writeInterleaved(packet) } else { try muxer.write(packet) }
+        } catch {
+            throw giveUp(error)
+        }
     }
 
     /// Writes the picture packet still waiting, lasting to the end of the last frame shown.
@@ -468,6 +485,8 @@ final class MP4Writer {
     }
 
     private func refusing<T>(_ step: () throws(MP4ExportPlan.Refusal) -> T) throws(PlayheadError) -> T {
+        // Given up on a failed write: that is why nothing more is taken.
+        if let failure { throw failure }
         do throws(MP4ExportPlan.Refusal) {
             return try step()
         } catch {

@@ -15,10 +15,13 @@ protocol MuxTarget: AnyObject {
     func complete() throws(PlayheadError)
     /// The output is given up: what passes for complete is removed.
     func discard()
+    /// Cuts what was written back to its first `length` bytes; false when it cannot (a stream).
+    func truncate(to length: Int64) -> Bool
 }
 
 extension SafeFile: MuxTarget {
     func complete() throws(PlayheadError) { try commit(replacing: replacesExisting) }
+    func truncate(to length: Int64) -> Bool { descriptor >= 0 && ftruncate(descriptor, off_t(length)) == 0 }
 }
 
 /// An open descriptor written as a stream (standard output, a pipe). Not owned: never closed.
@@ -42,4 +45,5 @@ final class StreamTarget: MuxTarget {
     var size: Int64 { -1 }
     func complete() throws(PlayheadError) {}
     func discard() {}
+    func truncate(to length: Int64) -> Bool { false }
 }

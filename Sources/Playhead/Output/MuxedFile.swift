@@ -14,6 +14,10 @@ final class MuxedFile {
     private var headerWritten = false
     /// A write error the I/O callback met (FFmpeg only sees its error number).
     fileprivate var ioError: PlayheadError?
+    /// Where the latest fragment a fragmented MP4 began writing starts in the file (0: none yet):
+    /// every byte before it belongs to the header and to whole fragments, so a file given up on a
+    /// write error (a full disk) is valid when cut there. Told by the muxer's data markers.
+    fileprivate var fragmentStart: Int64 = 0
     private static let bufferSize: Int32 = 1 << 16
 
     /// A muxer of `format` (`wav`, `yuv4mpegpipe`, `mp4`, …) for `path`.
@@ -80,6 +84,23 @@ final class MuxedFile {
             av_free(buffer)
             avformat_free_context(allocated)
             throw PlayheadError(code: .outputOpenFailed, message: "could not set up output I/O", file: path)
+        }
+        // With a typed write, the buffer is handed over at each marker the muxer sets (the MP4
+        // muxer sets one where each fragment begins), tagged with the marker's kind.
+        io.pointee.write_data_type = { opaque, data, size, type, _ in
+            guard let opaque, let data, size > 0 else { return 0 }
+            let muxed = Unmanaged<MuxedFile>.fromOpaque(opaque).takeUnretainedValue()
+            if muxed.ioError == nil, type == AVIO_DATA_MARKER_SYNC_POINT || type == AVIO_DATA_MARKER_BOUNDARY_POINT {
+                let here = muxed.file.seek(0, whence: SEEK_CUR)
+                if here > 0 { muxed.fragmentStart = here }
+            }
+            do throws(PlayheadError) {
+                try muxed.file.write(UnsafeRawBufferPointer(start: data, count: Int(size)))
+                return size
+            } catch {
+                muxed.ioError = muxed.ioError ?? error
+                return playhead_averror(EIO)
+            }
         }
         allocated.pointee.pb = io
         allocated.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
@@ -174,8 +195,24 @@ final class MuxedFile {
             file.discard()
             return false
         }
+        if ioError == nil {
+            do throws(PlayheadError) {
+                try finish()
+                return true
+            } catch {
+                return false
+            }
+        }
+        // A write failed (a full disk): the trailer cannot be written either. A fragmented file is
+        // valid up to where its last fragment began; cut there (which also frees the space the
+        // torn fragment took), it takes its name as a shorter file.
+        release()
+        guard fragmentStart > 0, file.truncate(to: fragmentStart) else {
+            file.discard()
+            return false
+        }
         do throws(PlayheadError) {
-            try finish()
+            try file.complete()
             return true
         } catch {
             return false

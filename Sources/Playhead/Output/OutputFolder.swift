@@ -252,21 +252,37 @@ package final class OutputFolder: Sendable {
         if let problem = Self.nameProblem(name, in: path) { throw problem }
         let found = Self.lookUp(target)
         if let found, !state.withLock({ $0.manifest.owns(name, found: found) }) { throw Self.notOurs(target) }
-        let file = try SafeFile.create(for: target)
         let identity: FileIdentity
         do throws(PlayheadError) {
-            try file.write(bytes)
-            identity = file.stampedIdentity()
-            state.withLock { $0.manifest.recordPending(name, kind: .file, identity: identity) }
-            if let error = saveManifest() { throw error }
-            try file.commit(replacing: found != nil)
+            identity = try writeNewCopy(name, at: target, bytes: bytes, replacing: found != nil)
         } catch {
-            file.discard()
-            throw error
+            // A full disk: an earlier version of this file of ours (the summary written as
+            // `running`) takes the new bytes in place when they fit in the room it holds.
+            guard error.code == .diskFull, found != nil, let rewritten = SafeFile.rewriteInPlace(bytes, at: target) else { throw error }
+            identity = rewritten
         }
         state.withLock { $0.manifest.record(name, kind: .file, identity: identity) }
         _ = saveManifest()
         return target
+    }
+
+    /// Writes `bytes` as a new file that takes the name `name` (at `target`) once recorded.
+    private func writeNewCopy(_ name: String, at target: String, bytes: [UInt8], replacing: Bool) throws(PlayheadError) -> FileIdentity {
+        let file = try SafeFile.create(for: target)
+        do throws(PlayheadError) {
+            try file.write(bytes)
+            // Room for a later version of it to be written in place on a full disk (the summary
+            // written as `running` grows as files end).
+            file.reserveRoom(2 * bytes.count + (16 << 10))
+            let identity = file.stampedIdentity()
+            state.withLock { $0.manifest.recordPending(name, kind: .file, identity: identity) }
+            if let error = saveManifest() { throw error }
+            try file.commit(replacing: replacing)
+            return identity
+        } catch {
+            file.discard()
+            throw error
+        }
     }
 
     /// Whether `name` in the folder is free or an earlier run's (so ``writeFile(_:bytes:)`` may
@@ -294,7 +310,8 @@ package final class OutputFolder: Sendable {
             return PlayheadError(code: .writeFailed, message: "could not encode \(Self.manifestName)", file: path)
         }
         do throws(PlayheadError) {
-            try SafeFile.write([UInt8](data), to: Self.join(path, Self.manifestName), replacing: true, syncFolder: true)
+            try SafeFile.write(
+                [UInt8](data), to: Self.join(path, Self.manifestName), replacing: true, syncFolder: true, room: 2 * data.count + (16 << 10))
             return nil
         } catch {
             return error

@@ -1,3 +1,4 @@
+internal import CFFmpeg
 import Foundation
 import Glibc
 
@@ -175,11 +176,45 @@ package final class SafeFile {
         try file.commit(replacing: replacing, syncFolder: syncFolder)
     }
 
-    /// Writes `bytes` to `path` in one go, safely.
-    package static func write(_ bytes: [UInt8], to path: String, replacing: Bool = true, syncFolder: Bool = true) throws(PlayheadError) {
-        let file = try create(for: path)
-        try file.write(bytes)
-        try file.commit(replacing: replacing, syncFolder: syncFolder)
+    /// Writes `bytes` to `path` in one go, safely. `room`: see ``reserveRoom(_:)``.
+    package static func write(
+        _ bytes: [UInt8], to path: String, replacing: Bool = true, syncFolder: Bool = true, room: Int = 0
+    )
+        throws(PlayheadError)
+    {
+        do throws(PlayheadError) {
+            let file = try create(for: path)
+            try file.write(bytes)
+            file.reserveRoom(room)
+            try file.commit(replacing: replacing, syncFolder: syncFolder)
+        } catch {
+            guard error.code == .diskFull, replacing, rewriteInPlace(bytes, at: path) != nil else { throw error }
+        }
+    }
+
+    /// Sets aside room for the file to grow to `bytes` without taking space from the disk (the
+    /// blocks are allocated; the size stays as written), so that a later version of a record can
+    /// be written in place when the disk is full (``rewriteInPlace(_:at:)``). A disk that has no
+    /// such room already gets none: nothing else changes.
+    package func reserveRoom(_ bytes: Int) {
+        if bytes > 0, descriptor >= 0 { _ = playhead_reserve_room(descriptor, Int64(bytes)) }
+    }
+
+    /// The last resort for a small record (a summary, a folder's manifest) on a full disk, where
+    /// no new copy can be made: `bytes` written over the regular file already at `path`, when the
+    /// space that file holds takes them (no block is added, so the disk's being full does not
+    /// matter). Not atomic as a rename is: a crash during it can leave the record torn, which is
+    /// still better than a summary that says `running` for good. Returns the file as written, or
+    /// nil when it cannot be done (no such file, a link, too little room in it).
+    package static func rewriteInPlace(_ bytes: [UInt8], at path: String) -> FileIdentity? {
+        let fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_blocks) * 512 >= bytes.count else { return nil }
+        let written = bytes.withUnsafeBytes { raw in DescriptorWrite.all(raw, to: fd) }
+        guard written == 0, ftruncate(fd, off_t(bytes.count)) == 0, fdatasync(fd) == 0, fstat(fd, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), stamp: stamp(info))
     }
 
     /// Writes all of `bytes` at the current offset.

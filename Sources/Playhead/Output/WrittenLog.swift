@@ -1,3 +1,4 @@
+internal import CFFmpeg
 import Glibc
 
 /// The files a run put into one of its own folders (one marked with ``OutputFolder/ownerMarkName``),
@@ -88,7 +89,11 @@ package enum WrittenLog {
             if info.st_mode & S_IFMT != S_IFDIR { unlink(path) }
         }
         let fd = open(path, O_WRONLY | O_TRUNC | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
-        if fd >= 0 { close(fd) }
+        guard fd >= 0 else { return }
+        // Room for the first hundred notes set aside now (the log stays empty), so that the
+        // outputs of a run that fills the disk are still noted as its own.
+        _ = playhead_reserve_room(fd, 4 << 10)
+        close(fd)
     }
 
     /// Whether the file at `path` counts as a run's output: in one of a run's own folders, only
