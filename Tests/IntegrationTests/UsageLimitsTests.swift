@@ -155,6 +155,22 @@ import Testing
         #expect(play.status != 0 && play.stderr.contains("is a file, not a folder") && !play.stderr.contains("NSCocoaErrorDomain"), "\(play.stderr)")
     }
 
+    /// A file of subtitles alone: `play` (which needs sound or picture) and `thumbnails` (which
+    /// needs a picture) each say what is missing and what the file holds instead.
+    @Test func aFileOfSubtitlesAloneSaysWhatItHolds() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let subtitles = out + "/subtitles.srt", file = out + "/subtitles.mp4"
+        #expect(FileManager.default.createFile(atPath: subtitles, contents: Data("1\n00:00:00,000 --> 00:00:02,000\nHello\n".utf8)))
+        _ = try await Reference.run(try Reference.ffmpeg(), ["-v", "error", "-y", "-i", subtitles, "-c:s", "mov_text", file])
+        let play = try await CLI.run(["play", "--format", "none", "--out", out + "/play", file])
+        #expect(play.status == 1)
+        #expect(play.stderr.contains("[demux.noStreams] no audio or video track (only subtitle #0 mov_text)"), "\(play.stderr)")
+        let thumbnails = try await CLI.run(["thumbnails", "--at", "0.5", "--out", out + "/thumbnails", file])
+        #expect(thumbnails.status == 1)
+        #expect(thumbnails.stderr.contains("[demux.noVideoTrack] no video track (only subtitle #0 mov_text)"), "\(thumbnails.stderr)")
+    }
+
     /// A name written like one of FFmpeg's own protocols (`concat:a|b`) is not on disk and is not a
     /// source: the error says so rather than a bare "no such file"; an unknown prefix is a plain
     /// missing file.

@@ -105,12 +105,21 @@ final class Demuxer {
 
     /// The error for a path that needs video and finds none usable: one rule for every path.
     func missingVideo(what: String = "no video track") -> PlayheadError {
-        guard hasSizelessVideo else { return PlayheadError(code: .noVideoTrack, message: what, file: source) }
+        guard hasSizelessVideo else { return PlayheadError(code: .noVideoTrack, message: "\(what) (\(holdings))", file: source) }
         return PlayheadError(
             code: .decodeFailed,
             message:
                 "the video track's picture size is unknown: its first picture could not be decoded (damaged, or larger than \(StreamDecoder.defaultMaximumPixels) pixels, which are refused)",
             file: source)
+    }
+
+    /// What the file holds, as the unplayable reason names it: `only audio #0 aac, subtitle #1 mov_text`.
+    var holdings: String {
+        let streams = context.streams.map { stream in
+            let parameters = stream.pointee.codecpar.pointee
+            return "\(Self.mediaType(parameters.codec_type).rawValue) #\(stream.pointee.index) \(String(cString: avcodec_get_name(parameters.codec_id)))"
+        }
+        return streams.isEmpty ? "no tracks" : "only " + streams.joined(separator: ", ")
     }
 
     private init(context: FormatContext) {
