@@ -117,7 +117,8 @@ final class Demuxer {
     var holdings: String {
         let streams = context.streams.map { stream in
             let parameters = stream.pointee.codecpar.pointee
-            return "\(Self.mediaType(parameters.codec_type).rawValue) #\(stream.pointee.index) \(String(cString: avcodec_get_name(parameters.codec_id)))"
+            return
+                "\(Self.mediaType(parameters.codec_type).rawValue) #\(stream.pointee.index) \(String(cString: avcodec_get_name(parameters.codec_id)))"
         }
         return streams.isEmpty ? "no tracks" : "only " + streams.joined(separator: ", ")
     }
