@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A loopback HTTP server for the source benchmark: serves the files of a folder with range
-requests (206), and counts the body bytes it sends. GET /__stats gives {"bytes": N, "requests": N}
-since the last GET /__reset. The send buffer is kept small, so that what is counted is close to
-what the client read rather than what the kernel queued for it.
+requests (206, bounded ranges `bytes=A-B` too), and counts the body bytes it sends. GET /__stats gives
+{"bytes": N, "requests": N} since the last GET /__reset. The send buffer is 256 KB (SNDBUF in the
+environment changes it): about what a loaded server on a real network has in flight for a client,
+so a request the client gives up costs what a real one would.
 
 Usage: range_server.py FOLDER PORT_FILE   (writes the chosen port to PORT_FILE, then serves)
 """
@@ -25,7 +26,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def setup(self):
-        self.request.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 65536)
+        self.request.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, int(os.environ.get("SNDBUF", 256 * 1024)))
         super().setup()
 
     def reply_json(self, value):

@@ -127,4 +127,10 @@ enum CLI {
         let document = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         return try #require(document["assets"] as? [[String: Any]])
     }
+
+    /// The `files` of a `play --json` summary.
+    static func files(_ json: String) throws -> [[String: Any]] {
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        return try #require(document["files"] as? [[String: Any]])
+    }
 }

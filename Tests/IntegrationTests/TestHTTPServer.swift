@@ -5,7 +5,7 @@ import Testing
 /// A small HTTP/1.1 server on 127.0.0.1, started and stopped by a test, serving files of a folder
 /// with range support — and misbehaving on request, by the first part of the path:
 ///
-/// - `/ok/NAME`: the file, honouring `Range: bytes=A-` (206);
+/// - `/ok/NAME`: the file, honouring `Range: bytes=A-` and `bytes=A-B` (206);
 /// - `/silent/NAME`: reads the request and never answers;
 /// - `/stall-headers/NAME`: sends the headers, then nothing;
 /// - `/stall-body/NAME`: sends the headers and half of the body, then nothing;
@@ -13,10 +13,15 @@ import Testing
 ///   (range) requests are answered in full, as `/ok/`;
 /// - `/lie/NAME`: promises 100,000 bytes more than the file in `Content-Length`, sends the file
 ///   and closes; a range request past the end gets 416;
-/// - `/loop/NAME`: redirects to itself (302), forever.
+/// - `/loop/NAME`: redirects to itself (302), forever;
+/// - `/norange/NAME`: ignores `Range`: every request gets the whole file (200);
+/// - `/liar/NAME`: ignores `Range` and promises ten times the file's length in `Content-Length`,
+///   sends the file and closes.
 ///
-/// A query string is ignored. Bytes sent are counted (``sent``), with a small send buffer so
-/// that the count is close to what the client read rather than what the kernel queued.
+/// A query string is ignored. Bytes sent and requests are counted (``sent``), with a send
+/// buffer of `sendBuffer` bytes (small, so that the count is close to what the client read
+/// rather than what the kernel queued; 256 KB is what a loaded server on a real network has in
+/// flight).
 final class TestHTTPServer: @unchecked Sendable {
     // @unchecked Sendable: `listener` and `port` are set in init and only read after; `drops`
     // and `stopped` are touched only under `lock`; each connection's socket belongs to its thread.
@@ -29,19 +34,24 @@ final class TestHTTPServer: @unchecked Sendable {
     private var open: [Int32] = []
     private var bodyBytes = 0
     private var rangeRequests = 0
+    private var requests = 0
+    private let sendBuffer: Int32
 
-    /// Bytes sent (headers and bodies) and requests with a `Range` from a byte other than 0, since the last ``resetCount()``.
-    var sent: (bytes: Int, rangeRequests: Int) { lock.withLock { (bodyBytes, rangeRequests) } }
+    /// Bytes sent (headers and bodies), requests with a `Range` from a byte other than 0, and
+    /// requests in all, since the last ``resetCount()``.
+    var sent: (bytes: Int, rangeRequests: Int, requests: Int) { lock.withLock { (bodyBytes, rangeRequests, requests) } }
 
     func resetCount() {
         lock.withLock {
             bodyBytes = 0
             rangeRequests = 0
+            requests = 0
         }
     }
 
-    init(root: String) throws {
+    init(root: String, sendBuffer: Int32 = 65536) throws {
         self.root = root
+        self.sendBuffer = sendBuffer
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -85,7 +95,7 @@ final class TestHTTPServer: @unchecked Sendable {
                 if errno == EINTR { continue }
                 return
             }
-            var buffer: Int32 = 65536
+            var buffer = sendBuffer
             setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, socklen_t(MemoryLayout<Int32>.size))
             let keep = lock.withLock { () -> Bool in
                 if stopped { return false }
@@ -119,6 +129,7 @@ final class TestHTTPServer: @unchecked Sendable {
         let parts = lines.first?.split(separator: " ") ?? []
         guard parts.count >= 2 else { return }
         let path = String(parts[1].prefix(while: { $0 != "?" }))
+        lock.withLock { requests += 1 }
         let pieces = path.split(separator: "/", maxSplits: 1).map(String.init)
         guard pieces.count == 2 else { return send(fd, status: "404 Not Found", headers: [], body: []) }
         let (mode, name) = (pieces[0], pieces[1])
@@ -128,18 +139,26 @@ final class TestHTTPServer: @unchecked Sendable {
             return send(fd, status: "404 Not Found", headers: [], body: [])
         }
         let bytes = [UInt8](data)
-        var start = 0
+        if mode == "norange" || mode == "liar" {
+            let length = mode == "liar" ? 10 * bytes.count : bytes.count
+            return writeAll(fd, head("200 OK", ["Content-Type: application/octet-stream", "Content-Length: \(length)"]) + bytes)
+        }
+        var start = 0, last = bytes.count - 1
+        var ranged = false
         if let range = lines.first(where: { $0.lowercased().hasPrefix("range: bytes=") }) {
-            start = Int(range.dropFirst("range: bytes=".count).split(separator: "-").first ?? "0") ?? 0
+            let bounds = range.dropFirst("range: bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
+            start = Int(bounds.first ?? "0") ?? 0
+            if bounds.count > 1, let end = Int(bounds[1]) { last = min(end, bytes.count - 1) }
+            ranged = start > 0 || last < bytes.count - 1
         }
         if start >= bytes.count, start > 0 {
             return send(fd, status: "416 Range Not Satisfiable", headers: ["Content-Range: bytes */\(bytes.count)"], body: [])
         }
-        let body = Array(bytes[start...])
+        let body = Array(bytes[start...max(start, last)])
         if start > 0 { lock.withLock { rangeRequests += 1 } }
         var headers = ["Accept-Ranges: bytes", "Content-Type: application/octet-stream"]
-        let status = start > 0 ? "206 Partial Content" : "200 OK"
-        if start > 0 { headers.append("Content-Range: bytes \(start)-\(bytes.count - 1)/\(bytes.count)") }
+        let status = ranged ? "206 Partial Content" : "200 OK"
+        if ranged { headers.append("Content-Range: bytes \(start)-\(start + body.count - 1)/\(bytes.count)") }
         switch mode {
         case "stall-headers":
             writeAll(fd, head(status, headers + ["Content-Length: \(body.count)"]))
@@ -199,7 +218,7 @@ private extension [UInt8] {
 /// the length, the redirect — checked byte for byte against the file, over a raw socket.
 @Suite struct TestHTTPServerTests {
     /// One request; the whole response (the server closes every connection), split at the headers.
-    static func get(_ server: TestHTTPServer, _ path: String, range: Int? = nil) throws -> (head: String, body: [UInt8]) {
+    static func get(_ server: TestHTTPServer, _ path: String, range: String? = nil) throws -> (head: String, body: [UInt8]) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { _ = Glibc.close(fd) }
         var address = sockaddr_in()
@@ -210,7 +229,7 @@ private extension [UInt8] {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         try #require(connected == 0, "cannot connect to the test server")
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(range.map { "Range: bytes=\($0)-\r\n" } ?? "")\r\n".utf8)
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(range.map { "Range: bytes=\($0)\r\n" } ?? "")\r\n".utf8)
         _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var response: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -232,11 +251,18 @@ private extension [UInt8] {
         let whole = try await offPool { try Self.get(server, "/ok/h264-aac.mp4") }
         #expect(whole.head.hasPrefix("HTTP/1.1 200") && whole.head.contains("Content-Length: \(file.count)"))
         #expect(whole.body == file)
-        let tail = try await offPool { try Self.get(server, "/ok/h264-aac.mp4", range: 1000) }
+        let tail = try await offPool { try Self.get(server, "/ok/h264-aac.mp4", range: "1000-") }
         #expect(tail.head.hasPrefix("HTTP/1.1 206") && tail.head.contains("Content-Range: bytes 1000-\(file.count - 1)/\(file.count)"))
         #expect(tail.body == Array(file[1000...]))
-        let past = try await offPool { try Self.get(server, "/ok/h264-aac.mp4", range: file.count) }
+        let past = try await offPool { try Self.get(server, "/ok/h264-aac.mp4", range: "\(file.count)-") }
         #expect(past.head.hasPrefix("HTTP/1.1 416"))
+        let bounded = try await offPool { try Self.get(server, "/ok/h264-aac.mp4", range: "1000-1999") }
+        #expect(bounded.head.hasPrefix("HTTP/1.1 206") && bounded.head.contains("Content-Range: bytes 1000-1999/\(file.count)"))
+        #expect(bounded.body == Array(file[1000..<2000]))
+        let ignored = try await offPool { try Self.get(server, "/norange/h264-aac.mp4", range: "1000-1999") }
+        #expect(ignored.head.hasPrefix("HTTP/1.1 200") && ignored.body == file)
+        let liar = try await offPool { try Self.get(server, "/liar/h264-aac.mp4", range: "1000-") }
+        #expect(liar.head.hasPrefix("HTTP/1.1 200") && liar.head.contains("Content-Length: \(10 * file.count)") && liar.body == file)
         let lie = try await offPool { try Self.get(server, "/lie/h264-aac.mp4") }
         #expect(lie.head.contains("Content-Length: \(file.count + 100_000)") && lie.body == file)
         let loop = try await offPool { try Self.get(server, "/loop/h264-aac.mp4") }

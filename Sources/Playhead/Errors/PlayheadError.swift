@@ -66,7 +66,7 @@ extension PlayheadError {
     /// callers that switch over them.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         enum Wrapped: String, Sendable, Hashable {
-            case fileNotFound, notARegularFile, permissionDenied, readFailed, truncated, timedOut
+            case fileNotFound, notARegularFile, permissionDenied, readFailed, truncated, timedOut, connectionFailed
             case emptyFile, unrecognizedFormat, openFailed, streamInfoFailed, noStreams, noVideoTrack, seekFailed
             case decoderNotFound, decoderOpenFailed, decodeFailed, encrypted
             case encodeFailed, writeFailed, outputOpenFailed, conversionFailed, outputExists, diskFull, nameTooLong, outputBusy
@@ -77,7 +77,7 @@ extension PlayheadError {
         /// The stage this code belongs to.
         public var family: Family {
             switch wrapped {
-            case .fileNotFound, .notARegularFile, .permissionDenied, .readFailed, .truncated, .timedOut: return .io
+            case .fileNotFound, .notARegularFile, .permissionDenied, .readFailed, .truncated, .timedOut, .connectionFailed: return .io
             case .emptyFile, .unrecognizedFormat, .openFailed, .streamInfoFailed, .noStreams, .noVideoTrack, .seekFailed: return .demux
             case .decoderNotFound, .decoderOpenFailed, .decodeFailed, .encrypted: return .decode
             case .encodeFailed, .writeFailed, .outputOpenFailed, .conversionFailed, .outputExists, .diskFull, .nameTooLong, .outputBusy:
@@ -102,6 +102,8 @@ extension PlayheadError {
         public static let truncated = Code(wrapped: .truncated)
         /// A source did not open, or sent nothing, within its timeout (``AssetOptions``).
         public static let timedOut = Code(wrapped: .timedOut)
+        /// A server could not be reached: it refused the connection, or no route leads to it.
+        public static let connectionFailed = Code(wrapped: .connectionFailed)
         /// The file has no bytes.
         public static let emptyFile = Code(wrapped: .emptyFile)
         /// No demuxer recognized the bytes as media.

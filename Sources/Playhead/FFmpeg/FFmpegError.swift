@@ -12,6 +12,9 @@ enum FFmpegError {
     static let isDirectory = playhead_averror(EISDIR)
     static let noSpace = playhead_averror(ENOSPC)
     static let timedOut = playhead_averror(ETIMEDOUT)
+    static let connectionRefused = playhead_averror(ECONNREFUSED)
+    static let hostUnreachable = playhead_averror(EHOSTUNREACH)
+    static let networkUnreachable = playhead_averror(ENETUNREACH)
 
     /// `av_strerror`'s text for `code`.
     static func text(_ code: Int32) -> String {

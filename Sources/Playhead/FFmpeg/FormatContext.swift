@@ -58,6 +58,12 @@ final class FormatContext {
                 throw PlayheadError(code: .openFailed, message: "could not set up stream I/O", file: source)
             }
             io = custom
+        } else if SourceOptions.readsInRanges(source) {
+            if input.hasNUL { throw PlayheadError(code: .fileNotFound, message: "no such file: the location holds a NUL byte", file: source) }
+            let reader = HTTPRangeReader(location: input.location, name: source, relay: relay, options: options)
+            let (opened, result) = InputIO.http(reader)
+            guard let opened else { throw openError(result, function: "avio_open2", source: source, relay: relay, io: nil) }
+            io = opened
         } else {
             var dictionary = SourceOptions.dictionary(for: source, options)
             defer { av_dict_free(&dictionary) }
@@ -140,6 +146,7 @@ final class FormatContext {
     private static func openError(_ result: Int32, function: String, source: String, relay: InterruptRelay, io: InputIO?) -> PlayheadError {
         // The probe reads the first bytes and calls a failed read "no data": the I/O knows better.
         if let io, result != FFmpegError.exit {
+            if let failure = io.failure { return failure }
             if let failure = io.sourceError {
                 return FFmpegError.error(.readFailed, "the byte source failed: \(failure)", function: function, result: result, file: source)
             }
@@ -161,6 +168,10 @@ final class FormatContext {
             return FFmpegError.error(.permissionDenied, "permission denied", function: function, result: result, file: source)
         case FFmpegError.isDirectory:
             return FFmpegError.error(.notARegularFile, "is a directory, not a media file", function: function, result: result, file: source)
+        case FFmpegError.connectionRefused:
+            return FFmpegError.error(.connectionFailed, "the server refused the connection", function: function, result: result, file: source)
+        case FFmpegError.hostUnreachable, FFmpegError.networkUnreachable:
+            return FFmpegError.error(.connectionFailed, "no route to the server", function: function, result: result, file: source)
         case FFmpegError.invalidData:
             if let format = FormatSniffer.recognizedFormat(path: source) {
                 return FFmpegError.error(

@@ -13,15 +13,20 @@ final class InputIO {
     private let reader: ByteSourceReader?
     /// Set for a stream read through our own descriptor (a FIFO, standard input).
     let stream: StreamDescriptor?
+    /// Set for an HTTP(S) file read through bounded range requests.
+    let http: HTTPRangeReader?
 
-    private init(pointer: UnsafeMutablePointer<AVIOContext>, reader: ByteSourceReader?, stream: StreamDescriptor? = nil) {
+    private init(
+        pointer: UnsafeMutablePointer<AVIOContext>, reader: ByteSourceReader?, stream: StreamDescriptor? = nil, http: HTTPRangeReader? = nil
+    ) {
         self.pointer = pointer
         self.reader = reader
         self.stream = stream
+        self.http = http
     }
 
     deinit {
-        if reader != nil || stream != nil {
+        if reader != nil || stream != nil || http != nil {
             var buffer: UnsafeMutablePointer<UInt8>? = pointer.pointee.buffer
             av_freep(&buffer)
             var p: UnsafeMutablePointer<AVIOContext>? = pointer
@@ -38,6 +43,10 @@ final class InputIO {
     /// What the caller's byte source threw, if it did.
     var sourceError: String? { reader?.failure }
 
+    /// Why an HTTP source failed, in its own words (its server ended the file early, kept
+    /// failing requests), if it did.
+    var failure: PlayheadError? { http?.failure }
+
     /// A stream (FIFO, standard input) or an async byte source that sent nothing for the stall timeout.
     var hasStalled: Bool { (stream?.stalled ?? false) || (reader?.stalled ?? false) }
 
@@ -48,6 +57,31 @@ final class InputIO {
         let result = avio_open2(&pb, location, AVIO_FLAG_READ, &interrupt, &options)
         guard result >= 0, let pb else { return (nil, result < 0 ? result : playhead_averror(EIO)) }
         return (InputIO(pointer: pb, reader: nil), 0)
+    }
+
+    /// Custom I/O over an HTTP(S) file read in bounded ranges (see ``HTTPRangeReader``); the first
+    /// request is made here. Returns the context, or nil and FFmpeg's error for that request.
+    static func http(_ reader: HTTPRangeReader) -> (InputIO?, Int32) {
+        let opened = reader.open()
+        guard opened >= 0 else { return (nil, opened) }
+        let size: Int32 = 64 * 1024
+        guard let buffer = av_malloc(Int(size)) else { return (nil, playhead_averror(ENOMEM)) }
+        let opaque = Unmanaged.passUnretained(reader).toOpaque()
+        let context = avio_alloc_context(
+            buffer.assumingMemoryBound(to: UInt8.self), size, 0, opaque,
+            { opaque, data, count in
+                guard let opaque, let data else { return playhead_averror(EINVAL) }
+                return Unmanaged<HTTPRangeReader>.fromOpaque(opaque).takeUnretainedValue().read(into: data, count: count)
+            }, nil,
+            { opaque, offset, whence in
+                guard let opaque else { return -1 }
+                return Unmanaged<HTTPRangeReader>.fromOpaque(opaque).takeUnretainedValue().seek(offset, whence: whence)
+            })
+        guard let context else {
+            av_free(buffer)
+            return (nil, playhead_averror(ENOMEM))
+        }
+        return (InputIO(pointer: context, reader: nil, http: reader), 0)
     }
 
     /// Custom I/O over a stream's descriptor: not seekable, each read polled (see ``StreamDescriptor``).

@@ -20,6 +20,16 @@ enum SourceOptions {
         !(source.contains("://") || source.hasPrefix("pipe:") || source.hasPrefix("data:"))
     }
 
+    /// Whether `source` is an HTTP(S) file read through bounded range requests of our own
+    /// (``HTTPRangeReader``): not a playlist (`hls+http://…`, a `.m3u8`/`.m3u` name), whose
+    /// demuxer opens its segments through FFmpeg's HTTP and wants the playlist's context to be one.
+    static func readsInRanges(_ source: String) -> Bool {
+        let lowered = source.lowercased()
+        guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else { return false }
+        let path = lowered.prefix { $0 != "?" && $0 != "#" }
+        return !(path.hasSuffix(".m3u8") || path.hasSuffix(".m3u"))
+    }
+
     /// A dictionary for `avformat_open_input` (the caller frees it; nil when there is nothing to set).
     static func dictionary(for source: String, _ options: AssetOptions) -> OpaquePointer? {
         var dictionary: OpaquePointer?

@@ -298,6 +298,8 @@ final class Demuxer {
             // Cancelled only when this reader's owner asked: an EXIT left over from an earlier
             // interrupt is an I/O failure like any other, not a stop that nobody requested.
             if interrupt?.isRaised ?? false { return .end(.cancelled) }
+            // An HTTP source that gave up says why (its server ended the file early, or kept failing).
+            if let failure = context.io.failure { return .end(.failed(failure)) }
             let error = FFmpegError.error(
                 .readFailed, context.io.sourceError.map { "the byte source failed: \($0)" } ?? "part of the data could not be read",
                 function: "av_read_frame", result: result, file: source)
