@@ -13,5 +13,14 @@ if ! command -v swift >/dev/null 2>&1; then
 fi
 
 configuration="${1:-debug}"
-swift build -c "$configuration" 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' || true
+# The build's own status decides (its progress lines are left out of what is shown): a failed
+# build must not leave an older binary to be run as if it were this tree's.
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+if ! swift build -c "$configuration" > "$log" 2>&1; then
+  grep -vE '^\[[0-9]+/[0-9]+\]' "$log" >&2 || true
+  echo "setup: the $configuration build failed" >&2
+  exit 1
+fi
+grep -vE '^\[[0-9]+/[0-9]+\]' "$log" || true
 test -x "$(swift build -c "$configuration" --show-bin-path)/playhead"

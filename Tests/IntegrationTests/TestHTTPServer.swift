@@ -16,7 +16,12 @@ import Testing
 /// - `/loop/NAME`: redirects to itself (302), forever;
 /// - `/norange/NAME`: ignores `Range`: every request gets the whole file (200);
 /// - `/liar/NAME`: ignores `Range` and promises ten times the file's length in `Content-Length`,
-///   sends the file and closes.
+///   sends the file and closes;
+/// - `/capped/NAME`: answers every range with at most its first 16 KiB (a true `Content-Range`);
+/// - `/nolength/NAME`: answers ranges without telling the size (`Content-Range: bytes A-B/*`, no
+///   `Content-Length`), closing the connection after the body;
+/// - `/changing/NAME`: a range from past byte 100,000 gets a file 1,000 bytes longer (the file
+///   was replaced on the server while a client read it).
 ///
 /// A query string is ignored. Bytes sent and requests are counted (``sent``), with a send
 /// buffer of `sendBuffer` bytes (small, so that the count is close to what the client read
@@ -138,7 +143,7 @@ final class TestHTTPServer: @unchecked Sendable {
         guard let data = FileManager.default.contents(atPath: root + "/" + name) else {
             return send(fd, status: "404 Not Found", headers: [], body: [])
         }
-        let bytes = [UInt8](data)
+        var bytes = [UInt8](data)
         if mode == "norange" || mode == "liar" {
             let length = mode == "liar" ? 10 * bytes.count : bytes.count
             return writeAll(fd, head("200 OK", ["Content-Type: application/octet-stream", "Content-Length: \(length)"]) + bytes)
@@ -151,6 +156,11 @@ final class TestHTTPServer: @unchecked Sendable {
             if bounds.count > 1, let end = Int(bounds[1]) { last = min(end, bytes.count - 1) }
             ranged = start > 0 || last < bytes.count - 1
         }
+        if mode == "changing", start > 100_000 {
+            bytes += [UInt8](repeating: 0, count: 1000)
+            last = min(last == bytes.count - 1001 ? bytes.count - 1 : last, bytes.count - 1)
+        }
+        if mode == "capped" { last = min(last, start + (16 << 10) - 1) }
         if start >= bytes.count, start > 0 {
             return send(fd, status: "416 Range Not Satisfiable", headers: ["Content-Range: bytes */\(bytes.count)"], body: [])
         }
@@ -160,6 +170,9 @@ final class TestHTTPServer: @unchecked Sendable {
         let status = ranged ? "206 Partial Content" : "200 OK"
         if ranged { headers.append("Content-Range: bytes \(start)-\(start + body.count - 1)/\(bytes.count)") }
         switch mode {
+        case "nolength":
+            let range = ranged ? ["Content-Range: bytes \(start)-\(start + body.count - 1)/*"] : []
+            writeAll(fd, head(status, ["Content-Type: application/octet-stream"] + range) + body)
         case "stall-headers":
             writeAll(fd, head(status, headers + ["Content-Length: \(body.count)"]))
             waitForClose(fd)

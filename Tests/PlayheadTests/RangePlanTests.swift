@@ -91,6 +91,21 @@ import Testing
         #expect(requests == RangePlan.failureBudget - 1)
     }
 
+    /// An answer that brought a good part and stopped (a server that caps its answers) is asked
+    /// for the rest at once, however often; one that stopped with next to nothing is a failure.
+    @Test func shortAnswersThatMadeProgressAreNoFailure() {
+        var plan = RangePlan(longestWait: .seconds(4))
+        for step in 0..<50 {
+            let decision = plan.endedShort(at: Int64(step) * 16384, delivered: 16384)
+            #expect(decision == .retry(after: .zero))
+        }
+        #expect(plan.failures == 0)
+        let first = plan.endedShort(at: 900_000, delivered: 10)
+        let second = plan.endedShort(at: 900_000, delivered: 0)
+        #expect(first == .retry(after: .zero))
+        #expect(second == .giveUp(.endsEarly(at: 900_000, announced: nil)))
+    }
+
     /// Answers cut short twice at one byte (the server announced more): the file ends there, and
     /// nothing at or past it is asked for again; before it, reads go on.
     @Test func answersThatStopAtOneByteEndTheFileThere() throws {

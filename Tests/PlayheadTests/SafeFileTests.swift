@@ -37,6 +37,37 @@ import Testing
         #expect(try String(contentsOfFile: dir + "/out.png", encoding: .utf8) == "new")
     }
 
+    /// The last resort on a full disk: a record written with room set aside takes a longer
+    /// version in place; a file without the room, a link, or a file with a second name (a hard
+    /// link planted at the record's name) is never written into.
+    @Test func aRecordIsRewrittenInPlaceOnlyWhenItIsOnlyOursAndHasRoom() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let record = dir + "/summary.json"
+        try SafeFile.write(Array("running".utf8), to: record, room: 16 << 10)
+        let longer = [UInt8](repeating: UInt8(ascii: "x"), count: 9000)
+        let rewritten = SafeFile.rewriteInPlace(longer, at: record)
+        #expect(rewritten != nil)
+        #expect(FileManager.default.contents(atPath: record) == Data(longer))
+        let shorter = Array("finished".utf8)
+        #expect(SafeFile.rewriteInPlace(shorter, at: record) != nil)
+        #expect(FileManager.default.contents(atPath: record) == Data(shorter), "cut to the new length")
+
+        let tight = dir + "/tight.json"
+        try SafeFile.write(Array("running".utf8), to: tight)
+        #expect(SafeFile.rewriteInPlace([UInt8](repeating: 0, count: 1 << 20), at: tight) == nil, "no room for a megabyte")
+
+        let precious = dir + "/precious.txt"
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: precious))
+        let linked = dir + "/linked.json"
+        try FileManager.default.linkItem(atPath: precious, toPath: linked)
+        #expect(SafeFile.rewriteInPlace(shorter, at: linked) == nil)
+        let symbolic = dir + "/symbolic.json"
+        try FileManager.default.createSymbolicLink(atPath: symbolic, withDestinationPath: precious)
+        #expect(SafeFile.rewriteInPlace(shorter, at: symbolic) == nil)
+        #expect(try String(contentsOfFile: precious, encoding: .utf8) == "precious")
+    }
+
     @Test func withoutReplacingAnExistingFileIsLeftAlone() throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -62,7 +62,7 @@ final class FormatContext {
             if input.hasNUL { throw PlayheadError(code: .fileNotFound, message: "no such file: the location holds a NUL byte", file: source) }
             let reader = HTTPRangeReader(location: input.location, name: source, relay: relay, options: options)
             let (opened, result) = InputIO.http(reader)
-            guard let opened else { throw openError(result, function: "avio_open2", source: source, relay: relay, io: nil) }
+            guard let opened else { throw reader.failure ?? openError(result, function: "avio_open2", source: source, relay: relay, io: nil) }
             io = opened
         } else {
             var dictionary = SourceOptions.dictionary(for: source, options)

@@ -22,6 +22,8 @@ final class HTTPRangeReader {
     private var connection: UnsafeMutablePointer<AVIOContext>?
     private var connectionPosition: Int64 = 0
     private var connectionEnd: Int64?
+    /// Where the request being read began delivering (for an answer that stops short).
+    private var connectionFirst: Int64 = 0
     /// Where the demuxer reads next.
     private var position: Int64 = 0
     /// Why the source failed, when it did: requests that kept failing (every read after fails
@@ -68,8 +70,11 @@ final class HTTPRangeReader {
                 }
                 let opened = connect(request)
                 if opened == FFmpegError.exit { return opened }
+                if gaveUp { return playhead_averror(EIO) }
                 if opened < 0 {
-                    if let outcome = failed(closedEarly: false, result: opened) { return outcome }
+                    // A range refused (416 and other 4xx) where the data stopped: nothing is there.
+                    let refused = request.start > 0 && Self.isClientError(opened)
+                    if let outcome = failed(closedEarly: refused, result: opened) { return outcome }
                     continue
                 }
                 if connectionPosition < position, let outcome = skipToPosition() { return outcome }
@@ -100,9 +105,14 @@ final class HTTPRangeReader {
             }
             // Cut short: closed before the promised bytes (FFmpeg says EIO, "ends prematurely"),
             // or an error on the connection.
+            let delivered = connectionPosition - connectionFirst
             close()
             let closedEarly = got == 0 || got == FFmpegError.eof || got == playhead_averror(EIO)
-            if let outcome = failed(closedEarly: closedEarly, result: got) { return outcome }
+            let outcome =
+                closedEarly
+                ? settle(plan.endedShort(at: position, delivered: delivered), result: got)
+                : failed(closedEarly: false, result: got)
+            if let outcome { return outcome }
         }
     }
 
@@ -149,14 +159,47 @@ final class HTTPRangeReader {
                 plan.rangesIgnored()
                 return plan.request(at: position).map(connect) ?? FFmpegError.eof
             }
+            if result == playhead_averror(EPERM) {
+                // Not the bytes asked for, and not the whole file either (a Content-Range from
+                // another offset): nothing it sends can be placed.
+                gaveUp = true
+                failure = PlayheadError(
+                    code: .readFailed, message: "the server answered a request for bytes from \(request.start) with bytes from elsewhere",
+                    file: name, cause: FFmpegError.cause("avio_open2", result))
+            }
             return result < 0 ? result : playhead_averror(EIO)
         }
         connection = opened
         connectionPosition = request.start
+        // Bytes before the position (skipped from a server that ignores ranges) are no progress.
+        connectionFirst = max(request.start, position)
         connectionEnd = request.end
         let size = avio_size(opened)
+        if size > 0, let known = plan.size, size != known, !plan.ignoresRanges {
+            // Another file now answers at the URL: what was read of the first cannot be pieced
+            // together with it.
+            close()
+            gaveUp = true
+            failure = PlayheadError(
+                code: .readFailed, message: "the file changed on the server while it was read (its size went from \(known) to \(size) bytes)",
+                file: name)
+            return playhead_averror(EIO)
+        }
         if size > 0, request.start == 0 || plan.size == nil { plan.learned(size: size) }
         return 0
+    }
+
+    /// An HTTP 4xx answer (FFmpeg's `AVERROR_HTTP_*` of the 400s: bad request, unauthorized,
+    /// forbidden, not found, and the others, 416 among them).
+    static func isClientError(_ result: Int32) -> Bool {
+        func tag(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) -> Int32 {
+            -(Int32(a) | Int32(b) << 8 | Int32(c) << 16 | Int32(d) << 24)
+        }
+        let four = UInt8(ascii: "4"), zero = UInt8(ascii: "0"), x = UInt8(ascii: "X")
+        return [
+            tag(0xF8, four, zero, zero), tag(0xF8, four, zero, UInt8(ascii: "1")), tag(0xF8, four, zero, UInt8(ascii: "3")),
+            tag(0xF8, four, zero, four), tag(0xF8, four, x, x),
+        ].contains(result)
     }
 
     /// Reads and drops what a request from the start brings before the position (a server that
@@ -184,7 +227,13 @@ final class HTTPRangeReader {
     /// A request failed: waits and returns nil to try again, or gives up (returns the error for
     /// the read).
     private func failed(closedEarly: Bool, result: Int32) -> Int32? {
-        switch plan.failed(at: position, closedEarly: closedEarly) {
+        settle(plan.failed(at: position, closedEarly: closedEarly), result: result)
+    }
+
+    /// Carries out what the plan said after a failure: nil to try again (after its wait), else
+    /// what the read returns.
+    private func settle(_ decision: RangePlan.AfterFailure, result: Int32) -> Int32? {
+        switch decision {
         case .retry(let wait):
             return pause(wait) ? nil : FFmpegError.exit
         case .giveUp(.endsEarly(let at, _)):
@@ -200,12 +249,14 @@ final class HTTPRangeReader {
         }
     }
 
-    /// The server's answers stop at `at` although more was announced: the data ends there.
+    /// The server's answers stop at `at`: the end of the data when no size was announced
+    /// (nothing is missing), else the file was cut there.
     private func endedEarly(at: Int64) -> Int32 {
+        guard plan.size != nil else { return FFmpegError.eof }
         let announced = plan.size.map { " of the \($0) it announced" } ?? ""
         failure = PlayheadError(
             code: .truncated,
-            message: "the server ends the file at byte \(at)\(announced): each request for the rest was closed early",
+            message: "the server ends the file at byte \(at)\(announced): each request for the rest was closed early or refused",
             file: name)
         return playhead_averror(EIO)
     }

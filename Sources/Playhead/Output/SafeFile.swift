@@ -205,13 +205,18 @@ package final class SafeFile {
     /// space that file holds takes them (no block is added, so the disk's being full does not
     /// matter). Not atomic as a rename is: a crash during it can leave the record torn, which is
     /// still better than a summary that says `running` for good. Returns the file as written, or
-    /// nil when it cannot be done (no such file, a link, too little room in it).
+    /// nil when it cannot be done (no such file, a link or a file with other names, another
+    /// user's, too little room in it).
     package static func rewriteInPlace(_ bytes: [UInt8], at path: String) -> FileIdentity? {
         let fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_blocks) * 512 >= bytes.count else { return nil }
+        // Only a file of this user's with no other name (a hard link planted at the name would
+        // have the bytes written into someone else's file), holding room enough.
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1, info.st_uid == geteuid(),
+            Int(info.st_blocks) * 512 >= bytes.count
+        else { return nil }
         let written = bytes.withUnsafeBytes { raw in DescriptorWrite.all(raw, to: fd) }
         guard written == 0, ftruncate(fd, off_t(bytes.count)) == 0, fdatasync(fd) == 0, fstat(fd, &info) == 0 else { return nil }
         return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), stamp: stamp(info))

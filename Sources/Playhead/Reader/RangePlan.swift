@@ -10,9 +10,12 @@
 /// A failed request (the connection refused, dropped, or closed before the bytes its answer
 /// promised) is tried again after a wait that doubles each time, and given up after
 /// ``attemptsAtOnePlace`` failures in a row at one position, or ``failureBudget`` in all: a
-/// server that keeps failing gets a bounded number of requests, never a storm. A server that
-/// closes each answer at the same byte although it announced more has ended its file there: the
-/// bytes past it are known not to come, so asking for them again fails at once.
+/// server that keeps failing gets a bounded number of requests, never a storm. An answer that
+/// brought a good part of what was asked (``shortAnswer``) and stopped is no failure: a server
+/// that caps its answers is asked for the rest at once. A server that closes each answer at the
+/// same byte — or refuses a range there — although it announced more has ended its file there:
+/// the bytes past it are known not to come, so asking for them again fails at once; one that
+/// never told a size has simply reached the end of its data.
 ///
 /// A server that answers a range with the whole file (it ignores `Range`) is read from the start
 /// with the bytes before the position skipped.
@@ -25,6 +28,8 @@ struct RangePlan: Sendable, Equatable {
     static let failureBudget = 24
     /// The first wait after a failure: doubled for each one in a row after it.
     static let firstWait: Duration = .milliseconds(100)
+    /// An answer that stopped early after bringing at least this much made progress: not a failure.
+    static let shortAnswer: Int64 = 4 << 10
 
     /// A request to make: its first byte and the byte after its last (nil: to the end).
     struct Request: Sendable, Equatable {
@@ -105,8 +110,17 @@ struct RangePlan: Sendable, Equatable {
         }
     }
 
-    /// The request reading at `position` failed; `closedEarly`: the answer ended before the
-    /// bytes it promised (the connection closed cleanly), rather than an error.
+    /// The answer being read stopped at `position` before the end of its range, after bringing
+    /// `delivered` bytes: asked again at once when that was a good part (a server that caps its
+    /// answers), else a failure like any other (``failed(at:closedEarly:)``, closed early).
+    mutating func endedShort(at position: Int64, delivered: Int64) -> AfterFailure {
+        if delivered >= Self.shortAnswer { return .retry(after: .zero) }
+        return failed(at: position, closedEarly: true)
+    }
+
+    /// The request reading at `position` failed; `closedEarly`: nothing more is there (the
+    /// answer ended before the bytes it promised, or the server refused the range), rather than
+    /// an error on the way.
     mutating func failed(at position: Int64, closedEarly: Bool) -> AfterFailure {
         failures += 1
         if position == failurePosition {
