@@ -53,6 +53,22 @@ enum Console {
         return result
     }
 
+    /// A name (a path, a URL) for a line of text: every control character shown as `\u{XX}`,
+    /// newlines and tabs too, so a name cannot start a line of its own (and pass for another
+    /// file's status line).
+    static func name(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\t" || isControl($0) }) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if scalar == "\n" || scalar == "\t" || isControl(scalar) {
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar != "\n" && scalar != "\t" && (scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value))
     }

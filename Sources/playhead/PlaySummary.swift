@@ -108,7 +108,7 @@ struct FileReport: Encodable {
 
     /// The line printed when the file is done.
     var line: String {
-        var text = "\(path)  \(status)  \(framesWritten > 0 ? framesWritten : framesDecoded) frames"
+        var text = "\(Console.name(path))  \(status)  \(framesWritten > 0 ? framesWritten : framesDecoded) frames"
         if let audioFrames { text += ", \(audioFrames) audio samples" }
         if damagedPackets > 0 { text += ", \(damagedPackets) damaged packet(s) decoded past" }
         if partial == true { text += " (partial output kept)" }

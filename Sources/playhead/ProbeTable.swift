@@ -8,10 +8,10 @@ enum ProbeTable {
         for report in reports {
             guard report.status == "loaded" else {
                 out +=
-                    "\(report.path)  \(report.status.uppercased())  \(report.error.map { "[\($0.code)] \($0.reason)\($0.cause.map { " (\($0))" } ?? "")" } ?? "")\n"
+                    "\(Console.name(report.path))  \(report.status.uppercased())  \(report.error.map { "[\($0.code)] \($0.reason)\($0.cause.map { " (\($0))" } ?? "")" } ?? "")\n"
                 continue
             }
-            var header = "\(report.path)  \(report.format ?? "?")"
+            var header = "\(Console.name(report.path))  \(report.format ?? "?")"
             header += "  " + (report.duration.map { String(format: "%.3fs", $0) } ?? "duration unknown")
             if let bitRate = report.bitRate { header += "  \(bitRate / 1000) kb/s" }
             header += (report.isPlayable == true) ? "  playable" : "  not playable"

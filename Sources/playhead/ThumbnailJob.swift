@@ -153,7 +153,7 @@ struct ThumbnailFileReport: Encodable, Sendable {
 
     var line: String {
         let made = images.filter { $0.path != nil }.count
-        var text = "\(path)  \(status)  \(made) of \(images.count) images"
+        var text = "\(Console.name(path))  \(status)  \(made) of \(images.count) images"
         if let error { text += "  [\(error.code)] \(error.reason)" }
         if damagedPackets > 0 { text += ", \(damagedPackets) damaged packet(s) decoded past" }
         return text

@@ -76,7 +76,12 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         guard !times.isEmpty, times.allSatisfy({ $0 != nil }) else {
             throw ValidationError("--at takes seconds separated by commas, like 1,2.5,10 (decimal numbers of at most 10 digits before the point)")
         }
-        return times.compactMap { $0 }
+        let parsed = times.compactMap { $0 }
+        // A clip's timeline starts at 0 or later: a negative time is never in it.
+        if let negative = text.split(separator: ",").first(where: { $0.hasPrefix("-") }) {
+            throw ValidationError("--at takes times of 0 seconds or more (\(negative) is before any clip's start)")
+        }
+        return parsed
     }
 
     mutating func validate() throws {

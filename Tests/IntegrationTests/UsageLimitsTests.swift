@@ -61,6 +61,7 @@ import Testing
             (["play", clip, "--out", out + "/p", "--frames", "-1"], "--frames must be at least 1"),
             (["play", clip, "--out", out + "/p", "--size", "-2x-2"], "each at least 1"),
             (["thumbnails", clip, "--out", out + "/t", "--count", "-3"], "--count must be"),
+            (["thumbnails", clip, "--out", out + "/t", "--at", "1,-1"], "--at takes times of 0 seconds or more"),
             (["compose", "--size", "64x36", "--duration", "1", "--rate", "-30", "--out", out + "/c.y4m"] + layer, "--rate must be"),
             (["compose", "--size", "64x36", "--duration", "-1", "--out", out + "/c.y4m"] + layer, "--duration must be"),
         ]
@@ -133,6 +134,16 @@ import Testing
                 !printed.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\r" },
                 "\(arguments[0]) printed control characters: \(printed.debugDescription)")
             #expect(printed.contains("\\u{1B}"), "\(arguments[0]): the name is shown escaped: \(printed.debugDescription)")
+        }
+        // A newline in a name would start a line of its own, one that could pass for another
+        // file's status line: shown escaped too.
+        let forged = "a\nforged.mp4  completed  999 frames.mp4"
+        try FileManager.default.copyItem(atPath: try Fixtures.clip("h264-aac.mp4"), toPath: out + "/" + forged)
+        for arguments in [["probe", out + "/" + forged], ["play", out + "/" + forged, "--format", "none", "--out", out + "/p"]] {
+            let run = try await CLI.run(arguments)
+            let lines = (run.stdout + run.stderr).split(separator: "\n")
+            #expect(!lines.contains { $0.hasPrefix("forged.mp4") }, "\(arguments[0]): \(lines)")
+            #expect(lines.contains { $0.contains("a\\u{A}forged.mp4") }, "\(arguments[0]): \(lines)")
         }
     }
 
