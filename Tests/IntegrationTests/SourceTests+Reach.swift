@@ -344,3 +344,26 @@ extension SourceTests {
         }
     }
 }
+
+extension SourceTests {
+    /// A server that sends a byte now and then once the file is open (its index in front, so the
+    /// open succeeds) is a stall: `play` ends in `io.timedOut` within the timeout + 2 s, instead of
+    /// reading on at ten bytes a second for hours.
+    @Test func aServerThatTricklesIsAStall() async throws {
+        let root = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let clip = try await Self.tenSecondClip(in: root)
+        _ = try await Reference.run(
+            try Reference.ffmpeg(), ["-v", "error", "-y", "-i", clip, "-c", "copy", "-movflags", "+faststart", root + "/front.mp4"])
+        let server = try TestHTTPServer(root: root)
+        defer { server.stop() }
+        let start = ContinuousClock.now
+        let play = try await CLI.run([
+            "play", "--json", "--format", "none", "--timeout", "2", "--out", root + "/play", server.url("trickle", "front.mp4"),
+        ])
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed < .seconds(5), "took \(elapsed)")
+        let entry = try #require(try CLI.files(play.stdout).first, "\(play.stderr)")
+        #expect(play.status == 1 && (entry["error"] as? [String: Any])?["code"] as? String == "io.timedOut", "\(entry)")
+    }
+}

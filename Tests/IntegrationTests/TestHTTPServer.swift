@@ -21,7 +21,9 @@ import Testing
 /// - `/nolength/NAME`: answers ranges without telling the size (`Content-Range: bytes A-B/*`, no
 ///   `Content-Length`), closing the connection after the body;
 /// - `/changing/NAME`: a range from past byte 100,000 gets a file 1,000 bytes longer (the file
-///   was replaced on the server while a client read it).
+///   was replaced on the server while a client read it);
+/// - `/trickle/NAME`: a range from past byte 100,000 gets its first 20,000 bytes at once, then a
+///   byte every 100 ms (earlier ranges are answered as `/ok/`).
 ///
 /// A query string is ignored. Bytes sent and requests are counted (``sent``), with a send
 /// buffer of `sendBuffer` bytes (small, so that the count is close to what the client read
@@ -146,7 +148,8 @@ final class TestHTTPServer: @unchecked Sendable {
         var bytes = [UInt8](data)
         if mode == "norange" || mode == "liar" {
             let length = mode == "liar" ? 10 * bytes.count : bytes.count
-            return writeAll(fd, head("200 OK", ["Content-Type: application/octet-stream", "Content-Length: \(length)"]) + bytes)
+            writeAll(fd, head("200 OK", ["Content-Type: application/octet-stream", "Content-Length: \(length)"]) + bytes)
+            return
         }
         var start = 0, last = bytes.count - 1
         var ranged = false
@@ -173,6 +176,12 @@ final class TestHTTPServer: @unchecked Sendable {
         case "nolength":
             let range = ranged ? ["Content-Range: bytes \(start)-\(start + body.count - 1)/*"] : []
             writeAll(fd, head(status, ["Content-Type: application/octet-stream"] + range) + body)
+        case "trickle" where start > 100_000:
+            writeAll(fd, head(status, headers + ["Content-Length: \(body.count)"]) + body.prefix(20_000))
+            for byte in body.dropFirst(20_000) {
+                usleep(100_000)
+                guard lock.withLock({ !stopped }), writeAll(fd, [byte]) else { return }
+            }
         case "stall-headers":
             writeAll(fd, head(status, headers + ["Content-Length: \(body.count)"]))
             waitForClose(fd)
@@ -201,15 +210,18 @@ final class TestHTTPServer: @unchecked Sendable {
         writeAll(fd, head(status, headers + ["Content-Length: \(body.count)"]) + body)
     }
 
-    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    /// Sends all of `bytes`; false when the client went away.
+    @discardableResult
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n < 0, errno == EINTR { continue }
-            guard n > 0 else { return }
+            guard n > 0 else { return false }
             lock.withLock { bodyBytes += n }
             offset += n
         }
+        return true
     }
 
     /// Holds the connection open, sending nothing, until the client or `stop` closes it.

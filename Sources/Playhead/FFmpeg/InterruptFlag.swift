@@ -56,18 +56,24 @@ final class InterruptRelay: Sendable {
     var shouldInterrupt: Bool { (current?.shouldInterrupt ?? false) || openTimedOut || watchdogTrips() }
 
     /// The stall watchdog of an HTTP source once open: a read during which the bytes taken from
-    /// the connection stop moving for the stall timeout is interrupted, and the source has
-    /// stalled for good. FFmpeg's HTTP reconnect would otherwise follow every stall with another
+    /// the connection stop moving for the stall timeout — or move by less than
+    /// ``minimumProgress`` in that time (a server that trickles a byte now and then) — is
+    /// interrupted, and the source has stalled for good. FFmpeg's HTTP reconnect would otherwise follow every stall with another
     /// request (and, on a server that stalls each time, another wait): a dropped connection is
     /// resumed, a silent one ends in `io.timedOut` within the timeout.
     private struct Watch {
         /// The `AVIOContext` whose position shows progress, as bits (it outlives the relay's use).
         var context: UInt
         var stallNanos: UInt64
+        /// Where the position stood when progress was last counted, and when.
         var lastPosition: Int64 = -1
         var lastChange: UInt64 = 0
         var stalled = false
     }
+
+    /// Bytes that count as progress within a stall timeout: a slow network brings this much in
+    /// well under a second; a server that sends a byte now and then does not.
+    static let minimumProgress: Int64 = 4096
     private let watch = Locked<Watch?>(nil)
 
     /// Starts watching `context`'s position (call on the thread that owns it); nil: a playlist
@@ -103,7 +109,7 @@ final class InterruptRelay: Sendable {
                 return current.stalled
             }
             let position = context.pointee.pos
-            if position != current.lastPosition {
+            if current.lastPosition < 0 || position - current.lastPosition >= Self.minimumProgress || position < current.lastPosition {
                 current.lastPosition = position
                 current.lastChange = now
                 return false

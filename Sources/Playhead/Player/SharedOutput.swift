@@ -2,16 +2,23 @@ import Synchronization
 
 /// The one output sink of a player, used in turn by the presenters of successive items.
 ///
-/// `@unchecked Sendable` is safe because the sink is touched only by the presenter of the item
-/// that is presenting, and only one item presents at a time: a presenter begins using it after its
+/// `@unchecked Sendable` is safe because every use of the sink is made under `state`'s lock, so
+/// no two uses overlap, and the order of items holds too: a presenter begins using it after its
 /// gate opened, and a gate opens only once no earlier run may still write — the previous item's
 /// session ended (its output thread finished and was joined), or, for a run cancelled by a seek,
 /// an advance or a removal, its session returned (``QueuePlayer``'s drain rule, under the
-/// player's mutex). So every use is ordered after the previous one. `finish` is called by the
-/// owner once no item runs.
+/// player's mutex).
+///
+/// Once the owner finished or gave up the output, it is closed: a frame that a presenter still
+/// had on its way (an item that failed while its output thread was writing) is refused rather
+/// than written after the end was told — a frame file put in place after the run's summary.
 final class SharedOutput: @unchecked Sendable {
+    private struct State {
+        var lastInfo: FrameStreamInfo?
+        var closed = false
+    }
     private let sink: any FrameSink
-    private var lastInfo: FrameStreamInfo?
+    private let state = Locked(State())
 
     init(_ sink: sending any FrameSink) {
         self.sink = sink
@@ -20,13 +27,37 @@ final class SharedOutput: @unchecked Sendable {
     var pixelFormat: OutputPixelFormat { sink.pixelFormat }
 
     func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
-        if lastInfo?.size != info.size || lastInfo?.pixelFormat != info.pixelFormat {
-            try sink.begin(info)
-            lastInfo = info
+        try state.withLock { (s: inout State) throws(PlayheadError) in
+            try Self.checkOpen(s)
+            if s.lastInfo?.size != info.size || s.lastInfo?.pixelFormat != info.pixelFormat {
+                try sink.begin(info)
+                s.lastInfo = info
+            }
         }
     }
 
-    func write(_ frame: VideoFrame) throws(PlayheadError) { try sink.write(frame) }
-    func finish() throws(PlayheadError) { try sink.finish() }
-    func abort() { sink.abort() }
+    func write(_ frame: VideoFrame) throws(PlayheadError) {
+        try state.withLock { (s: inout State) throws(PlayheadError) in
+            try Self.checkOpen(s)
+            try sink.write(frame)
+        }
+    }
+
+    func finish() throws(PlayheadError) {
+        try state.withLock { (s: inout State) throws(PlayheadError) in
+            s.closed = true
+            try sink.finish()
+        }
+    }
+
+    func abort() {
+        state.withLock { s in
+            s.closed = true
+            sink.abort()
+        }
+    }
+
+    private static func checkOpen(_ s: State) throws(PlayheadError) {
+        if s.closed { throw PlayheadError(code: .invalidState, message: "the player's output was already completed or given up") }
+    }
 }
