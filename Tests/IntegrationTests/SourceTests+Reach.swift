@@ -292,7 +292,7 @@ extension SourceTests {
     }
 
     /// A refused connection is said to be one, at once (it was retried for about 4 s and could be
-    /// reported as a timeout).
+    /// reported as a timeout); a 404 is a missing file, in every command's own line.
     @Test func aRefusedConnectionSaysSoAtOnce() async throws {
         // A port nothing listens on: bound, then closed.
         let port = try { () throws -> UInt16 in
@@ -307,6 +307,14 @@ extension SourceTests {
         let error = try #require(try CLI.assets(probe.stdout).first?["error"] as? [String: Any], "\(probe.stdout)")
         #expect(error["code"] as? String == "io.connectionFailed", "\(error)")
         #expect((error["message"] as? String)?.contains("refused the connection") == true, "\(error)")
+        // A file the server does not have is a missing file, said with the server's status.
+        let server = try TestHTTPServer(root: Fixtures.sampleMedia.path)
+        defer { server.stop() }
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let missing = try await CLI.run(["play", "--format", "none", "--out", out, server.url("ok", "nothing.mp4")])
+        ])
+        #expect(missing.status == 1 && missing.stderr.contains("[io.fileNotFound] the server has no such file (404 Not Found)"), "\(missing.stderr)")
     }
 }
 

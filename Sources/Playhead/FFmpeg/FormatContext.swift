@@ -182,6 +182,9 @@ final class FormatContext {
             if relay.shouldInterrupt {
                 return interruptedError(source: source, interrupt: relay.current, function: function, result: result)
             }
+            if let status = HTTPStatus(result) {
+                return FFmpegError.error(status.code, status.message, function: function, result: result, file: source)
+            }
             return FFmpegError.error(.openFailed, "could not open the media", function: function, result: result, file: source)
         }
     }

@@ -73,7 +73,7 @@ final class HTTPRangeReader {
                 if gaveUp { return playhead_averror(EIO) }
                 if opened < 0 {
                     // A range refused (416 and other 4xx) where the data stopped: nothing is there.
-                    let refused = request.start > 0 && Self.isClientError(opened)
+                    let refused = request.start > 0 && HTTPStatus.isClientError(opened)
                     if let outcome = failed(closedEarly: refused, result: opened) { return outcome }
                     continue
                 }
@@ -187,19 +187,6 @@ final class HTTPRangeReader {
         }
         if size > 0, request.start == 0 || plan.size == nil { plan.learned(size: size) }
         return 0
-    }
-
-    /// An HTTP 4xx answer (FFmpeg's `AVERROR_HTTP_*` of the 400s: bad request, unauthorized,
-    /// forbidden, not found, and the others, 416 among them).
-    static func isClientError(_ result: Int32) -> Bool {
-        func tag(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) -> Int32 {
-            -(Int32(a) | Int32(b) << 8 | Int32(c) << 16 | Int32(d) << 24)
-        }
-        let four = UInt8(ascii: "4"), zero = UInt8(ascii: "0"), x = UInt8(ascii: "X")
-        return [
-            tag(0xF8, four, zero, zero), tag(0xF8, four, zero, UInt8(ascii: "1")), tag(0xF8, four, zero, UInt8(ascii: "3")),
-            tag(0xF8, four, zero, four), tag(0xF8, four, x, x),
-        ].contains(result)
     }
 
     /// Reads and drops what a request from the start brings before the position (a server that
