@@ -313,7 +313,6 @@ extension SourceTests {
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
         let missing = try await CLI.run(["play", "--format", "none", "--out", out, server.url("ok", "nothing.mp4")])
-        ])
         #expect(missing.status == 1 && missing.stderr.contains("[io.fileNotFound] the server has no such file (404 Not Found)"), "\(missing.stderr)")
     }
 }
