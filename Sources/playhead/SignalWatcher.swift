@@ -93,7 +93,9 @@ final class SignalWatcher: Sendable {
         guard first else {
             // Nothing half written stays behind: files still being written are removed.
             SafeFile.removeTemporaries()
-            Console.err("playhead: stopped at once by a second signal: files still being written were removed (kept partial ones stay), summary.json was left as it stood\n")
+            Console.err(
+                "playhead: stopped at once by a second signal: files still being written were removed "
+                    + "(kept partial ones stay), summary.json was left as it stood\n")
             _exit(128 + number)
         }
         handler?(number)
