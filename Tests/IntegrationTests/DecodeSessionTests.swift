@@ -184,7 +184,9 @@ import Testing
         let audioOnly = await DecodeSession(source: try Fixtures.clip("audio-only.m4a")).run(into: NullSink())
         #expect(
             audioOnly.status
-                == .failed(PlayheadError(code: .noVideoTrack, message: "no video track to decode", file: try Fixtures.clip("audio-only.m4a"))))
+                == .failed(
+                    PlayheadError(
+                        code: .noVideoTrack, message: "no video track to decode (only audio #0 aac)", file: try Fixtures.clip("audio-only.m4a"))))
     }
 
     @Test func unwritableOutputFailsTheSession() async throws {
