@@ -126,6 +126,10 @@ struct ComposeCommand: AsyncParsableCommand {
         if !presets.contains(preset) { throw ValidationError("--preset must be one of \(presets.joined(separator: ", "))") }
         if !(0...51).contains(crf) { throw ValidationError("--crf must be 0 … 51") }
         guard RGBColor(parsing: background) != nil else { throw ValidationError("--background must be #RRGGBB or a colour name") }
+        // Layers given on the command line are checked here, so that a bad one is a usage error of
+        // this command (with its usage); `run` builds them again with the layout's.
+        for spec in layer { _ = try LayerSpec(parsing: spec) }
+        if let grid { _ = try LayerSpec.grid(grid, sources: paths, canvas: size, zBase: 0) }
     }
 
     func run() async throws {

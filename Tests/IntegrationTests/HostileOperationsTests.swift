@@ -120,6 +120,8 @@ import Testing
         let files = try #require(try Self.summary(out)["files"] as? [[String: Any]])
         #expect(files.map { $0["status"] as? String } == ["failed", "failed", "completed"])
         #expect(files.prefix(2).allSatisfy { ($0["error"] as? [String: Any])?["code"] as? String == "output.outputExists" })
+        // The message names the folder in the way, not only the file whose output it would be.
+        #expect(run.stderr.contains(out + "/01-a.mp4 exists and is not an output of playhead"), "\(run.stderr)")
         // A rerun takes back its own output (the third file's) and still leaves the rest alone.
         let rerun = try await CLI.run(["play", "--format", "y4m", "--out", out, out + "/a.mp4", out + "/02-b.mp4/b.mp4", clip])
         #expect(rerun.status == 1)

@@ -69,6 +69,11 @@ import Testing
             let run = try await CLI.run(arguments)
             #expect(run.status == 2 && run.stderr.contains(expected) && !run.stderr.contains("Missing value"), "\(arguments): \(run.stderr)")
         }
+        // A bad grid or layer is a usage error of compose, shown with compose's usage.
+        for bad in [["--grid", "0x0", clip], ["--layer", "x=0,bogus=1"]] {
+            let run = try await CLI.run(["compose", "--size", "64x36", "--duration", "1", "--out", out + "/c.y4m"] + bad)
+            #expect(run.status == 2 && run.stderr.contains("Usage: playhead compose"), "\(bad): \(run.stderr)")
+        }
     }
 
     /// `--format none` writes nothing: no samples are reported as written.

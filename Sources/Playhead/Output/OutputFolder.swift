@@ -476,7 +476,7 @@ package final class OutputFolder: Sendable {
     }
 
     private static func notOurs(_ target: String) -> PlayheadError {
-        PlayheadError(code: .outputExists, message: "exists and is not an output of playhead: left alone", file: target)
+        PlayheadError(code: .outputExists, message: "\(target) exists and is not an output of playhead: left alone", file: target)
     }
 
     static func join(_ folder: String, _ name: String) -> String {
