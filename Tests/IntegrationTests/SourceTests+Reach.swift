@@ -231,6 +231,15 @@ extension SourceTests {
 
 /// Servers that do not keep HTTP's promises: each ends bounded in time and in requests.
 extension SourceTests {
+    /// The two images of `root/remote` equal those of `root/local` (made from the file itself).
+    static func expectSameThumbnails(in root: String, mode: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        for name in ["thumb-0001.png", "thumb-0002.png"] {
+            let a = FileManager.default.contents(atPath: root + "/local/01-ten.mp4/" + name)
+            let b = FileManager.default.contents(atPath: root + "/remote/01-ten.mp4/" + name)
+            #expect(a != nil && a == b, "\(name) from /\(mode)/ differs", sourceLocation: sourceLocation)
+        }
+    }
+
     /// A 10 s clip with its index at the end (served by the tests' server from a folder of its own).
     static func tenSecondClip(in folder: String) async throws -> String {
         let clip = folder + "/ten.mp4"
@@ -268,10 +277,7 @@ extension SourceTests {
         #expect(elapsed < .seconds(5), "thumbnails from /\(mode)/ took \(elapsed)")
         #expect(requests <= 20, "thumbnails from /\(mode)/ sent \(requests) requests")
         #expect(thumbnails.status == 0, "\(thumbnails.stderr)")
-        for name in ["thumb-0001.png", "thumb-0002.png"] {
-            let a = FileManager.default.contents(atPath: root + "/local/01-ten.mp4/" + name)
-            #expect(a != nil && a == FileManager.default.contents(atPath: root + "/remote/01-ten.mp4/" + name), "\(name) from /\(mode)/ differs")
-        }
+        Self.expectSameThumbnails(in: root, mode: mode)
 
         server.resetCount()
         start = ContinuousClock.now
@@ -345,10 +351,7 @@ extension SourceTests {
         let local = try await CLI.run(["thumbnails", "--at", "1,5", "--out", root + "/local", clip])
         let remote = try await CLI.run(["thumbnails", "--at", "1,5", "--timeout", "3", "--out", root + "/remote", url])
         #expect(local.status == 0 && remote.status == 0, "\(remote.stderr)")
-        for name in ["thumb-0001.png", "thumb-0002.png"] {
-            let a = FileManager.default.contents(atPath: root + "/local/01-ten.mp4/" + name)
-            #expect(a != nil && a == FileManager.default.contents(atPath: root + "/remote/01-ten.mp4/" + name), "\(name) from /\(mode)/ differs")
-        }
+        Self.expectSameThumbnails(in: root, mode: mode)
     }
 }
 

@@ -119,18 +119,8 @@ final class HTTPRangeReader {
     /// Moves the position (`whence` as for `lseek`, or `AVSEEK_SIZE`): the next read asks for a
     /// new range unless the request open now is already there.
     func seek(_ offset: Int64, whence: Int32) -> Int64 {
-        if whence & AVSEEK_SIZE != 0 { return plan.size ?? Int64(playhead_averror(ENOSYS)) }
-        let target: Int64
-        switch whence & ~AVSEEK_FORCE {
-        case SEEK_SET: target = offset
-        case SEEK_CUR: target = position + offset
-        case SEEK_END:
-            guard let size = plan.size else { return Int64(playhead_averror(ENOSYS)) }
-            target = size + offset
-        default: return Int64(playhead_averror(EINVAL))
-        }
-        guard target >= 0 else { return Int64(playhead_averror(EINVAL)) }
-        position = target
+        let target = CustomSeek.target(offset, whence: whence, position: position, size: plan.size)
+        if target >= 0, whence & AVSEEK_SIZE == 0 { position = target }
         return target
     }
 

@@ -188,18 +188,27 @@ private final class ByteSourceReader {
     }
 
     func seek(_ offset: Int64, whence: Int32) -> Int64 {
-        if whence & AVSEEK_SIZE != 0 { return bytes.size ?? Int64(playhead_averror(ENOSYS)) }
+        let target = CustomSeek.target(offset, whence: whence, position: position, size: bytes.size)
+        if target >= 0, whence & AVSEEK_SIZE == 0 { position = target }
+        return target
+    }
+}
+
+/// The one rule of a custom reader's seek callback (`whence` as for `lseek`, or `AVSEEK_SIZE`).
+enum CustomSeek {
+    /// The new position, the size for `AVSEEK_SIZE`, or a negative FFmpeg error (`ENOSYS` for
+    /// what needs an unknown size, `EINVAL` for a position before the start).
+    static func target(_ offset: Int64, whence: Int32, position: Int64, size: Int64?) -> Int64 {
+        if whence & AVSEEK_SIZE != 0 { return size ?? Int64(playhead_averror(ENOSYS)) }
         let target: Int64
         switch whence & ~AVSEEK_FORCE {
         case SEEK_SET: target = offset
         case SEEK_CUR: target = position + offset
         case SEEK_END:
-            guard let size = bytes.size else { return Int64(playhead_averror(ENOSYS)) }
+            guard let size else { return Int64(playhead_averror(ENOSYS)) }
             target = size + offset
         default: return Int64(playhead_averror(EINVAL))
         }
-        guard target >= 0 else { return Int64(playhead_averror(EINVAL)) }
-        position = target
-        return target
+        return target >= 0 ? target : Int64(playhead_averror(EINVAL))
     }
 }

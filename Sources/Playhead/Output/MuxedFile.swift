@@ -65,14 +65,7 @@ final class MuxedFile {
             nil,
             { opaque, data, size in
                 guard let opaque, let data, size > 0 else { return 0 }
-                let muxed = Unmanaged<MuxedFile>.fromOpaque(opaque).takeUnretainedValue()
-                do throws(PlayheadError) {
-                    try muxed.file.write(UnsafeRawBufferPointer(start: data, count: Int(size)))
-                    return size
-                } catch {
-                    muxed.ioError = muxed.ioError ?? error
-                    return playhead_averror(EIO)
-                }
+                return Unmanaged<MuxedFile>.fromOpaque(opaque).takeUnretainedValue().writeOut(data, size: size)
             },
             { opaque, offset, whence in
                 guard let opaque else { return -1 }
@@ -94,16 +87,21 @@ final class MuxedFile {
                 let here = muxed.file.seek(0, whence: SEEK_CUR)
                 if here > 0 { muxed.fragmentStart = here }
             }
-            do throws(PlayheadError) {
-                try muxed.file.write(UnsafeRawBufferPointer(start: data, count: Int(size)))
-                return size
-            } catch {
-                muxed.ioError = muxed.ioError ?? error
-                return playhead_averror(EIO)
-            }
+            return muxed.writeOut(data, size: size)
         }
         allocated.pointee.pb = io
         allocated.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+    }
+
+    /// Writes what the muxer's I/O hands over; a failure is kept (FFmpeg sees only EIO).
+    fileprivate func writeOut(_ data: UnsafeMutablePointer<UInt8>, size: Int32) -> Int32 {
+        do throws(PlayheadError) {
+            try file.write(UnsafeRawBufferPointer(start: data, count: Int(size)))
+            return size
+        } catch {
+            ioError = ioError ?? error
+            return playhead_averror(EIO)
+        }
     }
 
     deinit {
