@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! swift format lint --strict --recursive Sources Tests/PlayheadTests Tests/IntegrationTests Tests/Embedder/Tests Tests/Embedder/Package.swift Package.swift; then
+if ! swift format lint --strict --recursive Sources Tests/PlayheadTests Tests/IntegrationTests Embedder/Tests Embedder/Package.swift Package.swift; then
   echo "check-source: the files above are not formatted: run 'swift format format -i -r -p Sources Tests Package.swift'" >&2
   exit 1
 fi

@@ -13,7 +13,7 @@ scripts/check-source.sh
 isolated="PlayoutTests|PlayoutLiveTests|RealtimeAudioTests|ThreadBudgetTests|SoakTests|ManifestTests|HostileOperationsTests|BatchOperationsTests|SourceTests|CompositorTests|CLIComposeTests|CompositionAudioTests|CompositionOracleTests|SeamTests"
 swift test --skip "$isolated"
 # The library as an embedding app sees it: another package, its public API alone.
-swift test --package-path Tests/Embedder
+swift test --package-path Embedder
 swift test --skip-build --filter RealtimeAudioTests
 # The process's threads and resident memory over many sessions and loops: measured with nothing
 # else running in the process.

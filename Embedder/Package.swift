@@ -7,7 +7,7 @@ let package = Package(
     name: "Embedder",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "Playhead", path: "../..")
+        .package(name: "Playhead", path: "..")
     ],
     targets: [
         .testTarget(name: "EmbedderTests", dependencies: [.product(name: "Playhead", package: "Playhead")])

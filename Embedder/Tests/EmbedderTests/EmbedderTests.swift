@@ -7,8 +7,9 @@ import Testing
 /// misused the way app code misuses it: cancelled waits, dropped sequences, sinks used after they
 /// were handed over, an error read for what it says.
 @Suite struct EmbedderTests {
+    /// The repository's top folder (this file is Embedder/Tests/EmbedderTests/EmbedderTests.swift).
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
 
     /// A sample clip of the package (2 s, 320x180, 25 fps, AAC).
     static func clip(_ name: String = "h264-aac.mp4") throws -> String {
