@@ -10,6 +10,8 @@ struct AssetDescription: Sendable, Hashable {
     var metadata: [String: String]
     /// The source cannot seek or be opened again (a pipe, a FIFO, standard input).
     var isOneShot = false
+    /// The source's size in bytes, when it is one file whose size is known (not a pipe, not HLS).
+    var byteCount: Int64? = nil
 
     /// Playable when at least one audio or video track has a decoder and is in the clear.
     var isPlayable: Bool {

@@ -13,6 +13,7 @@ public struct AssetKey: Sendable, Hashable, CustomStringConvertible {
     public static let formatName = AssetKey("formatName")
     public static let bitRate = AssetKey("bitRate")
     public static let metadata = AssetKey("metadata")
+    public static let byteCount = AssetKey("byteCount")
 }
 
 /// A typed, loadable property of an ``Asset``: `try await asset.load(.tracks, .duration)`.
@@ -47,6 +48,12 @@ extension AssetProperty where Value == String {
 extension AssetProperty where Value == Int? {
     /// The container's overall bit rate in bits per second, when known.
     public static var bitRate: AssetProperty { AssetProperty(key: .bitRate) { $0.bitRate } }
+}
+
+extension AssetProperty where Value == Int64? {
+    /// The source's size in bytes: known for a file, a byte source that tells its size, or an HTTP
+    /// resource whose server does; nil for a pipe, a live stream or an HLS playlist.
+    public static var byteCount: AssetProperty { AssetProperty(key: .byteCount) { $0.byteCount } }
 }
 
 extension AssetProperty where Value == [String: String] {

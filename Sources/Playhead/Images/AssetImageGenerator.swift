@@ -30,6 +30,13 @@ public struct AssetImageGenerator: Sendable {
     /// Any damaged data met while decoding fails the image (as ``DecodeConfiguration/strict``
     /// fails a session); by default it is decoded past and counted in each result.
     public var strict = false
+    /// When set, an image whose frame is blank (``GeneratedImage/isBlank``: almost uniform, as at
+    /// a fade or a clip's first frames) moves to the next frame that is not, looked for frame by
+    /// frame up to this long after the blank one — or, when there is none (a clip that ends in
+    /// black), to the last frame that is not, up to this long before it; the result's
+    /// ``Result/blankFrameTime`` says where it moved from. When every frame inside is blank, the
+    /// frame asked for stays, marked ``Result/isBlank``. Nil (the default): the frame asked for, blank or not.
+    public var blankFrameSearchLimit: MediaTime?
     /// Decoders working on one request at once, each on its own share of the times.
     public var decoderCount = min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
 
@@ -50,6 +57,11 @@ public struct AssetImageGenerator: Sendable {
         public var damagedPackets = 0
         /// The first damage met then, if any.
         public var firstDamage: PlayheadError?
+        /// The time of the blank frame this image moved from (see ``AssetImageGenerator/blankFrameSearchLimit``);
+        /// nil when it did not move.
+        public var blankFrameTime: MediaTime?
+        /// The image is blank: no frame that is not was found within the search limit.
+        public var isBlank = false
     }
 
     /// The image at `time` and the time of the frame it shows.
@@ -119,7 +131,7 @@ public struct AssetImageGenerator: Sendable {
         let settings = ImageSettings(
             maximumSize: maximumSize, appliesPreferredTrackTransform: appliesPreferredTrackTransform,
             toleranceBefore: requestedTimeToleranceBefore, toleranceAfter: requestedTimeToleranceAfter,
-            strict: strict)
+            strict: strict, blankSearchLimit: blankFrameSearchLimit)
         let asset = self.asset
         let requested = work
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -162,6 +174,7 @@ struct ImageSettings: Sendable {
     var toleranceBefore: MediaTime
     var toleranceAfter: MediaTime
     var strict = false
+    var blankSearchLimit: MediaTime?
 }
 
 /// One requested time of a request: its place in the sorted list, and the time.
@@ -272,8 +285,19 @@ enum ImageGrabber {
                         file: asset.source)
                 }
                 try converter.convert(held.frame, into: canvas)
-                let damage = reader.damage
                 var result = AssetImageGenerator.Result(requestedTime: item.time, actualTime: actual, image: GeneratedImage.from(canvas))
+                if let limit = settings.blankSearchLimit, let image = result.image, image.isBlank {
+                    result.isBlank = true
+                    if let found = try nextPicture(
+                        after: held, limit: limit, reader: reader, converter: converter, canvas: canvas, settings: settings)
+                    {
+                        result.blankFrameTime = actual
+                        result.actualTime = found.time
+                        result.image = found.image
+                        result.isBlank = false
+                    }
+                }
+                let damage = reader.damage
                 result.damagedPackets = damage.count - damageBefore
                 if result.damagedPackets > 0 { result.firstDamage = damage.first }
                 emitter.put(item.index, result)
@@ -283,5 +307,71 @@ enum ImageGrabber {
                     AssetImageGenerator.Result(requestedTime: item.time, error: interrupt.isRaised ? .cancelled(file: asset.source) : error))
             }
         }
+    }
+
+    /// The nearest picture that is not blank around the blank `held`: the first one after it,
+    /// starting at most `limit` later; when there is none (a clip that ends in black), the last
+    /// one before it, starting at most `limit` earlier. Nil when every frame inside is blank.
+    private static func nextPicture(
+        after held: DisplayedFrameWindow<OwnedFrame>.Held, limit: MediaTime, reader: MediaReader, converter: FrameConverter,
+        canvas: OwnedFrame, settings: ImageSettings
+    ) throws(PlayheadError) -> (image: GeneratedImage, time: MediaTime)? {
+        let timeBase = reader.facts.timeBase.ffmpeg
+        let blankAt = MediaTime(ffmpegTimestamp: held.pts, timeBase: timeBase)
+        let step = max(1, held.duration, reader.video.lastInterval)
+        let walk = PictureWalk(reader: reader, converter: converter, canvas: canvas, strict: settings.strict)
+        if let after = try walk.firstPicture(from: held.pts.addingReportingOverflow(step).partialValue, through: blankAt + limit, last: false) {
+            return after
+        }
+        let earliest = MediaTime(ffmpegTimestamp: held.pts, timeBase: timeBase) - limit
+        return try walk.firstPicture(from: earliest.ffmpegTimestamp(in: timeBase), through: blankAt, last: true, before: held.pts)
+    }
+}
+
+/// Frames walked forward one at a time from a time (each the frame displayed one frame duration
+/// after the last; a frame that does not move doubles the step), for the first or last picture
+/// that is not blank.
+private struct PictureWalk {
+    let reader: MediaReader
+    let converter: FrameConverter
+    let canvas: OwnedFrame
+    let strict: Bool
+
+    /// The first (or with `last`, the last) picture that is not blank among the frames starting
+    /// from the one displayed at `start` (stream ticks) until `through`, and before `before` when given.
+    func firstPicture(
+        from start: Int64, through end: MediaTime, last: Bool, before: Int64? = nil
+    ) throws(PlayheadError) -> (image: GeneratedImage, time: MediaTime)? {
+        let timeBase = reader.facts.timeBase.ffmpeg
+        var target = start
+        var previous: Int64?
+        var step: Int64 = 1
+        var found: (image: GeneratedImage, time: MediaTime)?
+        while true {
+            let time = MediaTime(ffmpegTimestamp: target, timeBase: timeBase)
+            guard time <= end, let request = SeekRequest.resolving(time: time, toleranceBefore: .zero, toleranceAfter: .zero) else { break }
+            try reader.seek(to: request)
+            guard let frame = try reader.selectedFrame(), reader.verdict(for: frame, strict: strict) == nil else { break }
+            if let previous, frame.pts <= previous {
+                let (doubled, overflow) = step.multipliedReportingOverflow(by: 2)
+                guard !overflow else { break }
+                step = doubled
+                target = previous.addingReportingOverflow(step).partialValue
+                continue
+            }
+            if let before, frame.pts >= before { break }
+            previous = frame.pts
+            try converter.convert(frame.frame, into: canvas)
+            let image = GeneratedImage.from(canvas)
+            if !image.isBlank {
+                found = (image, MediaTime(ffmpegTimestamp: frame.pts, timeBase: timeBase))
+                if !last { break }
+            }
+            step = max(1, frame.duration, reader.video.lastInterval)
+            let (next, overflow) = frame.pts.addingReportingOverflow(step)
+            guard !overflow else { break }
+            target = next
+        }
+        return found
     }
 }

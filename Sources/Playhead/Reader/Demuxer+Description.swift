@@ -17,8 +17,16 @@ extension Demuxer {
             bitRate: ctx.bit_rate > 0 && duration != nil ? Int(ctx.bit_rate) : nil,
             tracks: tracks,
             metadata: Self.dictionary(ctx.metadata),
-            isOneShot: !canSeek
+            isOneShot: !canSeek,
+            byteCount: byteCount
         )
+    }
+
+    /// The size of the one file read, when the I/O layer knows it (a playlist's size is not the media's).
+    private var byteCount: Int64? {
+        guard canSeek, !context.formatName.contains("hls"), let pb = context.pointer.pointee.pb else { return nil }
+        let size = avio_size(pb)
+        return size > 0 ? size : nil
     }
 
     private func makeTrack(_ stream: UnsafeMutablePointer<AVStream>, containerStart: MediaTime, containerDuration: MediaTime?) -> AssetTrack {

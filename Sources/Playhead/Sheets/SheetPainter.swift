@@ -1,0 +1,218 @@
+internal import CFFmpeg
+import Foundation
+
+/// Draws a ``ContactSheet``: its pictures copied in place (scaled down first by libswscale when
+/// larger than a cell), then every text by a chain of libavfilter `drawtext` filters (FreeType,
+/// a real font; literal text, no expansion), the last filter converting to the pixel format the
+/// encoder takes. Blocking: runs on a worker thread.
+struct SheetPainter {
+    let sheet: ContactSheet
+    let layout: SheetLayout
+    /// Each cell's picture, fitted inside the cell.
+    private let pictures: [[GeneratedImage?]]
+
+    init(sheet: ContactSheet) throws(PlayheadError) {
+        self.sheet = sheet
+        var pictures: [[GeneratedImage?]] = []
+        for section in sheet.sections {
+            var row: [GeneratedImage?] = []
+            for cell in section.cells {
+                guard let image = cell.image else {
+                    row.append(nil)
+                    continue
+                }
+                row.append(try Self.fitted(image, in: sheet.cellSize))
+            }
+            pictures.append(row)
+        }
+        self.pictures = pictures
+        layout = try SheetLayout(sheet: sheet, pictureSizes: pictures.map { $0.map { $0?.size } })
+    }
+
+    /// The sheet as a frame of `outputFormat`'s pixel format (RGB for PNG, full-range 4:2:0 for JPEG).
+    func paint(outputFormat: ContactSheet.Format) throws(PlayheadError) -> OwnedFrame {
+        var canvas = GeneratedImage(size: layout.size, color: sheet.background)
+        for rect in layout.frames { canvas.fill(rect, with: .black) }
+        for rect in layout.failures { canvas.fill(rect, with: RGBColor(red: 0x55, green: 0x55, blue: 0x55)) }
+        for placement in layout.placements {
+            if let picture = pictures[placement.section][placement.cell] { canvas.draw(picture, atX: placement.x, y: placement.y) }
+        }
+        let frame = try OwnedFrame(size: canvas.size, format: AV_PIX_FMT_RGB24)
+        canvas.copy(into: frame)
+        let fonts = SheetFonts(regular: sheet.fontFile, bold: sheet.boldFontFile)
+        return try TextGraph.draw(layout.texts, on: frame, fonts: fonts, output: outputFormat == .png ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_YUVJ420P)
+    }
+
+    /// `frame` encoded by libavcodec's PNG or MJPEG encoder (quantiser 3: about quality 90).
+    func encode(_ frame: OwnedFrame, as format: ContactSheet.Format) throws(PlayheadError) -> [UInt8] {
+        let id = format == .png ? AV_CODEC_ID_PNG : AV_CODEC_ID_MJPEG
+        guard let codec = avcodec_find_encoder(id) else {
+            throw PlayheadError(code: .encodeFailed, message: "no \(format.rawValue) encoder in this FFmpeg", file: "contact sheet")
+        }
+        let options = format == .jpeg ? ["flags": "+qscale", "global_quality": String(3 * Int(FF_QP2LAMBDA))] : [:]
+        let encoder = try FrameEncoder(
+            codec: codec, size: frame.size, format: AVPixelFormat(rawValue: frame.pointer.pointee.format),
+            timeBase: AVRational(num: 1, den: 25), target: "contact sheet", options: options)
+        if format == .jpeg { encoder.context.pointee.color_range = AVCOL_RANGE_JPEG }
+        var bytes: [UInt8] = []
+        frame.pointer.pointee.pts = 0
+        try encoder.encode(frame.pointer) { packet in
+            bytes.append(contentsOf: UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
+        }
+        try encoder.encode(nil) { packet in
+            bytes.append(contentsOf: UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
+        }
+        return bytes
+    }
+
+    /// `image` as it is when it fits `cell`, else scaled down to fit (proportions kept).
+    private static func fitted(_ image: GeneratedImage, in cell: PixelSize) throws(PlayheadError) -> GeneratedImage {
+        guard image.size.width > cell.width || image.size.height > cell.height else { return image }
+        let size = image.size.fittedCanvas(pixelAspectRatio: .square, orientation: .identity, within: cell)
+        let source = try OwnedFrame(size: image.size, format: AV_PIX_FMT_RGB24)
+        image.copy(into: source)
+        let target = try OwnedFrame(size: size, format: AV_PIX_FMT_RGB24)
+        let converter = FrameConverter(
+            layout: VideoGravity.resize.layout(stored: image.size, canvas: size), outputFormat: AV_PIX_FMT_RGB24, source: "contact sheet")
+        try converter.convert(source, into: target)
+        return GeneratedImage.from(target)
+    }
+}
+
+/// The font files the text is drawn with: the ones given, else DejaVu Sans where Debian's
+/// `fonts-dejavu-core` installs it, else fontconfig's `Sans` (nil paths).
+struct SheetFonts {
+    var regular: String?
+    var bold: String?
+
+    static let dejaVuFolders = ["/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/dejavu", "/usr/share/fonts/TTF"]
+
+    init(regular: String?, bold: String?) {
+        let fm = FileManager.default
+        let folder = Self.dejaVuFolders.first { fm.fileExists(atPath: $0 + "/DejaVuSans.ttf") }
+        self.regular = regular ?? folder.map { $0 + "/DejaVuSans.ttf" }
+        let besideRegular = regular.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path + "/DejaVuSans-Bold.ttf" }
+        let defaultBold = folder.map { $0 + "/DejaVuSans-Bold.ttf" }
+        self.bold =
+            bold ?? [regular == nil ? defaultBold : besideRegular].compactMap { $0 }.first { fm.fileExists(atPath: $0) } ?? regular
+            ?? defaultBold
+    }
+}
+
+/// `buffer → drawtext × N → format → buffersink`, run once over one frame.
+enum TextGraph {
+    static func draw(
+        _ texts: [SheetLayout.Text], on frame: OwnedFrame, fonts: SheetFonts, output: AVPixelFormat
+    ) throws(PlayheadError) -> OwnedFrame {
+        guard let graph = avfilter_graph_alloc() else { throw PlayheadError.outOfMemory("avfilter_graph_alloc") }
+        defer {
+            var owned: UnsafeMutablePointer<AVFilterGraph>? = graph
+            avfilter_graph_free(&owned)
+        }
+        let failure = { (what: String, function: String, result: Int32) -> PlayheadError in
+            FFmpegError.error(.encodeFailed, what, function: function, result: result, file: "contact sheet")
+        }
+        var source: UnsafeMutablePointer<AVFilterContext>?
+        let size = frame.size
+        var result = avfilter_graph_create_filter(
+            &source, avfilter_get_by_name("buffer"), "in", "video_size=\(size.width)x\(size.height):pix_fmt=rgb24:time_base=1/25:pixel_aspect=1/1",
+            nil, graph)
+        guard result >= 0, var last = source else { throw failure("could not set up the sheet's drawing", "avfilter_graph_create_filter", result) }
+        for (i, text) in texts.enumerated() {
+            guard let filter = avfilter_get_by_name("drawtext"), let context = avfilter_graph_alloc_filter(graph, filter, "text\(i)") else {
+                throw PlayheadError(
+                    code: .encodeFailed, message: "this FFmpeg has no drawtext filter (libavfilter built without FreeType)", file: "contact sheet")
+            }
+            var options: OpaquePointer?
+            defer { av_dict_free(&options) }
+            for (key, value) in settings(of: text, fonts: fonts) { av_dict_set(&options, key, value, 0) }
+            result = avfilter_init_dict(context, &options)
+            guard result >= 0 else {
+                let font = (text.bold ? fonts.bold : fonts.regular) ?? "fontconfig's Sans"
+                throw failure(
+                    "could not draw the sheet's text with the font \(font) (install fonts-dejavu-core, or give a font file)", "avfilter_init_dict",
+                    result)
+            }
+            result = avfilter_link(last, 0, context, 0)
+            guard result >= 0 else { throw failure("could not set up the sheet's drawing", "avfilter_link", result) }
+            last = context
+        }
+        var format: UnsafeMutablePointer<AVFilterContext>?
+        var sink: UnsafeMutablePointer<AVFilterContext>?
+        let formatName = String(cString: av_get_pix_fmt_name(output))
+        result = avfilter_graph_create_filter(&format, avfilter_get_by_name("format"), "format", "pix_fmts=\(formatName)", nil, graph)
+        if result >= 0 { result = avfilter_graph_create_filter(&sink, avfilter_get_by_name("buffersink"), "out", nil, nil, graph) }
+        if result >= 0, let format, let sink {
+            result = avfilter_link(last, 0, format, 0)
+            if result >= 0 { result = avfilter_link(format, 0, sink, 0) }
+        }
+        if result >= 0 { result = avfilter_graph_config(graph, nil) }
+        guard result >= 0, let source, let sink else { throw failure("could not set up the sheet's drawing", "avfilter_graph_config", result) }
+        frame.pointer.pointee.pts = 0
+        result = av_buffersrc_add_frame_flags(source, frame.pointer, Int32(AV_BUFFERSRC_FLAG_KEEP_REF))
+        if result >= 0 { result = av_buffersrc_add_frame_flags(source, nil, 0) }
+        guard result >= 0 else { throw failure("could not draw the sheet's text", "av_buffersrc_add_frame_flags", result) }
+        let drawn = try OwnedFrame()
+        result = av_buffersink_get_frame(sink, drawn.pointer)
+        guard result >= 0 else { throw failure("could not draw the sheet's text", "av_buffersink_get_frame", result) }
+        return drawn
+    }
+
+    /// The `drawtext` options of one text: literal (`expansion=none`), white, on a shaded box
+    /// when asked; anchored at its bottom-right corner through the text's own size (`tw`, `th`).
+    static func settings(of text: SheetLayout.Text, fonts: SheetFonts) -> [String: String] {
+        var options = [
+            "text": text.text.isEmpty ? " " : text.text, "expansion": "none", "fontsize": String(text.size), "fontcolor": "white",
+        ]
+        if let file = text.bold ? fonts.bold : fonts.regular {
+            options["fontfile"] = file
+        } else {
+            options["font"] = text.bold ? "Sans:bold" : "Sans"
+        }
+        if text.boxed {
+            options["box"] = "1"
+            options["boxcolor"] = "black@0.75"
+            options["boxborderw"] = String(max(2, text.size / 4))
+        }
+        switch text.anchor {
+        case .topLeft:
+            options["x"] = String(text.x)
+            options["y"] = String(text.y)
+        case .bottomRight:
+            options["x"] = "\(text.x)-tw"
+            options["y"] = "\(text.y)-th"
+        }
+        return options
+    }
+}
+
+extension GeneratedImage {
+    /// A picture of one colour.
+    init(size: PixelSize, color: RGBColor) {
+        var pixels = [UInt8](repeating: 0, count: size.width * size.height * 3)
+        for i in Swift.stride(from: 0, to: pixels.count, by: 3) {
+            pixels[i] = color.red
+            pixels[i + 1] = color.green
+            pixels[i + 2] = color.blue
+        }
+        self.init(size: size, pixels: pixels)
+    }
+
+    /// Paints `rect` (clipped to the picture) in `color`.
+    mutating func fill(_ rect: PixelRect, with color: RGBColor) {
+        let x0 = max(0, rect.x), x1 = min(size.width, rect.x + rect.width)
+        let y0 = max(0, rect.y), y1 = min(size.height, rect.y + rect.height)
+        guard x0 < x1, y0 < y1 else { return }
+        let width = size.width
+        pixels.withUnsafeMutableBufferPointer { bytes in
+            for y in y0..<y1 {
+                for x in x0..<x1 {
+                    let at = (y * width + x) * 3
+                    bytes[at] = color.red
+                    bytes[at + 1] = color.green
+                    bytes[at + 2] = color.blue
+                }
+            }
+        }
+    }
+}
