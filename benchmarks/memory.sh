@@ -19,7 +19,7 @@ peak() { # peak RSS in KiB of the command given
 p10=$(peak "$bin" thumbnails --out "$tmp/a" --count 10 --size 1280x720 "$clip")
 p100=$(peak "$bin" thumbnails --out "$tmp/b" --count 100 --size 1280x720 "$clip")
 p400=$(peak "$bin" thumbnails --out "$tmp/c" --count 400 --size 1280x720 "$clip")
-sheet=$(peak "$bin" thumbnails --out "$tmp/d" --count 400 --size 160x90 --sheet "$clip" "$clip")
+sheet=$(peak "$bin" thumbnails --out "$tmp/d" --count 400 --size 160x90 --sheet --overview "$clip" "$clip")
 mkdir -p "$tmp/ff"
 ff=$(peak ffmpeg -hide_banner -loglevel error -y -i "$clip" -vf "fps=400/60,scale=1280:720" "$tmp/ff/%04d.png")
 written=$(ls "$tmp/c/01-$(basename "$clip")" | grep -c '^thumb-')

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 source scripts/lib/apt.sh
-apt_install_missing setup libavformat-dev libavcodec-dev libavfilter-dev libavutil-dev libswscale-dev libswresample-dev pkg-config ffmpeg hyperfine time python3
+apt_install_missing setup libavformat-dev libavcodec-dev libavfilter-dev libavutil-dev libswscale-dev libswresample-dev pkg-config ffmpeg hyperfine time python3 fonts-dejavu-core
 
 if ! command -v swift >/dev/null 2>&1; then
   echo "setup: no Swift toolchain on PATH (Swift 6 or later is needed: https://www.swift.org/install/linux/)" >&2

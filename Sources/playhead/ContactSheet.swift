@@ -1,57 +1,53 @@
+import Foundation
 import Playhead
 
-/// One file's row of the contact sheet, drawn as its images come: a cell per time, each image
-/// centered in its cell on black; a failed image's cell mid-gray.
-struct ContactRow: Sendable {
-    let cell: PixelSize
-    let cells: Int
-    private(set) var image: GeneratedImage
-    private var drawn: [Bool]
-
-    init(cells: Int, cell: PixelSize) {
-        self.cell = cell
-        self.cells = cells
-        image = GeneratedImage(size: PixelSize(width: max(1, cells) * cell.width, height: cell.height), gray: 0)
-        drawn = [Bool](repeating: false, count: cells)
-    }
-
-    mutating func draw(_ picture: GeneratedImage, at index: Int) {
-        guard index < cells else { return }
-        image.draw(picture, atX: index * cell.width + (cell.width - picture.size.width) / 2, y: (cell.height - picture.size.height) / 2)
-        drawn[index] = true
-    }
-
-    /// Cells that got no image turn gray.
-    mutating func finish() {
-        let gray = GeneratedImage(size: cell, gray: 128)
-        for index in drawn.indices where !drawn[index] { image.draw(gray, atX: index * cell.width, y: 0) }
-    }
-}
-
-/// The contact sheet: the files' rows one under another; a failed file's row mid-gray.
-struct ContactSheet {
+/// What `thumbnails` draws besides the images: a sheet per file (`--sheet`, beside its images)
+/// and an overview of every file (`--overview`, one row per file headed by its name).
+struct SheetSettings: Sendable {
+    var perFile = false
+    var overview = false
+    var format = ContactSheet.Format.png
+    /// `--sheet-columns`; nil: 4 (fewer for fewer times) on a file's sheet, one row per file on the overview.
+    var columns: Int?
     var cell: PixelSize
-    var rows: [ContactRow?]
 
-    /// Draws the sheet, encodes it as PNG and writes `sheet.png` (on worker threads). The rows are
-    /// consumed as they are copied in.
-    func write(into output: RunOutput) async throws(PlayheadError) -> String {
-        let cell = self.cell
-        let rows = self.rows
-        let bytes = try await WorkerPool.shared.value("playhead.sheet") { () throws(PlayheadError) -> [UInt8] in
-            let columns = max(1, rows.map { $0?.cells ?? 0 }.max() ?? 1)
-            var sheet = GeneratedImage(size: PixelSize(width: columns * cell.width, height: max(1, rows.count) * cell.height), gray: 0)
-            let gray = GeneratedImage(size: PixelSize(width: columns * cell.width, height: cell.height), gray: 128)
-            for (r, row) in rows.enumerated() {
-                if var row {
-                    row.finish()
-                    sheet.draw(row.image, atX: 0, y: r * cell.height)
-                } else {
-                    sheet.draw(gray, atX: 0, y: r * cell.height)
-                }
-            }
-            return try sheet.encoded(as: .png)
+    var wanted: Bool { perFile || overview }
+
+    /// The columns of a file's sheet of `count` pictures.
+    func fileColumns(count: Int) -> Int { columns ?? min(4, max(1, count)) }
+
+    /// The file name of a file's sheet.
+    var fileName: String { "sheet." + format.fileExtension }
+
+    /// The title of a file's section: its file name (of a URL, the last part of its path, without
+    /// the query), or what is read when it has none.
+    static func title(of source: String) -> String {
+        if source == "-" { return "standard input" }
+        let shown = SourceRedaction.redacted(source)
+        if let url = URL(string: shown), url.scheme != nil, url.scheme != "file" {
+            let last = url.lastPathComponent
+            return last.isEmpty || last == "/" ? shown : last
         }
-        return try await output.folder.writeFile("sheet.png", bytes: bytes)
+        let last = URL(fileURLWithPath: shown).lastPathComponent
+        return last.isEmpty ? shown : last
+    }
+
+    /// Draws a file's sheet and writes it as `folder/sheet.png|jpg`.
+    /// - Returns: the sheet's path.
+    func writeFileSheet(_ section: ContactSheet.Section, into folder: String) async throws(PlayheadError) -> String {
+        let sheet = ContactSheet(sections: [section], columns: fileColumns(count: section.cells.count), cellSize: cell)
+        let path = folder + "/" + fileName
+        try await sheet.write(to: path, as: format)
+        return path
+    }
+
+    /// Draws the overview of `sections` (nil: a file stopped before it had one) and writes
+    /// `overview.png|jpg` into the run's folder.
+    /// - Returns: the overview's path.
+    func writeOverview(_ sections: [ContactSheet.Section?], into output: RunOutput) async throws(PlayheadError) -> String {
+        let shown = sections.compactMap { $0 }
+        let columns = columns ?? max(1, shown.map(\.cells.count).max() ?? 1)
+        let bytes = try await ContactSheet(sections: shown, columns: columns, cellSize: cell).encoded(as: format)
+        return try await output.folder.writeFile("overview." + format.fileExtension, bytes: bytes)
     }
 }

@@ -11,8 +11,8 @@ enum Limits {
     static let canvasPixels = 7680 * 4320
     /// The contact sheet: each side (PNG viewers' and encoders' comfort), and its pixels (192 MB
     /// of RGB at most).
-    static let sheetSide = 65_535
-    static let sheetPixels = 64 << 20
+    static let sheetSide = ContactSheet.maximumSide
+    static let sheetPixels = ContactSheet.maximumPixels
 
     static func checkCanvas(_ size: PixelSize, option: String) throws {
         guard size.width <= canvasSide, size.height <= canvasSide, size.width * size.height <= canvasPixels else {
@@ -28,13 +28,13 @@ enum Limits {
     }
 
     /// A sheet of `rows` rows of `columns` cells of `cell`.
-    static func checkSheet(rows: Int, columns: Int, cell: PixelSize) throws {
+    static func checkSheet(rows: Int, columns: Int, cell: PixelSize, option: String) throws {
         let (width, wide) = columns.multipliedReportingOverflow(by: cell.width)
         let (height, tall) = rows.multipliedReportingOverflow(by: cell.height)
         let (pixels, many) = width.multipliedReportingOverflow(by: height)
         guard !wide, !tall, !many, width <= sheetSide, height <= sheetSide, pixels <= sheetPixels else {
             throw ValidationError(
-                "--sheet would be \(columns) × \(cell.width) by \(rows) × \(cell.height) pixels: too large (at most \(sheetSide) a side and \(sheetPixels) pixels); take fewer times or a smaller --size"
+                "\(option) would be \(columns) × \(cell.width) by \(rows) × \(cell.height) pixels: too large (at most \(sheetSide) a side and \(sheetPixels) pixels); take fewer times or a smaller --size"
             )
         }
     }

@@ -1,16 +1,19 @@
 import Foundation
 import Playhead
 
-/// One file of a `thumbnails` run: its images written as they come (never all held at once), and
-/// its row of the contact sheet drawn as they come.
+/// One file of a `thumbnails` run: its images written as they come (never all held at once);
+/// with a sheet or the overview, the pictures kept at cell size for them, and the file's sheet
+/// drawn once its images are made.
 struct ThumbnailJob: Sendable {
     struct Settings: Sendable {
         var plan: TimePlan
         var tolerance: MediaTime?
         var size: PixelSize
         var format: ThumbnailsCommand.ImageFormat
-        var sheet: Bool
+        var sheets: SheetSettings
         var strict = false
+        /// Move a picture off a blank frame (`--skip-blank`).
+        var skipBlank = false
     }
 
     var job: PlayJob
@@ -20,7 +23,7 @@ struct ThumbnailJob: Sendable {
     var settings: Settings
     var output: RunOutput
 
-    func run() async -> (ThumbnailFileReport, ContactRow?) {
+    func run() async -> (ThumbnailFileReport, ContactSheet.Section?) {
         let folder: String
         switch claim {
         case .success(let path): folder = path
@@ -71,7 +74,8 @@ struct ThumbnailJob: Sendable {
             generator.requestedTimeToleranceBefore = tolerance
             generator.requestedTimeToleranceAfter = tolerance
         }
-        var row = settings.sheet ? ContactRow(cells: times.count, cell: settings.size) : nil
+        if settings.skipBlank { generator.blankFrameSearchLimit = Self.blankSearchLimit(count: times.count, duration: duration) }
+        var cells: [ContactSheet.Cell]? = settings.sheets.wanted ? [] : nil
         var images: [ThumbnailImageReport] = []
         images.reserveCapacity(times.count)
         var damage = (count: 0, first: PlayheadError?.none)
@@ -81,17 +85,23 @@ struct ThumbnailJob: Sendable {
             let number = images.count + 1
             var report = ThumbnailImageReport(
                 requestedTime: (result.requestedTime - origin).jsonSeconds, actualTime: result.actualTime.flatMap { ($0 - origin).jsonSeconds })
+            report.movedFromBlank = result.blankFrameTime.flatMap { ($0 - origin).jsonSeconds }
+            if result.isBlank { report.blank = true }
             if let image = result.image {
                 let path = folder + "/" + String(format: "thumb-%04d.%@", number, settings.format.rawValue)
                 do throws(PlayheadError) {
                     try await image.write(to: path, as: settings.format.format)
                     report.path = path
-                    row?.draw(image, at: number - 1)
+                    let label = ContactSheet.timeLabel((result.actualTime ?? result.requestedTime) - origin, duration: duration)
+                    cells?.append(ContactSheet.Cell(image: image, label: label))
                 } catch {
                     report.error = ErrorReport(error)
+                    cells?.append(ContactSheet.Cell(failure: error.message, label: nil))
                 }
             } else {
                 report.error = result.error.map(ErrorReport.init)
+                let label = ContactSheet.timeLabel(result.requestedTime - origin, duration: duration)
+                cells?.append(ContactSheet.Cell(failure: result.error?.message ?? "no image", label: label))
             }
             images.append(report)
         }
@@ -115,7 +125,35 @@ struct ThumbnailJob: Sendable {
         var report = ThumbnailFileReport(path: job.path, status: "completed", images: images, error: nil)
         report.damagedPackets = damage.count
         report.firstDamage = damage.first.map(ErrorReport.init)
+        guard let cells else { return (report, nil) }
+        let details = (try? await ContactSheet.Section.details(of: asset)) ?? []
+        let section = ContactSheet.Section(title: SheetSettings.title(of: job.path), details: details, cells: cells)
+        // A file's sheet beside its images (when it has any: a folder of none is removed).
+        if settings.sheets.perFile, images.contains(where: { $0.path != nil }) {
+            do throws(PlayheadError) {
+                report.sheet = try await settings.sheets.writeFileSheet(section, into: folder)
+            } catch {
+                report.sheetError = ErrorReport(error)
+            }
+        }
+        // The overview shows one line of facts a file; without it, the pictures are let go now.
+        guard settings.sheets.overview else { return (report, nil) }
+        var row = section
+        row.details = Array(details.prefix(1))
         return (report, row)
+    }
+
+    /// How far a picture may move off a blank frame: half the times' average spacing over the
+    /// clip (its duration over their number), at most 5 s — so that pictures keep their spread.
+    static func blankSearchLimit(count: Int, duration: MediaTime) -> MediaTime {
+        guard duration.isNumeric, duration.seconds > 0 else { return MediaTime(value: 5, timescale: 1) }
+        return MediaTime(seconds: min(5, duration.seconds / Double(max(1, count)) / 2))
+    }
+
+    /// A file's part of the overview when the file failed as a whole.
+    static func failedSection(_ report: ThumbnailFileReport, source: String) -> ContactSheet.Section? {
+        guard report.status == "failed", let error = report.error else { return nil }
+        return ContactSheet.Section(title: SheetSettings.title(of: source), cells: [], failure: "[\(error.code)] \(error.reason)")
     }
 
     private func failed(_ error: PlayheadError) -> ThumbnailFileReport {
@@ -128,6 +166,10 @@ struct ThumbnailImageReport: Encodable, Sendable {
     var actualTime: Double?
     var path: String?
     var error: ErrorReport?
+    /// `--skip-blank`: the time of the blank frame this picture moved from.
+    var movedFromBlank: Double?
+    /// `--skip-blank`: the picture is still blank (no frame that is not within the search).
+    var blank: Bool?
 }
 
 struct ThumbnailFileReport: Encodable, Sendable {
@@ -138,6 +180,9 @@ struct ThumbnailFileReport: Encodable, Sendable {
     /// Damaged packets decoded past while the images were looked for (`--strict` fails them).
     var damagedPackets = 0
     var firstDamage: ErrorReport?
+    /// The file's contact sheet (`--sheet`), or why it could not be drawn.
+    var sheet: String?
+    var sheetError: ErrorReport?
 
     init(path: String, status: String, images: [ThumbnailImageReport], error: ErrorReport?) {
         self.path = SourceRedaction.redacted(path)
@@ -156,6 +201,9 @@ struct ThumbnailFileReport: Encodable, Sendable {
         var text = "\(Console.name(path))  \(status)  \(made) of \(images.count) images"
         if let error { text += "  [\(error.code)] \(error.reason)" }
         if damagedPackets > 0 { text += ", \(damagedPackets) damaged packet(s) decoded past" }
+        let moved = images.filter { $0.movedFromBlank != nil }.count
+        if moved > 0 { text += ", \(moved) moved off a blank frame" }
+        if let sheetError { text += "; sheet failed: [\(sheetError.code)] \(sheetError.reason)" }
         return text
     }
 }
@@ -165,9 +213,9 @@ struct ThumbnailSummary: Encodable {
     var state = RunState.finished
     var signal: String?
     var files: [ThumbnailFileReport]
-    var sheet: String?
-    /// Why the sheet could not be written.
-    var sheetError: ErrorReport?
+    /// The overview (`--overview`), or why it could not be written.
+    var overview: String?
+    var overviewError: ErrorReport?
     var elapsed: Double
     var maxConcurrentSessions: Int
     var peakConcurrentSessions: Int

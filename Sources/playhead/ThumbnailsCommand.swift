@@ -9,10 +9,16 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         abstract: "Take images at chosen times out of media files, and draw a contact sheet.",
         discussion: """
             Images of the Nth file go to DIR/NN-<file name>/thumb-0001.<ext> …, in ascending time order; \
-            DIR/summary.json lists each image's requested and actual time. --sheet draws DIR/sheet.png: one \
-            row per file, one cell of --size per time, the image fitted inside (black bars), a failed \
-            file's row mid-gray. Exit status: 0 when every image was made, 1 when any file or image \
-            failed (the rest is still written), 2 on usage errors.
+            DIR/summary.json lists each image's requested and actual time. --sheet draws each file's \
+            contact sheet beside its images (DIR/NN-<file name>/sheet.png or .jpg): a header with the \
+            file's name, size, duration, dimensions, frame rate, codecs and bit rate, then --sheet-columns \
+            cells of --size a row, each picture with its time in a corner, a failed time drawn with its \
+            reason. --overview draws DIR/overview.png: one row per file under its name, a failed file \
+            drawn with its reason. --skip-blank moves a picture off a blank frame (black, white or one \
+            colour) to the next frame that is not (else the last one before it), at most half the times' \
+            average spacing away (and 5 s); \
+            summary.json says where it moved from. Exit status: 0 when every image and sheet was made, \
+            1 when any file, image or sheet failed (the rest is still written), 2 on usage errors.
             """
     )
 
@@ -40,8 +46,20 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     @Option(help: "Image format: png or ppm.")
     var format: ImageFormat = .png
 
-    @Flag(help: "Also draw DIR/sheet.png.")
+    @Flag(help: "Also draw each file's contact sheet beside its images.")
     var sheet = false
+
+    @Flag(help: "Also draw DIR/overview.png (or .jpg): every file's pictures, a row per file.")
+    var overview = false
+
+    @Option(name: .customLong("sheet-format"), help: "The sheets' format: png or jpeg.")
+    var sheetFormat: SheetFormat = .png
+
+    @Option(name: .customLong("sheet-columns"), parsing: .unconditional, help: "Pictures a row on a sheet (default 4; the overview: a row per file).")
+    var sheetColumns: Int?
+
+    @Flag(name: .customLong("skip-blank"), help: "Move a picture off a blank frame to the next frame that is not (bounded).")
+    var skipBlank = false
 
     @Flag(
         help:
@@ -64,6 +82,11 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     var batch: BatchOptions
 
     @OptionGroup var sourceOptions: SourceArguments
+
+    enum SheetFormat: String, ExpressibleByArgument, CaseIterable {
+        case png, jpeg
+        var format: ContactSheet.Format { self == .png ? .png : .jpeg }
+    }
 
     enum ImageFormat: String, ExpressibleByArgument, CaseIterable {
         case png, ppm
@@ -89,7 +112,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         try StandardInput.checkReadOnce(paths, manifest: batch.manifest)
         if batch.isBatch {
             try batch.validate(paths: paths, resultsRequired: true)
-            if sheet { throw ValidationError("--sheet is for files given as arguments, not --manifest") }
+            if overview { throw ValidationError("--overview is for files given as arguments, not --manifest") }
             if json { throw ValidationError("--json is for files given as arguments; a manifest run writes --results") }
         } else if paths.isEmpty {
             throw ValidationError("give at least one file, or --manifest")
@@ -104,18 +127,25 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         if let tolerance, !(tolerance > 0 && tolerance.isFinite) { throw ValidationError("--tolerance must be a positive number of seconds") }
         if maxSessions < 1 || maxSessions > 64 { throw ValidationError("--max-sessions must be 1 … 64") }
         try Limits.checkCanvas(size, option: "--size")
-        if sheet, let columns = count ?? at?.count { try Limits.checkSheet(rows: paths.count, columns: columns, cell: size) }
+        if let sheetColumns, sheetColumns < 1 || sheetColumns > 1000 { throw ValidationError("--sheet-columns must be 1 … 1000") }
+        if (sheetColumns != nil || sheetFormat != .png) && !sheet && !overview {
+            throw ValidationError("--sheet-columns and --sheet-format are for --sheet or --overview")
+        }
+        if let times = count ?? at?.count { try checkSheets(times: times) }
     }
 
     func run() async throws {
         if batch.isBatch { return try await runBatch() }
         let start = ContinuousClock.now
         let options = sourceOptions.assetOptions
-        let assets = paths.map { Asset(source: $0, options: options) }
+        // With --every, the assets probed for their durations are kept for their jobs; otherwise
+        // each job makes its own, let go (with its open files) when the job ends.
+        let assets = every == nil ? nil : paths.map { Asset(source: $0, options: options) }
         let plan = TimePlan(count: count, every: every, at: at)
         // --every: how many times each file needs depends on its duration; checked before
         // anything is written.
-        let durations = every == nil ? [MediaTime?](repeating: nil, count: paths.count) : await Self.durations(of: assets)
+        var durations = [MediaTime?](repeating: nil, count: paths.count)
+        if let assets { durations = await Self.durations(of: assets) }
         if every != nil {
             for (path, duration) in zip(paths, durations) {
                 guard let duration, let every, plan.timeCount(duration: duration) > Limits.timesPerFile else { continue }
@@ -123,10 +153,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
                     "--every \(every) would take \((duration.seconds / every).rounded(.up)) times of \(path) (\(duration.seconds) s): at most \(Limits.timesPerFile) per file"
                 )
             }
-            if sheet {
-                let columns = durations.map { $0.map { plan.timeCount(duration: $0) } ?? 0 }.max() ?? 0
-                try Limits.checkSheet(rows: paths.count, columns: columns, cell: size)
-            }
+            try checkSheets(times: durations.map { $0.map { plan.timeCount(duration: $0) } ?? 0 }.max() ?? 0)
         }
         let output = try await RunOutput.open(out, wait: wait, inputs: paths)
         let jobs = paths.enumerated().map { PlayJob(position: $0.offset + 1, path: $0.element) }
@@ -139,44 +166,47 @@ struct ThumbnailsCommand: AsyncParsableCommand {
 
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: maxSessions)
         let tolerance = self.tolerance.map { MediaTime(seconds: $0) }
-        let settings = ThumbnailJob.Settings(plan: plan, tolerance: tolerance, size: size, format: format, sheet: sheet, strict: strict)
+        let sheets = sheetSettings
+        let settings = ThumbnailJob.Settings(
+            plan: plan, tolerance: tolerance, size: size, format: format, sheets: sheets, strict: strict, skipBlank: skipBlank)
         let json = self.json
         let work = Task {
-            await withTaskGroup(of: (Int, ThumbnailFileReport, ContactRow?).self) { group in
+            await withTaskGroup(of: (Int, ThumbnailFileReport, ContactSheet.Section?).self) { group in
                 for (i, job) in jobs.enumerated() {
                     group.addTask {
-                        let thumbnailJob = ThumbnailJob(job: job, asset: assets[i], claim: claims[i], settings: settings, output: output)
+                        let asset = assets?[i] ?? Asset(source: job.path, options: options)
+                        let thumbnailJob = ThumbnailJob(job: job, asset: asset, claim: claims[i], settings: settings, output: output)
                         do throws(PlayheadError) {
-                            let (report, row) = try await coordinator.withSlot { await thumbnailJob.run() }
-                            return (i, report, row)
+                            let (report, section) = try await coordinator.withSlot { await thumbnailJob.run() }
+                            return (i, report, section ?? ThumbnailJob.failedSection(report, source: job.path))
                         } catch {
                             return (i, ThumbnailFileReport(path: job.path, status: "cancelled", images: [], error: ErrorReport(error)), nil)
                         }
                     }
                 }
                 var reports = jobs.map { ThumbnailFileReport(path: $0.path, status: "cancelled", images: [], error: nil) }
-                var rows = [ContactRow?](repeating: nil, count: jobs.count)
-                for await (i, report, row) in group {
+                var sections = [ContactSheet.Section?](repeating: nil, count: jobs.count)
+                for await (i, report, section) in group {
                     reports[i] = report
-                    rows[i] = row
+                    sections[i] = section
                     if !json { Console.err(report.line + "\n") }
                 }
-                return (reports, rows)
+                return (reports, sections)
             }
         }
         // A signal stops the work: images made so far stay, and the summary lists them.
         SignalWatcher.shared.onSignal { _ in work.cancel() }
-        let (reports, rows) = await work.value
+        let (reports, sections) = await work.value
 
         var summary = ThumbnailSummary(
             files: reports, elapsed: 0, maxConcurrentSessions: maxSessions,
             peakConcurrentSessions: await coordinator.peakConcurrentSessions)
-        if sheet, SignalWatcher.shared.received == nil {
+        if overview, SignalWatcher.shared.received == nil {
             do throws(PlayheadError) {
-                summary.sheet = try await ContactSheet(cell: size, rows: rows).write(into: output)
+                summary.overview = try await sheets.writeOverview(sections, into: output)
             } catch {
-                summary.sheetError = ErrorReport(error)
-                if !json { Console.err("sheet.png  failed  [\(error.code)] \(error.message)\n") }
+                summary.overviewError = ErrorReport(error)
+                if !json { Console.err("overview  failed  [\(error.code)] \(error.message)\n") }
             }
         }
         summary.state = RunState.atTheEnd
@@ -184,7 +214,9 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         summary.elapsed = (ContinuousClock.now - start).inSeconds
         try await output.writeSummary(summary)
         if json { try JSONOutput.write(summary) }
-        let failed = summary.sheetError != nil || reports.contains { $0.status != "completed" || $0.images.contains { $0.error != nil } }
+        let failed =
+            summary.overviewError != nil
+            || reports.contains { $0.status != "completed" || $0.sheetError != nil || $0.images.contains { $0.error != nil } }
         if let exit = CommandExit.status(failed: failed) { throw exit }
     }
 
@@ -197,7 +229,9 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: maxSessions)
         let tolerance = self.tolerance.map { MediaTime(seconds: $0) }
         let settings = ThumbnailJob.Settings(
-            plan: TimePlan(count: count, every: every, at: at), tolerance: tolerance, size: size, format: format, sheet: false, strict: strict)
+            plan: TimePlan(count: count, every: every, at: at), tolerance: tolerance, size: size, format: format,
+            sheets: SheetSettings(perFile: sheet, overview: false, format: sheetFormat.format, columns: sheetColumns, cell: size), strict: strict,
+            skipBlank: skipBlank)
         let run = BatchRun(options: batch, concurrency: maxSessions, command: "thumbnails", wait: wait)
         let options = sourceOptions.assetOptions
         let tally = try await run.run(
@@ -230,10 +264,28 @@ struct ThumbnailsCommand: AsyncParsableCommand {
             }
             if report.status == "cancelled" { return .init(report: nil, failed: false) }
             let stopped = report.error?.code == PlayheadError.Code.cancelled.description
-            return .init(report: report, failed: report.status != "completed" || report.images.contains { $0.error != nil }, stopped: stopped)
+            let failed = report.status != "completed" || report.sheetError != nil || report.images.contains { $0.error != nil }
+            return .init(report: report, failed: failed, stopped: stopped)
         }
         try await output.writeSummary(tally)
         if let exit = CommandExit.status(failed: tally.failed > 0) { throw exit }
+    }
+
+    var sheetSettings: SheetSettings {
+        SheetSettings(perFile: sheet, overview: overview, format: sheetFormat.format, columns: sheetColumns, cell: size)
+    }
+
+    /// A file's sheet, and the overview, of at most `times` pictures a file fit the limits.
+    func checkSheets(times: Int) throws {
+        let settings = sheetSettings
+        if sheet {
+            let columns = settings.fileColumns(count: times)
+            try Limits.checkSheet(rows: (times + columns - 1) / columns, columns: columns, cell: size, option: "--sheet")
+        }
+        if overview {
+            let columns = sheetColumns ?? max(1, times)
+            try Limits.checkSheet(rows: paths.count * ((times + columns - 1) / columns), columns: columns, cell: size, option: "--overview")
+        }
     }
 
     /// Each asset's duration (nil: it could not be loaded; that file fails later, alone).

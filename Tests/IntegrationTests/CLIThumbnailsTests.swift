@@ -3,32 +3,38 @@ import Testing
 
 /// `playhead thumbnails` end to end.
 @Suite struct CLIThumbnailsTests {
-    @Test func sheetOfThreeFilesShowsTheirDisplayedProportions() async throws {
+    @Test func sheetsOfThreeFilesShowTheirDisplayedProportions() async throws {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-thumbs-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
         let paths = try ["4x3.mp4", "portrait.mp4", "anamorphic.mp4"].map { try Fixtures.clip($0) }
         let run = try await CLI.run(["thumbnails", "--out", out.path, "--sheet", "--count", "4", "--size", "160x90"] + paths)
         #expect(run.status == 0, "stderr: \(run.stderr)")
-        let sheet = try await Reference.run(
-            try Reference.ffmpeg(),
-            [
-                "-loglevel", "error", "-i", out.appendingPathComponent("sheet.png").path,
-                "-f", "rawvideo", "-pix_fmt", "rgb24", "-",
-            ])
-        try #require(sheet.count == 640 * 270 * 3, "the sheet must be 640x270")
-        func black(_ x: Int, _ y: Int) -> Bool {
-            let i = (y * 640 + x) * 3
-            return sheet[i] < 10 && sheet[i + 1] < 10 && sheet[i + 2] < 10
+        // Each file's sheet: its header, then one row of 4 cells of 160x90, 10 pixels around each.
+        func cells(_ folder: String) async throws -> (black: (Int, Int) -> Bool, top: Int) {
+            let path = out.appendingPathComponent(folder + "/sheet.png").path
+            let sheet = try await Reference.run(
+                try Reference.ffmpeg(), ["-loglevel", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+            let width = 10 + 4 * 170
+            try #require(sheet.count % (width * 3) == 0, "the sheet must be \(width) wide")
+            let height = sheet.count / (width * 3)
+            let black = { (x: Int, y: Int) -> Bool in
+                let i = (y * width + x) * 3
+                return sheet[i] < 10 && sheet[i + 1] < 10 && sheet[i + 2] < 10
+            }
+            return (black, height - 100)
         }
-        // Row 1, 4:3 in a 16:9 cell: 120 wide, pillarbox bars of 20 columns.
-        #expect((0..<90).allSatisfy { black(5, $0) && black(155, $0) })
-        #expect(!(0..<90).allSatisfy { black(25, $0) })
-        // Row 2, portrait 9:16: about 51 wide, so wide bars; its middle is picture.
-        #expect((90..<180).allSatisfy { black(30, $0) && black(130, $0) })
-        #expect(!(90..<180).allSatisfy { black(80, $0) })
-        // Row 3, anamorphic shown 16:9: fills its cells, no bars.
-        #expect(!(180..<270).allSatisfy { black(2, $0) })
-        #expect(!(180..<270).allSatisfy { black(157, $0) })
+        // 4:3 in a 16:9 cell: 120 wide, pillarbox bars of 20 columns.
+        let (fourThree, a) = try await cells("01-4x3.mp4")
+        #expect((a..<a + 90).allSatisfy { fourThree(10 + 5, $0) && fourThree(10 + 155, $0) })
+        #expect(!(a..<a + 90).allSatisfy { fourThree(10 + 25, $0) })
+        // Portrait 9:16: about 51 wide, so wide bars; its middle is picture.
+        let (portrait, b) = try await cells("02-portrait.mp4")
+        #expect((b..<b + 90).allSatisfy { portrait(10 + 30, $0) && portrait(10 + 130, $0) })
+        #expect(!(b..<b + 90).allSatisfy { portrait(10 + 80, $0) })
+        // Anamorphic shown 16:9: fills its cells, no bars.
+        let (anamorphic, c) = try await cells("03-anamorphic.mp4")
+        #expect(!(c..<c + 90).allSatisfy { anamorphic(10 + 2, $0) })
+        #expect(!(c..<c + 90).allSatisfy { anamorphic(10 + 157, $0) })
 
         let summary = try #require(
             try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("summary.json"))) as? [String: Any])
@@ -43,7 +49,7 @@ import Testing
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-thumbs-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
         let paths = [try Fixtures.clip("h264-aac.mp4"), try Fixtures.clip("bad-random.mp4"), try Fixtures.clip("vp9-opus.webm")]
-        let run = try await CLI.run(["thumbnails", "--out", out.path, "--at", "1,0.4,3", "--sheet", "--json"] + paths)
+        let run = try await CLI.run(["thumbnails", "--out", out.path, "--at", "1,0.4,3", "--sheet", "--overview", "--json"] + paths)
         #expect(run.status == 1)
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let files = try #require(summary["files"] as? [[String: Any]])
@@ -57,7 +63,10 @@ import Testing
         #expect(images[2]["path"] == nil)
         // The good files' images are all written.
         #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("03-vp9-opus.webm/thumb-0002.png").path))
-        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("sheet.png").path))
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("overview.png").path))
+        #expect(files[0]["sheet"] as? String == out.appendingPathComponent("01-h264-aac.mp4/sheet.png").path)
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("03-vp9-opus.webm/sheet.png").path))
+        #expect(files[1]["sheet"] == nil)
     }
 
     @Test func usageErrors() async throws {

@@ -28,7 +28,7 @@ import Testing
             case "play-png": arguments = ["play", "--realtime", "--out", out, long, short]
             case "play-y4m": arguments = ["play", "--realtime", "--format", "y4m", "--out", out, long, short]
             case "queue": arguments = ["play", "--queue", "--realtime", "--format", "y4m", "--out", out, short, long]
-            default: arguments = ["thumbnails", "--count", "150", "--size", "320x180", "--sheet", "--out", out, long, short]
+            default: arguments = ["thumbnails", "--count", "150", "--size", "320x180", "--sheet", "--overview", "--out", out, long, short]
             }
             let delay = Duration.milliseconds(Int.random(in: 50...1500, using: &generator))
             let outcome = try await HostileRun.signalled(arguments, signal: signal, after: delay)
@@ -220,7 +220,7 @@ import Testing
         }
     }
 
-    /// Links planted at every name a run writes (its record, its lock, its summary and sheet, an
+    /// Links planted at every name a run writes (its record, its lock, its summary and overview, an
     /// output folder, the queue folder, and temporary names of the kind earlier versions used),
     /// pointing at a victim file and folder: the victims are unchanged afterwards.
     @Test func plantedLinksAreNeverFollowed() async throws {
@@ -231,8 +231,8 @@ import Testing
         try Data("victim".utf8).write(to: URL(fileURLWithPath: victimFile))
         try FileManager.default.createDirectory(atPath: victimFolder, withIntermediateDirectories: true)
         for name in [
-            ".playhead.json", ".playhead.lock", "summary.json", "sheet.png", "01-h264-aac.mp4", "queue",
-            ".summary.json.partial", ".sheet.png.partial", ".playhead.json.partial",
+            ".playhead.json", ".playhead.lock", "summary.json", "sheet.png", "overview.png", "01-h264-aac.mp4", "queue",
+            ".summary.json.partial", ".sheet.png.partial", ".overview.png.partial", ".playhead.json.partial",
         ] {
             for target in [victimFile, victimFolder] {
                 let out = try Self.temporaryFolder()
@@ -240,7 +240,7 @@ import Testing
                 try FileManager.default.createSymbolicLink(atPath: out + "/" + name, withDestinationPath: target)
                 let play = try await CLI.run(["play", "--format", "y4m", "--out", out, clip])
                 let queue = try await CLI.run(["play", "--queue", "--out", out, clip])
-                let thumbs = try await CLI.run(["thumbnails", "--count", "2", "--sheet", "--out", out, clip])
+                let thumbs = try await CLI.run(["thumbnails", "--count", "2", "--sheet", "--overview", "--out", out, clip])
                 for run in [play, queue, thumbs] { #expect(run.status == 0 || run.status == 1, "\(name): \(run.stderr)") }
                 #expect(FileManager.default.contents(atPath: victimFile) == Data("victim".utf8), "followed \(name)")
                 #expect(try FileManager.default.contentsOfDirectory(atPath: victimFolder).isEmpty, "wrote through \(name)")

@@ -93,11 +93,38 @@ import Testing
         #expect(got.map(\.shown) == [MediaTime(value: 12, timescale: 25), MediaTime(value: 37, timescale: 25)])
     }
 
+    @Test func aContactSheetOfAnAssetsImages() async throws {
+        let asset = Asset(path: try Self.clip())
+        var generator = AssetImageGenerator(asset: asset)
+        generator.maximumSize = PixelSize(width: 160, height: 90)
+        generator.blankFrameSearchLimit = MediaTime(seconds: 0.2)
+        var results: [AssetImageGenerator.Result] = []
+        for await result in generator.images(for: [0.5, 1, 1.5, 9].map { MediaTime(seconds: $0) }) { results.append(result) }
+        #expect(results.map { $0.image != nil } == [true, true, true, false], "9 s is past the 2 s clip")
+        #expect(results.allSatisfy { $0.blankFrameTime == nil && !$0.isBlank }, "a test pattern is never blank")
+        let section = try await ContactSheet.Section(asset: asset, name: "h264-aac.mp4", results: results)
+        #expect(section.cells.map(\.label) == ["00:00.48", "00:01.00", "00:01.48", "00:09.00"])
+        #expect(section.cells[3].failure?.contains("ends at") == true, "\(section.cells[3])")
+        #expect(section.details.joined().contains("Duration 00:02.00"), "\(section.details)")
+        var sheet = ContactSheet(sections: [section], columns: 3, cellSize: PixelSize(width: 160, height: 90))
+        let picture = try await sheet.render()
+        #expect(picture.size.width == 10 + 3 * 170)
+        let jpeg = try await sheet.encoded(as: .jpeg)
+        #expect(jpeg.starts(with: [0xFF, 0xD8]), "a JPEG file")
+        // An absurd sheet is an error, not a crash.
+        sheet.columns = 0
+        await #expect(throws: PlayheadError.self) { try await sheet.render() }
+    }
+
     @Test func cancelledWaitsEndAndPlayingGoesOn() async throws {
         let player = Player(
             item: PlayerItem(asset: Asset(path: try Self.clip())), output: NullSink(),
             configuration: PlayerConfiguration(realtime: true))
         player.play()
+        // Playing once it has opened (on a loaded machine that takes longer than a moment).
+        let opening = ContinuousClock.now + .seconds(10)
+        while player.timeControlStatus != .playing, ContinuousClock.now < opening { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(player.timeControlStatus == .playing)
         let waiting = Task { await player.waitUntilIdle() }
         try await Task.sleep(for: .milliseconds(100))
         waiting.cancel()
