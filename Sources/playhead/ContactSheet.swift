@@ -24,7 +24,8 @@ struct SheetSettings: Sendable {
     static func title(of source: String) -> String {
         if source == "-" { return "standard input" }
         let shown = SourceRedaction.redacted(source)
-        if let url = URL(string: shown), url.scheme != nil, url.scheme != "file" {
+        // A URL has `://`; a file may be named `take:2.mp4`.
+        if shown.contains("://"), let url = URL(string: shown), url.scheme != nil, url.scheme != "file" {
             let last = url.lastPathComponent
             return last.isEmpty || last == "/" ? shown : last
         }
@@ -47,7 +48,9 @@ struct SheetSettings: Sendable {
     func writeOverview(_ sections: [ContactSheet.Section?], into output: RunOutput) async throws(PlayheadError) -> String {
         let shown = sections.compactMap { $0 }
         let columns = columns ?? max(1, shown.map(\.cells.count).max() ?? 1)
-        let bytes = try await ContactSheet(sections: shown, columns: columns, cellSize: cell).encoded(as: format)
+        var sheet = ContactSheet(sections: shown, columns: columns, cellSize: cell)
+        sheet.headings = .compact
+        let bytes = try await sheet.encoded(as: format)
         return try await output.folder.writeFile("overview." + format.fileExtension, bytes: bytes)
     }
 }

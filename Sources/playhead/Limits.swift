@@ -9,11 +9,6 @@ enum Limits {
     /// A canvas or image side, and a canvas's pixels (8K UHD fits).
     static let canvasSide = 8192
     static let canvasPixels = 7680 * 4320
-    /// The contact sheet: each side (PNG viewers' and encoders' comfort), and its pixels (192 MB
-    /// of RGB at most).
-    static let sheetSide = ContactSheet.maximumSide
-    static let sheetPixels = ContactSheet.maximumPixels
-
     static func checkCanvas(_ size: PixelSize, option: String) throws {
         guard size.width <= canvasSide, size.height <= canvasSide, size.width * size.height <= canvasPixels else {
             throw ValidationError("\(option) \(size.width)x\(size.height) is too large: at most \(canvasSide) a side and \(canvasPixels) pixels")
@@ -24,18 +19,6 @@ enum Limits {
         guard count <= timesPerFile else {
             let subject = file.map { "\($0) would need" } ?? "that is"
             throw ValidationError("\(subject) \(count) times: at most \(timesPerFile) per file")
-        }
-    }
-
-    /// A sheet of `rows` rows of `columns` cells of `cell`.
-    static func checkSheet(rows: Int, columns: Int, cell: PixelSize, option: String) throws {
-        let (width, wide) = columns.multipliedReportingOverflow(by: cell.width)
-        let (height, tall) = rows.multipliedReportingOverflow(by: cell.height)
-        let (pixels, many) = width.multipliedReportingOverflow(by: height)
-        guard !wide, !tall, !many, width <= sheetSide, height <= sheetSide, pixels <= sheetPixels else {
-            throw ValidationError(
-                "\(option) would be \(columns) × \(cell.width) by \(rows) × \(cell.height) pixels: too large (at most \(sheetSide) a side and \(sheetPixels) pixels); take fewer times or a smaller --size"
-            )
         }
     }
 }

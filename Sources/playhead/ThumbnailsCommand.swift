@@ -53,7 +53,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     var overview = false
 
     @Option(name: .customLong("sheet-format"), help: "The sheets' format: png or jpeg.")
-    var sheetFormat: SheetFormat = .png
+    var sheetFormat: SheetFormat?
 
     @Option(name: .customLong("sheet-columns"), parsing: .unconditional, help: "Pictures a row on a sheet (default 4; the overview: a row per file).")
     var sheetColumns: Int?
@@ -128,7 +128,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         if maxSessions < 1 || maxSessions > 64 { throw ValidationError("--max-sessions must be 1 … 64") }
         try Limits.checkCanvas(size, option: "--size")
         if let sheetColumns, sheetColumns < 1 || sheetColumns > 1000 { throw ValidationError("--sheet-columns must be 1 … 1000") }
-        if (sheetColumns != nil || sheetFormat != .png) && !sheet && !overview {
+        if (sheetColumns != nil || sheetFormat != nil) && !sheet && !overview {
             throw ValidationError("--sheet-columns and --sheet-format are for --sheet or --overview")
         }
         if let times = count ?? at?.count { try checkSheets(times: times) }
@@ -230,7 +230,8 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         let tolerance = self.tolerance.map { MediaTime(seconds: $0) }
         let settings = ThumbnailJob.Settings(
             plan: TimePlan(count: count, every: every, at: at), tolerance: tolerance, size: size, format: format,
-            sheets: SheetSettings(perFile: sheet, overview: false, format: sheetFormat.format, columns: sheetColumns, cell: size), strict: strict,
+            sheets: SheetSettings(perFile: sheet, overview: false, format: (sheetFormat ?? .png).format, columns: sheetColumns, cell: size),
+            strict: strict,
             skipBlank: skipBlank)
         let run = BatchRun(options: batch, concurrency: maxSessions, command: "thumbnails", wait: wait)
         let options = sourceOptions.assetOptions
@@ -272,19 +273,28 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     }
 
     var sheetSettings: SheetSettings {
-        SheetSettings(perFile: sheet, overview: overview, format: sheetFormat.format, columns: sheetColumns, cell: size)
+        SheetSettings(perFile: sheet, overview: overview, format: (sheetFormat ?? .png).format, columns: sheetColumns, cell: size)
     }
 
-    /// A file's sheet, and the overview, of at most `times` pictures a file fit the limits.
+    /// A file's sheet, and the overview, of at most `times` pictures a file fit the limits (the
+    /// library's own measure of a sheet: spacing and headings included).
     func checkSheets(times: Int) throws {
         let settings = sheetSettings
-        if sheet {
-            let columns = settings.fileColumns(count: times)
-            try Limits.checkSheet(rows: (times + columns - 1) / columns, columns: columns, cell: size, option: "--sheet")
-        }
-        if overview {
-            let columns = sheetColumns ?? max(1, times)
-            try Limits.checkSheet(rows: paths.count * ((times + columns - 1) / columns), columns: columns, cell: size, option: "--overview")
+        do throws(PlayheadError) {
+            if sheet {
+                _ = try ContactSheet.size(
+                    columns: settings.fileColumns(count: times), cellSize: size, cellCounts: [times], detailLines: 2, headings: .large)
+            }
+            if overview {
+                _ = try ContactSheet.size(
+                    columns: sheetColumns ?? max(1, times), cellSize: size, cellCounts: Array(repeating: times, count: paths.count),
+                    detailLines: 1, headings: .compact)
+            }
+        } catch {
+            let option = sheet ? "--sheet" : "--overview"
+            throw ValidationError(
+                "\(option) with \(times) pictures of \(size) a file would be too large (at most \(ContactSheet.maximumSide) pixels a side and "
+                    + "\(ContactSheet.maximumPixels) in all): take fewer times, a smaller --size or other --sheet-columns")
         }
     }
 

@@ -109,7 +109,8 @@ import Testing
     }
 
     @Test func failedTimesAndFilesSayWhy() async throws {
-        let (folder, path) = try await Self.clip("short.mp4", duration: 4)
+        // A file name with a colon is a file's name, not a URL's scheme.
+        let (folder, path) = try await Self.clip("take:2.mp4", duration: 4)
         defer { try? FileManager.default.removeItem(at: folder) }
         let out = folder.appendingPathComponent("out").path
         let bad = try Fixtures.clip("bad-random.mp4")
@@ -128,7 +129,7 @@ import Testing
         let overview = try #require(summary["overview"] as? String)
         #expect(overview == out + "/overview.png")
         let whole = try await Self.ocr(overview)
-        #expect(whole.contains("short.mp4") && whole.contains("bad-random.mp4"), "OCR: \(whole)")
+        #expect(whole.contains("take:2.mp4") && whole.contains("bad-random.mp4"), "OCR: \(whole)")
         #expect(whole.contains("not a recognized media"), "OCR: \(whole)")
     }
 
@@ -148,6 +149,13 @@ import Testing
         #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "mjpeg,640")
         let usage = try await CLI.run(["thumbnails", "--out", out + "2", "--count", "2", "--sheet-columns", "3", path])
         #expect(usage.status == 2)
+        // A sheet too large once its spacing is counted is refused before any work (65,536 wide
+        // with 10 pixels around each of 1000 cells of 56).
+        let wide = try await CLI.run([
+            "thumbnails", "--out", out + "3", "--count", "1000", "--sheet", "--sheet-columns", "1000", "--size", "56x32", path,
+        ])
+        #expect(wide.status == 2 && wide.stderr.contains("too large"), "\(wide.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out + "3"))
     }
 
     /// A clip black for its first 1.5 s and its last second: without `--skip-blank` the first and last

@@ -102,8 +102,8 @@ import Testing
         // A dim picture with something in it is not; nor two colours of one brightness.
         #expect(!Self.image(size) { x, _ in x < 32 ? (0, 0, 0) : (60, 60, 60) }.isBlank)
         #expect(!Self.image(size) { x, _ in x < 32 ? (255, 0, 0) : (0, 131, 0) }.isBlank)
-        // A small thing on black (a title's few letters) is blank only when under 2% of it.
-        #expect(Self.image(size) { x, y in x < 3 && y < 10 ? (255, 255, 255) : (0, 0, 0) }.isBlank)
-        #expect(!Self.image(size) { x, y in x < 10 && y < 10 ? (255, 255, 255) : (0, 0, 0) }.isBlank)
+        // A speck on black is blank; a title's few letters (1% of it) are not.
+        #expect(Self.image(size) { x, y in x < 2 && y < 2 ? (255, 255, 255) : (0, 0, 0) }.isBlank)
+        #expect(!Self.image(size) { x, y in x < 3 && y < 8 ? (255, 255, 255) : (0, 0, 0) }.isBlank)
     }
 }

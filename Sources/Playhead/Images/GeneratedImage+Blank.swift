@@ -1,9 +1,9 @@
 extension GeneratedImage {
     /// Whether the picture is blank: almost uniform — black, white or one colour, as at a fade or
-    /// the first frames of a clip. At least 98% of its pixels (sampled on a grid of at most about
+    /// the first frames of a clip. At least 99.5% of its pixels (sampled on a grid of at most about
     /// 40,000) have a brightness within a band of 24 levels (of 256), and the same holds for each
-    /// of the red, green and blue values, so that a dim picture with something in it, or a
-    /// picture of two colours of the same brightness, is not blank.
+    /// of the red, green and blue values, so that a dim picture with something in it, a picture of
+    /// two colours of the same brightness, or a title card's few letters on black, is not blank.
     public var isBlank: Bool {
         let count = size.width * size.height
         guard count > 0 else { return true }
@@ -23,7 +23,7 @@ extension GeneratedImage {
                 }
             }
         }
-        let needed = (samples * 98 + 99) / 100
+        let needed = (samples * 995 + 999) / 1000
         return histograms.allSatisfy { Self.widestBand(of: $0, width: 24) >= needed }
     }
 

@@ -57,7 +57,7 @@ extension ContactSheet.Section {
         if let byteCount { first.append("Size " + Self.bytes(byteCount)) }
         if duration.isNumeric { first.append("Duration " + ContactSheet.timeLabel(duration, duration: duration)) }
         if let size = video?.presentationSize { first.append("\(size.width)x\(size.height)") }
-        if let rate = video?.video?.nominalFrameRate, rate > 0 { first.append(Self.number(rate, digits: 3) + " fps") }
+        if let rate = video?.video?.nominalFrameRate, rate >= 0.001 { first.append(Self.number(rate, digits: 3) + " fps") }
         var second: [String] = []
         if let video { second.append("Video " + video.codecName) }
         if let audio {
@@ -91,6 +91,7 @@ extension ContactSheet.Section {
     }
 
     private static func bitRate(_ bits: Int) -> String {
-        bits >= 1_000_000 ? String(format: "%.2f Mb/s", Double(bits) / 1e6) : String(format: "%.0f kb/s", Double(bits) / 1e3)
+        if bits >= 1_000_000 { return String(format: "%.2f Mb/s", Double(bits) / 1e6) }
+        return bits >= 1000 ? String(format: "%.0f kb/s", Double(bits) / 1e3) : "\(bits) b/s"
     }
 }

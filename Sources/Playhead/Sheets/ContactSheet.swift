@@ -79,7 +79,17 @@ public struct ContactSheet: Sendable, Hashable {
     /// The largest sheet drawn, in pixels (192 MB of RGB).
     public static let maximumPixels = 64 << 20
 
+    /// How a section's heading is drawn.
+    public enum Headings: String, Sendable, Hashable {
+        /// A file's sheet: the name large, the details under it.
+        case large
+        /// An overview: the name a little larger than the labels, the details as small as them.
+        case compact
+    }
+
     public var sections: [Section]
+    /// Nil (the default): large for a sheet of one section, compact for several.
+    public var headings: Headings?
     /// Cells per row.
     public var columns: Int
     /// The size of every cell; pictures are centred in it.
@@ -104,6 +114,29 @@ public struct ContactSheet: Sendable, Hashable {
         self.sections = sections
         self.columns = columns
         self.cellSize = cellSize
+    }
+
+    /// The size of a sheet of the given shape, without its pictures: what a caller checks before
+    /// making them. The same measure the drawing uses.
+    /// - Parameters:
+    ///   - columns: cells per row.
+    ///   - cellSize: the size of every cell.
+    ///   - cellCounts: each section's number of cells.
+    ///   - detailLines: each section's lines under its title.
+    ///   - headings: as ``headings``.
+    ///   - spacing: as ``spacing``.
+    /// - Returns: the sheet's size.
+    /// - Throws: ``PlayheadError`` with `state.invalidArgument` when no column, an empty cell or a
+    ///   sheet over ``maximumSide`` a side or ``maximumPixels``.
+    public static func size(
+        columns: Int, cellSize: PixelSize, cellCounts: [Int], detailLines: Int, headings: Headings, spacing: Int = 10
+    ) throws(PlayheadError) -> PixelSize {
+        var sheet = ContactSheet(sections: [], columns: columns, cellSize: cellSize)
+        sheet.spacing = spacing
+        sheet.headings = headings
+        var shape = SheetLayout.Shape(sheet)
+        shape.sections = cellCounts.map { (detailLines, $0, false) }
+        return try SheetLayout.size(shape)
     }
 
     /// The sheet drawn, on a worker thread.

@@ -46,25 +46,66 @@ struct SheetLayout: Hashable {
     static var maximumSide: Int { ContactSheet.maximumSide }
     static var maximumPixels: Int { ContactSheet.maximumPixels }
 
-    /// The layout of `sheet`, each picture of `pictureSizes[section][cell]` (already fitted in its cell).
-    init(sheet: ContactSheet, pictureSizes: [[PixelSize?]]) throws(PlayheadError) {
-        let cell = sheet.cellSize
-        let columns = sheet.columns
-        let spacing = max(0, sheet.spacing)
+    /// What the size of a sheet depends on: its grid, its headings and each section's lines and cells.
+    struct Shape {
+        var columns: Int
+        var cell: PixelSize
+        var spacing: Int
+        var labelFontSize: Int?
+        var compact: Bool
+        /// Per section: its detail lines, its cells, and whether it is drawn as a failed file.
+        var sections: [(details: Int, cells: Int, failed: Bool)]
+
+        init(_ sheet: ContactSheet) {
+            columns = sheet.columns
+            cell = sheet.cellSize
+            spacing = max(0, sheet.spacing)
+            labelFontSize = sheet.labelFontSize
+            compact = sheet.headings.map { $0 == .compact } ?? (sheet.sections.count > 1)
+            sections = sheet.sections.map { ($0.details.count, $0.cells.count, $0.failure != nil && $0.cells.isEmpty) }
+        }
+    }
+
+    /// The sheet's width and the sizes of its fonts, once the grid is known to fit.
+    static func grid(_ shape: Shape) throws(PlayheadError) -> (width: Int, fonts: Fonts, title: Int, detail: Int) {
+        let cell = shape.cell, columns = shape.columns, spacing = shape.spacing
         guard columns >= 1, cell.width >= 1, cell.height >= 1 else {
             throw PlayheadError(
                 code: .invalidArgument, message: "a contact sheet needs at least one column and cells of at least 1x1 (got \(columns) of \(cell))",
                 file: "contact sheet")
         }
-        let overview = sheet.sections.count > 1
         let (rowWidth, wide) = columns.multipliedReportingOverflow(by: cell.width + spacing)
-        guard !wide, spacing <= Self.maximumSide, cell.width <= Self.maximumSide, cell.height <= Self.maximumSide,
-            rowWidth + spacing <= Self.maximumSide
-        else { throw Self.tooLarge(columns: columns, cell: cell) }
+        guard !wide, spacing <= maximumSide, cell.width <= maximumSide, cell.height <= maximumSide, rowWidth + spacing <= maximumSide
+        else { throw tooLarge(columns: columns, cell: cell) }
         let width = rowWidth + spacing
-        let fonts = Self.fonts(sheet: sheet, width: width)
-        let titleSize = overview ? fonts.label + fonts.label / 3 : fonts.title
-        let detailSize = overview ? fonts.label : fonts.detail
+        let fonts = Self.fonts(labelFontSize: shape.labelFontSize, cell: cell, width: width)
+        return (width, fonts, shape.compact ? fonts.label + fonts.label / 3 : fonts.title, shape.compact ? fonts.label : fonts.detail)
+    }
+
+    /// The size of a sheet of `shape`: the one measure both the layout and a caller checking
+    /// ahead (``ContactSheet/size(columns:cellSize:cellCounts:detailLines:compact:)``) use.
+    static func size(_ shape: Shape) throws(PlayheadError) -> PixelSize {
+        let (width, _, title, detail) = try grid(shape)
+        var height = shape.spacing
+        let (_, fonts, _, _) = try grid(shape)
+        for section in shape.sections {
+            let rows = (section.cells + shape.columns - 1) / shape.columns
+            var (cells, overflow) = rows.multipliedReportingOverflow(by: shape.cell.height + shape.spacing)
+            if section.failed { (cells, overflow) = (failedBand(cell: shape.cell, fonts: fonts) + shape.spacing, false) }
+            height += lineHeight(title) + section.details * lineHeight(detail) + shape.spacing / 2
+            guard !overflow, cells <= maximumSide, height <= maximumSide else { throw tooLarge(columns: shape.columns, cell: shape.cell) }
+            height += cells
+        }
+        guard height <= maximumSide, width * max(height, 1) <= maximumPixels else { throw tooLarge(columns: shape.columns, cell: shape.cell) }
+        return PixelSize(width: width, height: max(height, 1))
+    }
+
+    /// The layout of `sheet`, each picture of `pictureSizes[section][cell]` (already fitted in its cell).
+    init(sheet: ContactSheet, pictureSizes: [[PixelSize?]]) throws(PlayheadError) {
+        let shape = Shape(sheet)
+        size = try Self.size(shape)
+        let (width, fonts, titleSize, detailSize) = try Self.grid(shape)
+        let cell = shape.cell, columns = shape.columns, spacing = shape.spacing
         let textWidth = width - 2 * spacing
         var y = spacing
         var texts: [Text] = []
@@ -73,15 +114,16 @@ struct SheetLayout: Hashable {
                 Text(text: Self.fitted(section.title, width: textWidth, size: titleSize, bold: true), x: spacing, y: y, size: titleSize, bold: true))
             y += Self.lineHeight(titleSize)
             for line in section.details {
-                texts.append(Text(text: Self.fitted(line, width: textWidth, size: detailSize), x: spacing, y: y, size: detailSize))
+                texts.append(Text(text: Self.cut(line, width: textWidth, size: detailSize), x: spacing, y: y, size: detailSize))
                 y += Self.lineHeight(detailSize)
             }
             y += spacing / 2
             if let failure = section.failure, section.cells.isEmpty {
-                failures.append(PixelRect(x: spacing, y: y, width: textWidth, height: cell.height))
-                let lines = Self.wrapped("failed: " + failure, width: textWidth - 2 * fonts.label, height: cell.height, size: fonts.label)
-                texts.append(Text(text: lines, x: spacing + fonts.label, y: y + fonts.label / 2, size: fonts.label))
-                y += cell.height + spacing
+                let band = Self.failedBand(cell: cell, fonts: fonts)
+                failures.append(PixelRect(x: spacing, y: y, width: textWidth, height: band))
+                let lines = Self.wrapped("failed: " + failure, width: textWidth - 2 * fonts.label, height: band - fonts.label / 2, size: fonts.label)
+                texts.append(Text(text: lines, x: spacing + fonts.label, y: y + fonts.label / 4, size: fonts.label))
+                y += band + spacing
                 continue
             }
             for (c, content) in section.cells.enumerated() {
@@ -92,25 +134,25 @@ struct SheetLayout: Hashable {
                     frames.append(PixelRect(x: x, y: top, width: cell.width, height: cell.height))
                     let px = x + (cell.width - picture.width) / 2, py = top + (cell.height - picture.height) / 2
                     placements.append(Placement(section: s, cell: c, x: px, y: py))
-                    if let label = content.label {
+                    // A label that does not fit its picture is left out rather than cut or spilled.
+                    if let label = content.label, label.count <= Self.characters(width: picture.width - 2 * margin, size: fonts.label),
+                        fonts.label + 2 * margin <= picture.height
+                    {
                         texts.append(
                             Text(
-                                text: Self.fitted(label, width: picture.width - 2 * margin, size: fonts.label), x: px + picture.width - margin,
-                                y: py + picture.height - margin, size: fonts.label, boxed: true, anchor: .bottomRight))
+                                text: label, x: px + picture.width - margin, y: py + picture.height - margin, size: fonts.label, boxed: true,
+                                anchor: .bottomRight))
                     }
                 } else {
                     failures.append(PixelRect(x: x, y: top, width: cell.width, height: cell.height))
                     let reason = [content.label, "no image: " + (content.failure ?? "failed")].compactMap { $0 }.joined(separator: "\n")
                     let lines = Self.wrapped(reason, width: cell.width - 2 * margin, height: cell.height - 2 * margin, size: fonts.label)
-                    texts.append(Text(text: lines, x: x + margin, y: top + margin, size: fonts.label))
+                    if !lines.isEmpty { texts.append(Text(text: lines, x: x + margin, y: top + margin, size: fonts.label)) }
                 }
             }
             let rows = (section.cells.count + columns - 1) / columns
             y += rows * (cell.height + spacing)
         }
-        let height = max(y, 1)
-        guard height <= Self.maximumSide, width * height <= Self.maximumPixels else { throw Self.tooLarge(columns: columns, cell: cell) }
-        size = PixelSize(width: width, height: height)
         self.texts = texts
     }
 
@@ -125,13 +167,16 @@ struct SheetLayout: Hashable {
 
     /// The label's size: `labelFontSize`, else a tenth of the cell's height (10 … 24); the title's
     /// scaled to the sheet's width (14 … 32), the details' about two thirds of it.
-    static func fonts(sheet: ContactSheet, width: Int) -> Fonts {
-        let label = sheet.labelFontSize.map { min(max($0, 6), 200) } ?? min(max(sheet.cellSize.height / 10, 10), 24)
+    static func fonts(labelFontSize: Int?, cell: PixelSize, width: Int) -> Fonts {
+        let label = labelFontSize.map { min(max($0, 6), 200) } ?? min(max(cell.height / 10, 10), 24)
         let title = min(max(width / 45, 14), 32)
         return Fonts(label: label, title: title, detail: max(11, title * 2 / 3))
     }
 
     static func lineHeight(_ size: Int) -> Int { size + (size * 2 + 4) / 5 }
+
+    /// The height of a failed file's band: a cell's, or one line of its reason when that is taller.
+    static func failedBand(cell: PixelSize, fonts: Fonts) -> Int { max(cell.height, lineHeight(fonts.label) + fonts.label / 2) }
 
     /// How many characters fit in `width` pixels at `size` (DejaVu Sans averages about 0.6 em a
     /// character, its bold 0.68).
@@ -149,11 +194,21 @@ struct SheetLayout: Hashable {
         return String(line.prefix(head)) + "…" + String(line.suffix(tail))
     }
 
+    /// `text` on one line, cut at its end with `…` when it is too wide (a header's facts keep their start).
+    static func cut(_ text: String, width: Int, size: Int) -> String {
+        let line = text.map { $0.isNewline || $0 == "\t" ? " " : $0 }
+        let room = characters(width: width, size: size)
+        guard line.count > room else { return String(line) }
+        return String(line.prefix(max(0, room - 1))) + "…"
+    }
+
     /// `text` broken into lines at spaces to fit `width`, as many lines as fit `height` (the last
     /// one ending in `…` when some are left out).
     static func wrapped(_ text: String, width: Int, height: Int, size: Int) -> String {
         let room = characters(width: width, size: size)
-        let most = max(1, height / lineHeight(size))
+        // Not even one line fits: nothing rather than text spilling out.
+        guard height >= lineHeight(size), width >= size else { return "" }
+        let most = height / lineHeight(size)
         var lines: [String] = []
         for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
             var line = ""

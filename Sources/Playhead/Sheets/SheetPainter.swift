@@ -31,17 +31,35 @@ struct SheetPainter {
 
     /// The sheet as a frame of `outputFormat`'s pixel format (RGB for PNG, full-range 4:2:0 for JPEG).
     func paint(outputFormat: ContactSheet.Format) throws(PlayheadError) -> OwnedFrame {
-        var canvas = GeneratedImage(size: layout.size, color: sheet.background)
-        for rect in layout.frames { canvas.fill(rect, with: .black) }
-        for rect in layout.failures { canvas.fill(rect, with: RGBColor(red: 0x55, green: 0x55, blue: 0x55)) }
-        for placement in layout.placements {
-            if let picture = pictures[placement.section][placement.cell] { canvas.draw(picture, atX: placement.x, y: placement.y) }
+        let frame = try OwnedFrame(size: layout.size, format: AV_PIX_FMT_RGB24)
+        // The picture is made in Swift and copied once into the frame, then let go: the sheet is
+        // held twice at most (the frame and the filters' output).
+        do {
+            var canvas = GeneratedImage(size: layout.size, color: sheet.background)
+            for rect in layout.frames { canvas.fill(rect, with: .black) }
+            for rect in layout.failures { canvas.fill(rect, with: RGBColor(red: 0x55, green: 0x55, blue: 0x55)) }
+            for placement in layout.placements {
+                if let picture = pictures[placement.section][placement.cell] { canvas.draw(picture, atX: placement.x, y: placement.y) }
+            }
+            canvas.copy(into: frame)
         }
-        let frame = try OwnedFrame(size: canvas.size, format: AV_PIX_FMT_RGB24)
-        canvas.copy(into: frame)
         let fonts = SheetFonts(regular: sheet.fontFile, bold: sheet.boldFontFile)
-        return try TextGraph.draw(layout.texts, on: frame, fonts: fonts, output: outputFormat == .png ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_YUVJ420P)
+        // A drawtext filter holds its own font face and glyph cache (about 350 KB): the texts are
+        // drawn a batch at a time, so memory does not grow with their number.
+        let output = outputFormat == .png ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_YUVJ420P
+        var drawn = frame
+        var batches = stride(from: 0, to: layout.texts.count, by: Self.textsPerGraph).map {
+            Array(layout.texts[$0..<min($0 + Self.textsPerGraph, layout.texts.count)])
+        }
+        if batches.isEmpty { batches = [[]] }
+        for (i, batch) in batches.enumerated() {
+            drawn = try TextGraph.draw(batch, on: drawn, fonts: fonts, output: i == batches.count - 1 ? output : AV_PIX_FMT_RGB24)
+        }
+        return drawn
     }
+
+    /// Texts drawn by one filter graph.
+    static let textsPerGraph = 24
 
     /// `frame` encoded by libavcodec's PNG or MJPEG encoder (quantiser 3: about quality 90).
     func encode(_ frame: OwnedFrame, as format: ContactSheet.Format) throws(PlayheadError) -> [UInt8] {
@@ -149,7 +167,8 @@ enum TextGraph {
         if result >= 0 { result = avfilter_graph_config(graph, nil) }
         guard result >= 0, let source, let sink else { throw failure("could not set up the sheet's drawing", "avfilter_graph_config", result) }
         frame.pointer.pointee.pts = 0
-        result = av_buffersrc_add_frame_flags(source, frame.pointer, Int32(AV_BUFFERSRC_FLAG_KEEP_REF))
+        // Handed over (not kept): the only reference, so drawtext draws into it in place.
+        result = av_buffersrc_add_frame_flags(source, frame.pointer, 0)
         if result >= 0 { result = av_buffersrc_add_frame_flags(source, nil, 0) }
         guard result >= 0 else { throw failure("could not draw the sheet's text", "av_buffersrc_add_frame_flags", result) }
         let drawn = try OwnedFrame()
