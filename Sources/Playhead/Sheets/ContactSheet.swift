@@ -164,7 +164,7 @@ public struct ContactSheet: Sendable, Hashable {
         }
     }
 
-    /// Draws, encodes and writes the sheet to `path` safely (``SafeFile``): under a temporary
+    /// Draws, encodes and writes the sheet to `path` safely: under a temporary
     /// name, synced, then given `path` only if nothing is there.
     /// - Parameters:
     ///   - path: the file to create.
