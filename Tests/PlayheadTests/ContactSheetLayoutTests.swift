@@ -84,8 +84,8 @@ import Testing
         #expect(ContactSheet.timeLabel(MediaTime(value: 29, timescale: 100), duration: minute) == "00:00.29")
         #expect(ContactSheet.timeLabel(MediaTime(value: 754, timescale: 10), duration: MediaTime(value: 600, timescale: 1)) == "01:15.40")
         let twoHours = MediaTime(value: 7200, timescale: 1)
-        #expect(ContactSheet.timeLabel(MediaTime(value: 3725, timescale: 1), duration: twoHours) == "1:02:05")
-        #expect(ContactSheet.timeLabel(.indefinite, duration: twoHours) == "0:00:00")
+        #expect(ContactSheet.timeLabel(MediaTime(value: 3725, timescale: 1), duration: twoHours) == "01:02:05")
+        #expect(ContactSheet.timeLabel(.indefinite, duration: twoHours) == "00:00:00")
     }
 
     @Test func blankPictures() {

@@ -2,7 +2,7 @@ import Foundation
 
 extension ContactSheet {
     /// A time as a sheet labels it, counted from the clip's start: `MM:SS.ss` for a clip shorter
-    /// than an hour, `H:MM:SS` for a longer one. Cut, never rounded up: the label of a frame at
+    /// than an hour, `HH:MM:SS` for a longer one. Cut, never rounded up: the label of a frame at
     /// 9.999 s says 00:09.99, not a time the frame does not reach.
     /// - Parameters:
     ///   - time: the time, from the clip's start.
@@ -13,7 +13,7 @@ extension ContactSheet {
         let long = duration.isNumeric && duration.seconds >= 3600
         if long {
             let whole = Int(seconds.rounded(.down))
-            return String(format: "%d:%02d:%02d", whole / 3600, whole / 60 % 60, whole % 60)
+            return String(format: "%02d:%02d:%02d", whole / 3600, whole / 60 % 60, whole % 60)
         }
         // In hundredths, with a nudge for binary fractions (0.29 is 0.28999… as a Double).
         let hundredths = Int((seconds * 100 + 1e-6).rounded(.down))
