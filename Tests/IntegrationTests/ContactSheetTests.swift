@@ -147,6 +147,11 @@ import Testing
                 ["-v", "error", "-show_entries", "stream=codec_name,width", "-of", "csv=p=0", sheet]), as: UTF8.self)
         // Three cells of 200 and the spacing of 10 around each.
         #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "mjpeg,640")
+        // Run again into the same folder: the earlier run's sheet is ours and is replaced.
+        let again = try await CLI.run(
+            ["thumbnails", "--out", out, "--count", "7", "--size", "200x150", "--sheet", "--sheet-format", "jpeg", "--sheet-columns", "3", path])
+        #expect(again.status == 0, "stderr: \(again.stderr)")
+        #expect(FileManager.default.fileExists(atPath: sheet))
         let usage = try await CLI.run(["thumbnails", "--out", out + "2", "--count", "2", "--sheet-columns", "3", path])
         #expect(usage.status == 2)
         // A sheet too large once its spacing is counted is refused before any work (65,536 wide

@@ -96,7 +96,7 @@ package enum OutputNames {
     }
 
     private static func isFinalOutputName(_ name: String) -> Bool {
-        if name == "frames.y4m" || name == "video.mp4" || name == "audio.wav" { return true }
+        if ["frames.y4m", "video.mp4", "audio.wav", "sheet.png", "sheet.jpg"].contains(name) { return true }
         for (prefix, digits) in [("frame-", 6), ("thumb-", 4)] where name.hasPrefix(prefix) {
             let rest = name.dropFirst(prefix.count)
             guard let dot = rest.firstIndex(of: ".") else { return false }
