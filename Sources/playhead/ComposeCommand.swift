@@ -89,9 +89,16 @@ struct ComposeCommand: AsyncParsableCommand {
     @Argument(help: "Sources for --grid.")
     var paths: [String] = []
 
+    @Option(
+        name: .customLong("loop-cache"), parsing: .unconditional,
+        help: "MiB that layers playing their items more than once may keep decoded pictures in, so that later passes are not decoded again (0: none)."
+    )
+    var loopCache = 1024
+
     @OptionGroup var sourceOptions: SourceArguments
 
     mutating func validate() throws {
+        if !(0...65_536).contains(loopCache) { throw ValidationError("--loop-cache must be 0 … 65536 MiB") }
         paths = RawArguments.restoring(paths)
         if layer.isEmpty && grid == nil && layout == nil { throw ValidationError("give --layout, at least one --layer, or --grid with sources") }
         if grid == nil && !paths.isEmpty { throw ValidationError("sources after the options are for --grid") }
@@ -156,7 +163,7 @@ struct ComposeCommand: AsyncParsableCommand {
         }
 
         // Every layer is checked before the output folder is touched.
-        let compositor = Compositor(canvas: canvas, strict: strict)
+        let compositor = Compositor(canvas: canvas, strict: strict, loopCacheBytes: loopCache << 20)
         var ids: [CompositionLayer.ID] = []
         for spec in specs {
             let assets = spec.sources.map { Asset(source: $0, options: sourceOptions.assetOptions) }
@@ -274,6 +281,7 @@ struct ComposeCommand: AsyncParsableCommand {
             summary.layers[index].loopsCompleted = account.loopsCompleted
             summary.layers[index].error = account.failure.map(ErrorReport.init)
             summary.layers[index].damagedPackets = account.damagedPackets
+            summary.layers[index].framesFromLoopCache = account.framesFromLoopCache
             summary.layers[index].firstDamage = account.firstDamage.map(ErrorReport.init)
             // Each failed item of a playlist (passed over; all of them when the layer failed).
             let passedOver = specs[index].sources.count > 1 ? account.itemFailures : []
@@ -328,6 +336,8 @@ struct ComposeLayerReport: Encodable {
     /// Damaged packets decoded past in the layer's items (`--strict` fails them), and the first.
     var damagedPackets = 0
     var firstDamage: ErrorReport?
+    /// Frames drawn from the item's recorded pictures, not decoded again (`--loop-cache`).
+    var framesFromLoopCache = 0
 }
 
 /// An item of a layer's playlist that failed: its position (from 1), its source, why.

@@ -49,7 +49,9 @@ import Testing
         return path
     }
 
-    @Test func layersOfDifferentRatesLoopsAndGravitiesMatchTheOracle() async throws {
+    /// Run twice: decoding every pass, and with the loop cache (later passes drawn from recorded
+    /// pictures) — the same oracle for both.
+    @Test(arguments: [0, 64 << 20]) func layersOfDifferentRatesLoopsAndGravitiesMatchTheOracle(loopCacheBytes: Int) async throws {
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let canvasSize = PixelSize(width: 640, height: 360)
@@ -72,7 +74,7 @@ import Testing
                 afterEnd: .clear),
         ]
         let canvas = CompositionCanvas(size: canvasSize, frameRate: try #require(FrameRate(numerator: 30)), background: .black)
-        let compositor = Compositor(canvas: canvas)
+        let compositor = Compositor(canvas: canvas, loopCacheBytes: loopCacheBytes)
         for (z, index) in layers.indices.enumerated() {
             let asset = Asset(path: layers[index].clip)
             let tracks = try await asset.load(.tracks)
@@ -137,6 +139,14 @@ import Testing
         }
         #expect(report.layers.map(\.loopsCompleted) == [2, 0, 0, 1], "\(report.layers)")
         #expect(report.layers.map(\.framesShown) == [150, 150, 60, 121], "\(report.layers)")
+        // The looping background's passes after its first (frames 60 …), and the film's second
+        // pass, came from the recordings; the layers that play once record nothing.
+        let fromCache = report.layers.map(\.framesFromLoopCache)
+        if loopCacheBytes > 0 {
+            #expect(fromCache[0] == 90 && fromCache[1] == 0 && fromCache[2] == 0 && fromCache[3] > 50, "\(fromCache)")
+        } else {
+            #expect(fromCache == [0, 0, 0, 0])
+        }
     }
 
     /// A sink that fails part way stops the rendering with its error (aborted, never finished);

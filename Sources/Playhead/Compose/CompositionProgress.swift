@@ -9,6 +9,8 @@ public struct CompositionProgress: Sendable {
     public var lateFrames = 0
     /// Realtime only: how late each frame was written, in seconds (0 when on time).
     public var lateness = LatenessHistogram()
+    /// Memory the layers' recorded pictures hold now (``Compositor/loopCacheBytes``), in bytes.
+    public var loopCacheBytes = 0
     /// Each layer's current item (nil once its content has ended or it failed for good).
     public var layers: [LayerProgress] = []
 
@@ -24,8 +26,9 @@ public struct CompositionProgress: Sendable {
         public var loopsCompleted: Int
     }
 
-    mutating func note(frame: Int, time: MediaTime, layers: [LayerReader]) {
+    mutating func note(frame: Int, time: MediaTime, layers: [LayerReader], loopCacheBytes: Int) {
         frames = frame
+        self.loopCacheBytes = loopCacheBytes
         self.time = time
         self.layers = layers.map { reader in
             let now = reader.now

@@ -50,6 +50,13 @@ public final class Compositor: Sendable {
     /// until it has been measured (measuring starts when its layer is added).
     public let loudnessTarget: Double?
     private let loudness: LoudnessTable?
+    /// Memory, in bytes, that layers which play their items more than once may keep each item's
+    /// decoded pictures in — scaled into the layer's rectangle, every frame from the item's start
+    /// — so that later passes draw them instead of decoding again (a looping background decoded
+    /// once). Shared by all layers of a render, first come first served; an item that does not fit
+    /// is decoded on every pass, as with 0 (the default: nothing kept). The pictures drawn are the
+    /// same either way.
+    public let loopCacheBytes: Int
     /// Sound-only items' lengths, measured once per source for every layer.
     private let soundExtents = SoundExtentTable()
 
@@ -62,13 +69,16 @@ public final class Compositor: Sendable {
     ///   - soundFormat: the sound's format; nil: that of the first sound layer's first item.
     ///   - failurePolicy: what a layer does when an item fails.
     ///   - loudnessTarget: the loudness in LUFS every item that gives sound is brought to; nil: as it is.
+    ///   - loopCacheBytes: memory that looping layers may keep their items' pictures in (``loopCacheBytes``); 0: none.
     ///   - logger: where the compositor logs; nil logs nothing.
     ///   - onRecord: told of every item a layer played, failed or filled, as it ends.
     public init(
         canvas: CompositionCanvas, strict: Bool = false, soundFormat: AudioStreamInfo? = nil, failurePolicy: LayerFailurePolicy = .passOver,
-        loudnessTarget: Double? = nil, logger: Logger? = nil, onRecord: (@Sendable (LayerItemRecord) -> Void)? = nil
+        loudnessTarget: Double? = nil, loopCacheBytes: Int = 0, logger: Logger? = nil,
+        onRecord: (@Sendable (LayerItemRecord) -> Void)? = nil
     ) {
         self.canvas = canvas
+        self.loopCacheBytes = max(0, loopCacheBytes)
         self.strict = strict
         self.soundFormat = soundFormat
         self.failurePolicy = failurePolicy
@@ -259,6 +269,7 @@ public final class Compositor: Sendable {
         var seenGeneration = -1
         var mixer: SoundMixer?
         var rendered = 0
+        let loopBudget = LoopCacheBudget(limit: loopCacheBytes)
         do throws(PlayheadError) {
             try canvas.check()
             if let frames, frames < 0 { throw PlayheadError(code: .invalidArgument, message: "a negative frame count (\(frames))") }
@@ -317,7 +328,7 @@ public final class Compositor: Sendable {
                     seenGeneration = pending.generation
                     sync(
                         &layers, with: pending.layers, updates: pending.updates, gone: &gone, at: time, canvas: canvas, format: format,
-                        interrupt: interrupt)
+                        interrupt: interrupt, loopBudget: loopBudget)
                 }
                 // Nil: the output thread stopped (its sink failed).
                 guard let slot = started.free.receive() else {
@@ -334,7 +345,7 @@ public final class Compositor: Sendable {
                 started.ready.send(slot)
                 n += 1
                 rendered = n
-                current.withLock { $0.note(frame: n, time: time, layers: layers) }
+                current.withLock { $0.note(frame: n, time: time, layers: layers, loopCacheBytes: loopBudget.used) }
                 if frames == nil, stopRequested.withLock({ $0 }) { break }
             }
             if !stopped, mixer != nil, n > 0, let slot = started.free.receive() {
@@ -364,7 +375,7 @@ public final class Compositor: Sendable {
             LayerReport(
                 id: $0.id, framesShown: $0.framesShown, loopsCompleted: $0.loopsCompleted, failure: $0.failure,
                 itemFailures: $0.itemFailures.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
-                damagedPackets: $0.damagedPackets, firstDamage: $0.firstDamage)
+                damagedPackets: $0.damagedPackets, firstDamage: $0.firstDamage, framesFromLoopCache: $0.framesFromLoopCache)
         }
         .sorted { $0.id.value < $1.id.value }
         return report
@@ -390,7 +401,7 @@ public final class Compositor: Sendable {
     private func sync(
         _ readers: inout [LayerReader], with layers: [(id: CompositionLayer.ID, layer: CompositionLayer)],
         updates: [CompositionLayer.ID: CompositionLayer], gone: inout [LayerReader], at time: MediaTime,
-        canvas: CompositionCanvas, format: AVPixelFormat, interrupt: InterruptFlag
+        canvas: CompositionCanvas, format: AVPixelFormat, interrupt: InterruptFlag, loopBudget: LoopCacheBudget
     ) {
         let wanted = Dictionary(uniqueKeysWithValues: layers.map { ($0.id, $0.layer) })
         for reader in readers where wanted[reader.id] == nil {
@@ -414,7 +425,7 @@ public final class Compositor: Sendable {
             if let loudness, layer.providesAudio { for asset in layer.assets { _ = loudness.loudness(of: asset) } }
             let reader = LayerReader(
                 id: id, layer: layer, canvasSize: canvas.size, outputFormat: format, interrupt: interrupt, strict: strict,
-                start: time, failurePolicy: failurePolicy, soundExtents: soundExtents)
+                start: time, failurePolicy: failurePolicy, soundExtents: soundExtents, loopBudget: loopBudget)
             if let handler { reader.onRecord = { handler($0) } }
             readers.append(reader)
         }
@@ -479,4 +490,7 @@ public struct LayerReport: Sendable {
     /// Damaged packets decoded past in its items, and the first (see ``Compositor/strict``).
     public var damagedPackets = 0
     public var firstDamage: PlayheadError?
+    /// Frames it drew from its items' recorded pictures, without decoding them again
+    /// (``Compositor/loopCacheBytes``).
+    public var framesFromLoopCache = 0
 }

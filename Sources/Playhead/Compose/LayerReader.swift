@@ -37,11 +37,36 @@ final class LayerReader {
     private var pending: CompositionLayer?
     /// Sound-only items' lengths, by evidence (shared by the compositor's layers).
     private let soundExtents: SoundExtentTable
+    /// What recorded pictures may take (nil: the layer records none).
+    private let loopBudget: LoopCacheBudget?
+    /// Items whose pictures were recorded whole, by item: later passes draw them without decoding.
+    private var recordings: [Int: LoopRecording] = [:]
+    /// The recording the current reader feeds, and its item.
+    private var recording: (item: Int, recording: LoopRecording)?
+    /// Items that could not be recorded (the budget was spent, damage, frames out of order): not
+    /// tried again for this version of the layer.
+    private var unrecordable: Set<Int> = []
+    /// What was drawn last, to hold after the content ends: the decoded frame kept in
+    /// `lastFrame`, or a recorded picture.
+    private var lastShown: LastShown?
+    private enum LastShown {
+        case decoded
+        case recorded(OwnedFrame, PixelRect)
+    }
+
+    /// A picture to draw: a decoded frame (scaled by the current converter) or a recorded one
+    /// (already scaled; copied into its rectangle).
+    enum Shown {
+        case decoded(OwnedFrame)
+        case recorded(OwnedFrame, PixelRect)
+    }
 
     /// The passes its timeline has played so far (the last one may still be playing): what the
     /// composition's sound follows.
     private(set) var passes: [LayerPass]
     private(set) var framesShown = 0
+    /// Frames drawn from a recording, without decoding (``Compositor/loopCacheBytes``).
+    private(set) var framesFromLoopCache = 0
     /// Damaged packets decoded past in this layer's items, and the first.
     private(set) var damagedPackets = 0
     private(set) var firstDamage: PlayheadError?
@@ -62,9 +87,10 @@ final class LayerReader {
     init(
         id: CompositionLayer.ID, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: AVPixelFormat, interrupt: InterruptFlag,
         strict: Bool = false, start: MediaTime = .zero, failurePolicy: LayerFailurePolicy = .passOver,
-        soundExtents: SoundExtentTable = SoundExtentTable()
+        soundExtents: SoundExtentTable = SoundExtentTable(), loopBudget: LoopCacheBudget? = nil
     ) {
         self.id = id
+        self.loopBudget = loopBudget.flatMap { $0.limit > 0 ? $0 : nil }
         self.soundExtents = soundExtents
         self.strict = strict
         self.layer = layer
@@ -117,6 +143,8 @@ final class LayerReader {
     /// for the sound's last span and its account for the report.
     func retire() {
         closeItem()
+        forgetRecordings()
+        lastShown = nil
         lastFrame = nil
         lastFrameOrigin = nil
         lastConverter = nil
@@ -147,6 +175,9 @@ final class LayerReader {
         layer.zIndex = zIndex
         converter = nil
         lastConverter = nil
+        // Recorded pictures were scaled for the old place.
+        forgetRecordings()
+        lastShown = nil
         fillerSlot?.converter = nil
     }
 
@@ -159,15 +190,24 @@ final class LayerReader {
     /// Draws the layer's frame at layer time `time` into `canvas`. A source that fails ends the
     /// layer (``failure``), which then shows the background; cancellation is thrown.
     func draw(at time: MediaTime, into canvas: OwnedFrame) throws(PlayheadError) {
-        try follow(to: time) { frame throws(PlayheadError) in
-            if let frame {
+        try follow(to: time) { shown throws(PlayheadError) in
+            if case .decoded(let frame) = shown {
                 try converterForCurrent().convert(frame, into: canvas)
+                framesShown += 1
+            } else if case .recorded(let picture, let rect) = shown {
+                FrameConverter.blit(picture, into: canvas, at: rect)
                 framesShown += 1
             } else if let slot = fillerSlot, let filler = slot.frame {
                 try slot.converter(layer: layer, canvasSize: canvasSize, outputFormat: outputFormat).convert(filler, into: canvas)
                 framesShown += 1
-            } else if timeline.hasEnded, layer.afterEnd == .holdLastFrame, let lastFrame, let lastConverter {
-                try lastConverter.convert(lastFrame, into: canvas)
+            } else if timeline.hasEnded, layer.afterEnd == .holdLastFrame, let lastShown {
+                switch lastShown {
+                case .decoded:
+                    guard let lastFrame, let lastConverter else { return }
+                    try lastConverter.convert(lastFrame, into: canvas)
+                case .recorded(let picture, let rect):
+                    FrameConverter.blit(picture, into: canvas, at: rect)
+                }
                 framesShown += 1
             }
         }
@@ -181,7 +221,7 @@ final class LayerReader {
     /// A source's failure passes over its item when others of the playlist may still play (the
     /// pass ends at `time`, the next begins there), or, with a filler policy, plays the filler
     /// for the item's slot; otherwise it ends the layer. Cancellation is thrown.
-    private func follow(to time: MediaTime, _ body: (OwnedFrame?) throws(PlayheadError) -> Void) throws(PlayheadError) {
+    private func follow(to time: MediaTime, _ body: (Shown?) throws(PlayheadError) -> Void) throws(PlayheadError) {
         while failure == nil {
             do throws(PlayheadError) {
                 try body(try frame(at: time))
@@ -228,7 +268,7 @@ final class LayerReader {
 
     /// The frame displayed at `time`, or nil once the content has ended (or a filler slot shows
     /// its own frame, or nothing).
-    private func frame(at time: MediaTime) throws(PlayheadError) -> OwnedFrame? {
+    private func frame(at time: MediaTime) throws(PlayheadError) -> Shown? {
         var tries = 0
         while !timeline.hasEnded {
             tries += 1
@@ -246,6 +286,13 @@ final class LayerReader {
                 advance(length: slot.start + slot.length - timeline.passStart, status: nil, error: nil)
                 continue
             }
+            if let recorded = recordings[timeline.item] {
+                switch recordedFrame(at: time, from: recorded) {
+                case .shown(let shown): return shown
+                case .passEnded: continue
+                case .unknown: break  // Decoded as without a recording.
+                }
+            }
             let opened = try openItem()
             if let last = self.passes.indices.last, self.passes[last].sourceStart == nil { self.passes[last].sourceStart = itemStart }
             let offset = timeline.offset(at: time)
@@ -259,6 +306,7 @@ final class LayerReader {
                 return nil
             }
             if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
+                settleRecording(of: reader, reachedEnd: false)
                 advance(length: range.duration, status: .played, error: nil)
                 continue
             }
@@ -288,14 +336,98 @@ final class LayerReader {
                 guard length > .zero else {
                     throw PlayheadError(code: .decodeFailed, message: "the item holds no time to play", file: reader.source)
                 }
+                settleRecording(of: reader, reachedEnd: true)
                 advance(length: length, status: .played, error: nil)
                 continue
             }
+            if let recording, let recorded = recording.recording.picture(withPTS: held.pts) {
+                // Recorded as it was decoded: drawn from the recording (scaled once).
+                lastShown = .recorded(recorded.picture, recording.recording.rect)
+                return .recorded(recorded.picture, recording.recording.rect)
+            }
             try keep(held, of: reader)
             lastConverter = try converterForCurrent()
-            return held.frame
+            lastShown = .decoded
+            return .decoded(held.frame)
         }
         return nil
+    }
+
+    private enum RecordedAnswer {
+        case shown(Shown)
+        case passEnded
+        /// The recording cannot tell: decode.
+        case unknown
+    }
+
+    /// The frame displayed at `time` from the current item's recording — or the pass ends there,
+    /// by the same rule as decoding (past the last frame's end, or past the time range).
+    private func recordedFrame(at time: MediaTime, from recorded: LoopRecording) -> RecordedAnswer {
+        if let last = passes.indices.last, passes[last].sourceStart == nil { passes[last].sourceStart = recorded.itemStart }
+        let offset = timeline.offset(at: time)
+        if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
+            advance(length: range.duration, status: .played, error: nil)
+            return .passEnded
+        }
+        let target = recorded.itemStart + offset + Self.halfTick(recorded.timeBase)
+        guard let (picture, isLast) = recorded.picture(at: target.ffmpegTimestamp(in: recorded.timeBase, rounding: .down)) else { return .unknown }
+        let end = MediaTime(ffmpegTimestamp: picture.pts + picture.duration, timeBase: recorded.timeBase)
+        if isLast, !(target < end) {
+            let length = end - recorded.itemStart
+            guard length > .zero else { return .unknown }
+            advance(length: length, status: .played, error: nil)
+            return .passEnded
+        }
+        lastShown = .recorded(picture.picture, recorded.rect)
+        framesFromLoopCache += 1
+        return .shown(.recorded(picture.picture, recorded.rect))
+    }
+
+    /// The current item's pass ended: its recording, if it was fed, is kept for later passes when
+    /// it is whole (no damage; `reachedEnd`: the data ended complete), else given up for good.
+    private func settleRecording(of reader: MediaReader, reachedEnd: Bool) {
+        guard let (item, recorded) = recording else { return }
+        recording = nil
+        reader.video.recorder = nil
+        reader.video.decodesEveryFrame = false
+        let whole = reader.damage.count == 0 && (!reachedEnd || (reader.end != nil && reader.end?.failure == nil))
+        if whole { recorded.seal(reachedEnd: reachedEnd) }
+        if recorded.isSealed {
+            recordings[item] = recorded
+        } else {
+            recorded.abandon()
+            unrecordable.insert(item)
+        }
+    }
+
+    /// Starts recording the pictures of the reader just opened for the current item, when the
+    /// layer plays its items more than once, its source can be read again and the item was not
+    /// found unrecordable.
+    private func startRecording(_ reader: MediaReader) {
+        // A source read once (a pipe) is not recorded: its later passes fail as they would without.
+        guard let loopBudget, layer.loop != .once, reader.demuxer.canSeek, recordings[timeline.item] == nil,
+            !unrecordable.contains(timeline.item)
+        else { return }
+        let layout = Self.converter(for: reader, layer: layer, canvasSize: canvasSize, outputFormat: outputFormat).layout
+        let recorded = LoopRecording(
+            layout: layout, format: outputFormat, itemStart: itemStart, timeBase: reader.facts.timeBase.ffmpeg, budget: loopBudget,
+            source: reader.source)
+        recording = (timeline.item, recorded)
+        reader.video.recorder = recorded
+        reader.video.decodesEveryFrame = true
+    }
+
+    /// Lets every recording go (the layer moved, or became a new version).
+    private func forgetRecordings() {
+        if let reader, recording != nil {
+            reader.video.recorder = nil
+            reader.video.decodesEveryFrame = false
+        }
+        recording?.recording.abandon()
+        recording = nil
+        for recorded in recordings.values { recorded.abandon() }
+        recordings = [:]
+        unrecordable = []
     }
 
     /// Keeps its own reference to the frame drawn (once per frame), to hold after the content ends.
@@ -325,16 +457,19 @@ final class LayerReader {
         if let next = pending {
             pending = nil
             closeItem()
+            forgetRecordings()
             layer = next
             itemFailures = [:]
             lastConverter = nil
+            lastShown = nil
             timeline = LayerTimeline(itemCount: next.assets.count, loop: next.loop, start: end)
             if !timeline.hasEnded { beginPass(at: end) }
             return
         }
         let more = timeline.passEnded(length: length)
         if more { beginPass(at: timeline.passStart) }
-        if !more || timeline.item != item { closeItem() }
+        // A recorded item needs no reader on its later passes.
+        if !more || timeline.item != item || recordings[item] != nil { closeItem() }
     }
 
     private func beginPass(at start: MediaTime) {
@@ -404,6 +539,7 @@ final class LayerReader {
         demuxerOwner = asset
         converter = nil
         itemStart = rangeStart ?? opened.facts.startTime ?? .zero
+        startRecording(opened)
         return opened
     }
 
@@ -429,6 +565,13 @@ final class LayerReader {
     }
 
     private func closeItem() {
+        // A recording cut off before its pass ended holds part of the item: let go.
+        if let (_, recorded) = recording {
+            reader?.video.recorder = nil
+            reader?.video.decodesEveryFrame = false
+            recorded.abandon()
+            recording = nil
+        }
         if let reader, let demuxerOwner { demuxerOwner.giveBack(reader.demuxer) }
         reader = nil
         demuxerOwner = nil

@@ -102,6 +102,11 @@ final class FrameConverter {
         Self.copy(staging.pointer, into: output, at: rect, format: outputFormat)
     }
 
+    /// Copies all of `picture` (already scaled, in the canvas's format) into `rect` of `canvas`.
+    static func blit(_ picture: OwnedFrame, into canvas: OwnedFrame, at rect: PixelRect) {
+        copy(picture.pointer, into: canvas.pointer, at: rect, format: canvas.format)
+    }
+
     /// Copies all of `frame` into `rect` of `output` (both in `format`), plane by plane.
     private static func copy(
         _ frame: UnsafeMutablePointer<AVFrame>, into output: UnsafeMutablePointer<AVFrame>, at rect: PixelRect, format: AVPixelFormat

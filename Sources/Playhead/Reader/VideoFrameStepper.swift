@@ -69,6 +69,12 @@ final class VideoFrameStepper {
     private(set) var framesDecoded = 0
     /// Decode keyframes only (a keyframe image: nothing else is needed).
     var keyframesOnly = false
+    /// Decode every frame, leaving none out by the skip policy: for a caller that keeps every
+    /// picture (a layer's loop recording), not only those displayed at the times asked.
+    var decodesEveryFrame = false
+    /// Told of every frame out of the decoder before the window takes it, and of every restart: a
+    /// loop recording's feed.
+    var recorder: (any DecodedFrameRecorder)?
 
     init(decoder: StreamDecoder, facts: VideoStreamFacts) throws(PlayheadError) {
         scratch = try OwnedFrame()
@@ -79,6 +85,7 @@ final class VideoFrameStepper {
     /// Starts over: after a seek (the decoder is flushed and held frames dropped), or at the start.
     func restart(_ selection: StartSelection, flush: Bool = true) {
         if flush { decoder.flush() }
+        recorder?.restarted()
         recycle(window.reset())
         self.selection = selection
         startedLate = false
@@ -114,6 +121,7 @@ final class VideoFrameStepper {
         let (pts, duration) = timing(of: frame.pointer)
         if let previous = previousTaken, pts > previous { lastInterval = pts - previous }
         previousTaken = pts
+        try recorder?.record(frame, pts: pts, duration: duration)
         let holder = if let spare = spare.popLast() { spare } else { try OwnedFrame() }
         av_frame_move_ref(holder.pointer, frame.pointer)
         // Past the start every frame queues behind the others (a target before them all).
@@ -133,7 +141,7 @@ final class VideoFrameStepper {
             if decoder.skip != AVDISCARD_NONKEY { decoder.skip = AVDISCARD_NONKEY }
             return
         }
-        guard let low = selection?.low, low != .min, p.pts != FFmpegConstants.noPTS else {
+        guard !decodesEveryFrame, let low = selection?.low, low != .min, p.pts != FFmpegConstants.noPTS else {
             if decoder.skip != AVDISCARD_DEFAULT { decoder.skip = AVDISCARD_DEFAULT }
             return
         }
@@ -218,4 +226,13 @@ final class VideoFrameStepper {
         }
         return go
     }
+}
+
+/// What is told of every frame a ``VideoFrameStepper`` decodes, in presentation order, and of every
+/// restart (after which frames start again from wherever decoding resumes).
+protocol DecodedFrameRecorder: AnyObject {
+    /// A frame out of the decoder, borrowed for the call.
+    func record(_ frame: OwnedFrame, pts: Int64, duration: Int64) throws(PlayheadError)
+    /// Decoding starts over (a seek): frames recorded so far are not followed by the next ones.
+    func restarted()
 }

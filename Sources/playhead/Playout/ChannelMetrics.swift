@@ -14,6 +14,7 @@ final class ChannelMetrics: Sendable {
     private let dropped: Metrics.Counter
     private let offset: Metrics.Gauge
     private let canvasTime: Metrics.Gauge
+    private let loopCache: Metrics.Gauge
     private let seen = Locked<(frames: Int, late: Int, dropped: Int, reconnects: [String: Int], counters: [String: Metrics.Counter])>(
         (0, 0, 0, [:], [:]))
 
@@ -25,6 +26,7 @@ final class ChannelMetrics: Sendable {
         dropped = Metrics.Counter(label: "playhead_dropped_frames_total")
         offset = Metrics.Gauge(label: "playhead_av_offset_seconds")
         canvasTime = Metrics.Gauge(label: "playhead_canvas_seconds")
+        loopCache = Metrics.Gauge(label: "playhead_loop_cache_bytes")
     }
 
     /// Brings the metrics up to what the channel says now.
@@ -47,6 +49,7 @@ final class ChannelMetrics: Sendable {
         }
         offset.record(soundPictureOffset)
         canvasTime.record(progress.time.seconds)
+        loopCache.record(Double(progress.loopCacheBytes))
     }
 
     /// The Prometheus text.

@@ -80,9 +80,16 @@ struct PlayoutCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Seconds between keyframes: the HLS segment length.")
     var segment = 2.0
 
+    @Option(
+        name: .customLong("loop-cache"), parsing: .unconditional,
+        help: "MiB that layers playing their items more than once may keep decoded pictures in, so that later passes are not decoded again (0: none)."
+    )
+    var loopCache = 1024
+
     @OptionGroup var sourceOptions: SourceArguments
 
     mutating func validate() throws {
+        if !(0...65_536).contains(loopCache) { throw ValidationError("--loop-cache must be 0 … 65536 MiB") }
         guard !outputs.isEmpty else { throw ValidationError("give at least one --out") }
         for output in outputs {
             guard let target = ChannelTarget(output) else {
@@ -138,6 +145,7 @@ struct PlayoutCommand: AsyncParsableCommand {
         let compositor = Compositor(
             canvas: canvas, soundFormat: AudioStreamInfo(source: "channel", sampleRate: 48_000, channelCount: 2),
             failurePolicy: .filler(fillerAsset, slot: slotLength ?? MediaTime(value: 10, timescale: 1)), loudnessTarget: loudness,
+            loopCacheBytes: loopCache << 20,
             onRecord: { record in
                 let layer = names.withLock { $0?.name(of: record.layer) } ?? record.layer.description
                 log?.record(record, layer: layer)
@@ -218,6 +226,7 @@ struct PlayoutCommand: AsyncParsableCommand {
                 lateFrames: progress.lateFrames,
                 latenessP99: progress.lateness.percentile(0.99),
                 droppedFrames: outputs.reduce(0) { $0 + $1.framesDropped }, soundPictureOffset: sink.soundPictureOffset,
+                loopCacheBytes: progress.loopCacheBytes,
                 layers: progress.layers.map { layer in
                     ChannelStatus.Layer(
                         name: layout.name(of: layer.id), item: layer.item.map { $0 + 1 }, source: layer.source.map(SourceRedaction.redacted),
@@ -253,6 +262,8 @@ struct ChannelStatus: Encodable {
     var latenessP99: Double?
     var droppedFrames: Int
     var soundPictureOffset: Double
+    /// Memory the layers' recorded pictures hold (`--loop-cache`), in bytes.
+    var loopCacheBytes: Int
     var layers: [Layer]
     var outputs: [ChannelTargetStatus]
 }

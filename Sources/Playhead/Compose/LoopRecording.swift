@@ -1,0 +1,140 @@
+internal import CFFmpeg
+
+/// The memory a render's layers may keep recorded pictures in (``Compositor/loopCacheBytes``),
+/// shared by all its layers. Render thread only.
+final class LoopCacheBudget {
+    let limit: Int
+    private(set) var used = 0
+
+    init(limit: Int) { self.limit = max(0, limit) }
+
+    /// Takes `bytes` from the budget; false, and nothing taken, when they do not fit.
+    func take(_ bytes: Int) -> Bool {
+        guard bytes >= 0, bytes <= limit - used else { return false }
+        used += bytes
+        return true
+    }
+
+    func giveBack(_ bytes: Int) { used = max(0, used - bytes) }
+}
+
+/// Every picture one item of a layer decoded, in order from where decoding began, each scaled
+/// into the layer's rectangle as the layer draws it: recorded during the item's first pass, then
+/// drawn instead of decoding on the passes after it, so that a loop decodes each item once.
+///
+/// It answers by the one rule — the last frame whose time is at or before the target — only
+/// where it is sure: from its first frame (or before it, when it began at the stream's first
+/// frame), up to its last frame exclusive, or through it when it reached the stream's end. Where
+/// it cannot tell, the layer decodes as it would without one. Frames come from the decoder in
+/// presentation order; one out of order, a restart of decoding (a seek), a budget that is spent
+/// or a picture that cannot be made ends the recording (it is given up, never half trusted).
+/// Render thread only.
+final class LoopRecording: DecodedFrameRecorder {
+    struct Picture {
+        let pts: Int64
+        let duration: Int64
+        let picture: OwnedFrame
+    }
+
+    /// Where the pictures go in the canvas (the layer's content rectangle).
+    let rect: PixelRect
+    /// Where the item's frames start (as the layer counts its passes), and its stream's time base.
+    let itemStart: MediaTime
+    let timeBase: AVRational
+    private(set) var pictures: [Picture] = []
+    /// Began at the stream's first frame (nothing restarted decoding since the reader opened).
+    private(set) var beganAtStreamStart = true
+    /// Holds every frame up to the stream's complete end.
+    private(set) var reachedEnd = false
+    /// The item's pass ended with the recording whole: later passes draw from it.
+    private(set) var isSealed = false
+    /// Given up (see the type's description): holds nothing and records nothing more.
+    private(set) var isAbandoned = false
+    private let scaler: FrameConverter
+    private let budget: LoopCacheBudget
+    private let pictureBytes: Int
+
+    /// A recording of pictures scaled by `layout` (whose content rectangle is where they go in the
+    /// canvas), in `format`, drawing on `budget`.
+    init(layout: FrameLayout, format: AVPixelFormat, itemStart: MediaTime, timeBase: AVRational, budget: LoopCacheBudget, source: String) {
+        rect = layout.content
+        // The same scaling, into a picture of the content's size rather than into the canvas.
+        var own = layout
+        own.canvas = layout.content.size
+        own.content = PixelRect(size: layout.content.size)
+        scaler = FrameConverter(layout: own, outputFormat: format, source: source)
+        self.itemStart = itemStart
+        self.timeBase = timeBase
+        self.budget = budget
+        pictureBytes = max(0, Int(av_image_get_buffer_size(format, Int32(rect.width), Int32(rect.height), 1)))
+    }
+
+    deinit { budget.giveBack(pictureBytes * pictures.count) }
+
+    /// Memory the recording holds now.
+    var bytes: Int { pictureBytes * pictures.count }
+
+    func record(_ frame: OwnedFrame, pts: Int64, duration: Int64) throws(PlayheadError) {
+        guard !isAbandoned, !isSealed else { return }
+        if let last = pictures.last, pts <= last.pts { return abandon() }
+        guard pictureBytes > 0, budget.take(pictureBytes) else { return abandon() }
+        do throws(PlayheadError) {
+            let picture = try OwnedFrame(size: rect.size, format: scaler.outputFormat)
+            try scaler.convert(frame, into: picture)
+            pictures.append(Picture(pts: pts, duration: duration, picture: picture))
+        } catch {
+            // The layer's own drawing meets the same failure, and reports it.
+            budget.giveBack(pictureBytes)
+            abandon()
+        }
+    }
+
+    func restarted() {
+        guard !isSealed, !isAbandoned else { return }
+        // Frames from a new point would not follow the ones held: they start a new recording.
+        budget.giveBack(bytes)
+        pictures.removeAll()
+        beganAtStreamStart = false
+    }
+
+    /// The pass ended with every frame recorded from its start (`reachedEnd`: through the stream's
+    /// complete end): later passes may draw from it.
+    func seal(reachedEnd: Bool) {
+        guard !isAbandoned, !pictures.isEmpty else { return abandon() }
+        self.reachedEnd = reachedEnd
+        isSealed = true
+    }
+
+    /// Gives the recording up: its pictures go back to the budget.
+    func abandon() {
+        budget.giveBack(bytes)
+        pictures.removeAll()
+        isAbandoned = true
+    }
+
+    /// The picture displayed at `target` (in stream ticks) and whether it is the stream's last;
+    /// nil when the recording cannot tell.
+    func picture(at target: Int64) -> (picture: Picture, isLast: Bool)? {
+        guard isSealed, let first = pictures.first else { return nil }
+        if target < first.pts {
+            // Before the first frame the first is the best there is — if it is the stream's first.
+            guard beganAtStreamStart else { return nil }
+            return (first, pictures.count == 1 && reachedEnd)
+        }
+        var low = 0, high = pictures.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if pictures[middle].pts <= target { low = middle } else { high = middle - 1 }
+        }
+        let isLast = low == pictures.count - 1
+        // The last frame held is displayed only if nothing comes after it.
+        if isLast, !reachedEnd { return nil }
+        return (pictures[low], isLast)
+    }
+
+    /// The recorded picture of the frame at `pts` (the first pass draws what it recorded).
+    func picture(withPTS pts: Int64) -> Picture? {
+        guard !isAbandoned else { return nil }
+        return pictures.last { $0.pts == pts }
+    }
+}
