@@ -46,6 +46,9 @@ final class LayerReader {
     /// Items that could not be recorded (the budget was spent, damage, frames out of order): not
     /// tried again for this version of the layer.
     private var unrecordable: Set<Int> = []
+    /// Items whose recording began part way (a scheduled start, a seek) and were recorded again,
+    /// whole, from a pass's start: once each.
+    private var rerecorded: Set<Int> = []
     /// What was drawn last, to hold after the content ends: the decoded frame kept in
     /// `lastFrame`, or a recorded picture.
     private var lastShown: LastShown?
@@ -58,7 +61,8 @@ final class LayerReader {
     /// (already scaled; copied into its rectangle).
     enum Shown {
         case decoded(OwnedFrame)
-        case recorded(OwnedFrame, PixelRect)
+        /// A recorded picture; `fromCache`: from a sealed recording (nothing decoded for it).
+        case recorded(OwnedFrame, PixelRect, fromCache: Bool)
     }
 
     /// The passes its timeline has played so far (the last one may still be playing): what the
@@ -171,8 +175,10 @@ final class LayerReader {
 
     /// Moves the layer: the next frame is drawn at the new place.
     func move(rect: PixelRect, zIndex: Int) {
+        let moved = rect != layer.rect
         layer.rect = rect
         layer.zIndex = zIndex
+        guard moved else { return }
         converter = nil
         lastConverter = nil
         // Recorded pictures were scaled for the old place.
@@ -194,9 +200,10 @@ final class LayerReader {
             if case .decoded(let frame) = shown {
                 try converterForCurrent().convert(frame, into: canvas)
                 framesShown += 1
-            } else if case .recorded(let picture, let rect) = shown {
+            } else if case .recorded(let picture, let rect, let fromCache) = shown {
                 FrameConverter.blit(picture, into: canvas, at: rect)
                 framesShown += 1
+                if fromCache { framesFromLoopCache += 1 }
             } else if let slot = fillerSlot, let filler = slot.frame {
                 try slot.converter(layer: layer, canvasSize: canvasSize, outputFormat: outputFormat).convert(filler, into: canvas)
                 framesShown += 1
@@ -319,6 +326,7 @@ final class LayerReader {
             guard let held = try reader.selectedFrame() else {
                 throw reader.end?.failure ?? PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: reader.source)
             }
+            dropRecordingIfGivenUp(reader)
             let damage = reader.damage
             if damage.count > damageBefore {
                 damagedPackets += damage.count - damageBefore
@@ -343,7 +351,7 @@ final class LayerReader {
             if let recording, let recorded = recording.recording.picture(withPTS: held.pts) {
                 // Recorded as it was decoded: drawn from the recording (scaled once).
                 lastShown = .recorded(recorded.picture, recording.recording.rect)
-                return .recorded(recorded.picture, recording.recording.rect)
+                return .recorded(recorded.picture, recording.recording.rect, fromCache: false)
             }
             try keep(held, of: reader)
             lastConverter = try converterForCurrent()
@@ -379,8 +387,7 @@ final class LayerReader {
             return .passEnded
         }
         lastShown = .recorded(picture.picture, recorded.rect)
-        framesFromLoopCache += 1
-        return .shown(.recorded(picture.picture, recorded.rect))
+        return .shown(.recorded(picture.picture, recorded.rect, fromCache: true))
     }
 
     /// The current item's pass ended: its recording, if it was fed, is kept for later passes when
@@ -400,21 +407,59 @@ final class LayerReader {
         }
     }
 
+    /// A recording that gave up (its budget spent, a frame out of order) stops costing the
+    /// decoder anything at once: the item is not recorded again.
+    private func dropRecordingIfGivenUp(_ reader: MediaReader) {
+        guard let (item, recorded) = recording, recorded.isAbandoned else { return }
+        recording = nil
+        reader.video.recorder = nil
+        reader.video.decodesEveryFrame = false
+        unrecordable.insert(item)
+    }
+
+    /// Whether the layer plays its items more than once (what makes recording them worth it).
+    private var repeats: Bool {
+        switch layer.loop {
+        case .once: false
+        case .times(let count): count > 1
+        case .forever: true
+        }
+    }
+
+    /// Whether the current item is to be recorded when its reader next opens.
+    private var wantsRecording: Bool {
+        loopBudget != nil && repeats && recordings[timeline.item] == nil && !unrecordable.contains(timeline.item)
+    }
+
     /// Starts recording the pictures of the reader just opened for the current item, when the
     /// layer plays its items more than once, its source can be read again and the item was not
     /// found unrecordable.
     private func startRecording(_ reader: MediaReader) {
         // A source read once (a pipe) is not recorded: its later passes fail as they would without.
-        guard let loopBudget, layer.loop != .once, reader.demuxer.canSeek, recordings[timeline.item] == nil,
-            !unrecordable.contains(timeline.item)
-        else { return }
+        guard let loopBudget, wantsRecording, reader.demuxer.canSeek else { return }
         let layout = Self.converter(for: reader, layer: layer, canvasSize: canvasSize, outputFormat: outputFormat).layout
+        // An item that says it is longer than the budget has room for is not begun: it would take
+        // the budget from the others while it fills, and give up anyway.
+        if let duration = reader.facts.duration, duration.isNumeric, let frame = reader.facts.frameDuration, frame > .zero {
+            let frames = duration.seconds / frame.seconds
+            let needed = frames * Double(LoopRecording.bytes(of: layout.content.size, format: outputFormat))
+            if needed > Double(loopBudget.limit - loopBudget.used) {
+                unrecordable.insert(timeline.item)
+                return
+            }
+        }
         let recorded = LoopRecording(
             layout: layout, format: outputFormat, itemStart: itemStart, timeBase: reader.facts.timeBase.ffmpeg, budget: loopBudget,
             source: reader.source)
         recording = (timeline.item, recorded)
         reader.video.recorder = recorded
         reader.video.decodesEveryFrame = true
+    }
+
+    /// The tick at which a pass of `recorded`'s item starts (its first target).
+    private func recordedStart(of recorded: LoopRecording) -> Int64? {
+        let target = recorded.itemStart + Self.halfTick(recorded.timeBase)
+        return target.isNumeric ? target.ffmpegTimestamp(in: recorded.timeBase, rounding: .down) : nil
     }
 
     /// Lets every recording go (the layer moved, or became a new version).
@@ -428,6 +473,7 @@ final class LayerReader {
         for recorded in recordings.values { recorded.abandon() }
         recordings = [:]
         unrecordable = []
+        rerecorded = []
     }
 
     /// Keeps its own reference to the frame drawn (once per frame), to hold after the content ends.
@@ -468,8 +514,21 @@ final class LayerReader {
         }
         let more = timeline.passEnded(length: length)
         if more { beginPass(at: timeline.passStart) }
-        // A recorded item needs no reader on its later passes.
-        if !more || timeline.item != item || recordings[item] != nil { closeItem() }
+        guard more else {
+            // The content ended: nothing recorded plays again (a held last frame keeps its picture).
+            closeItem()
+            forgetRecordings()
+            return
+        }
+        let next = timeline.item
+        if let recorded = recordings[next], !rerecorded.contains(next), let start = recordedStart(of: recorded), !recorded.covers(start) {
+            // Recorded from part way in (a scheduled start, a seek): this pass records it whole.
+            rerecorded.insert(next)
+            recorded.abandon()
+            recordings[next] = nil
+        }
+        // A recorded item needs no reader on its later passes; one to be recorded needs a fresh one.
+        if next != item || recordings[item] != nil || wantsRecording { closeItem() }
     }
 
     private func beginPass(at start: MediaTime) {

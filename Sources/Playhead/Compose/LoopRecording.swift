@@ -66,7 +66,14 @@ final class LoopRecording: DecodedFrameRecorder {
         self.itemStart = itemStart
         self.timeBase = timeBase
         self.budget = budget
-        pictureBytes = max(0, Int(av_image_get_buffer_size(format, Int32(rect.width), Int32(rect.height), 1)))
+        pictureBytes = Self.bytes(of: rect.size, format: format)
+    }
+
+    /// What one picture of `size` takes, as `av_frame_get_buffer` lays it out (rows padded to 64
+    /// bytes, height to 32 rows).
+    static func bytes(of size: PixelSize, format: AVPixelFormat) -> Int {
+        let width = Int32((size.width + 63) & ~63), height = Int32((size.height + 31) & ~31)
+        return max(0, Int(av_image_get_buffer_size(format, width, height, 64)))
     }
 
     deinit { budget.giveBack(pictureBytes * pictures.count) }
@@ -77,6 +84,9 @@ final class LoopRecording: DecodedFrameRecorder {
     func record(_ frame: OwnedFrame, pts: Int64, duration: Int64) throws(PlayheadError) {
         guard !isAbandoned, !isSealed else { return }
         if let last = pictures.last, pts <= last.pts { return abandon() }
+        // A frame without a time after a restart was given one that decoding from the start
+        // would not give it.
+        if !beganAtStreamStart, frame.pointer.pointee.best_effort_timestamp == FFmpegConstants.noPTS { return abandon() }
         guard pictureBytes > 0, budget.take(pictureBytes) else { return abandon() }
         do throws(PlayheadError) {
             let picture = try OwnedFrame(size: rect.size, format: scaler.outputFormat)
@@ -110,6 +120,13 @@ final class LoopRecording: DecodedFrameRecorder {
         budget.giveBack(bytes)
         pictures.removeAll()
         isAbandoned = true
+    }
+
+    /// Whether the recording can tell what is displayed at `target` (in stream ticks) and after it,
+    /// up to its end: a pass that starts there needs nothing decoded.
+    func covers(_ target: Int64) -> Bool {
+        guard isSealed, let first = pictures.first else { return false }
+        return beganAtStreamStart || first.pts <= target
     }
 
     /// The picture displayed at `target` (in stream ticks) and whether it is the stream's last;
