@@ -158,6 +158,27 @@ import Testing
         #expect(report.error == nil && report.framesWritten == 10)
         #expect(frames.frames.count == 10 && frames.frames.allSatisfy { $0.bytes.count == 64 * 36 * 3 })
     }
+
+    /// A looping layer given memory for its pictures draws its later passes without decoding
+    /// them: the same pictures as without.
+    @Test func aLoopDrawnFromItsFirstPass() async throws {
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
+        func render(loopCacheBytes: Int) async throws -> (frames: [[UInt8]], fromCache: Int?, held: Int) {
+            let compositor = Compositor(canvas: canvas, loopCacheBytes: loopCacheBytes)
+            _ = try compositor.add(
+                CompositionLayer(assets: [Asset(path: try Self.clip())], rect: PixelRect(x: 0, y: 0, width: 64, height: 36), loop: .forever))
+            let frames = InMemorySink(pixelFormat: .rgb24)
+            let report = await compositor.render(frames: 120, into: frames)
+            #expect(report.error == nil)
+            return (frames.frames.map(\.bytes), report.layers.first?.framesFromLoopCache, compositor.progress.loopCacheBytes)
+        }
+        let decoded = try await render(loopCacheBytes: 0)
+        let cached = try await render(loopCacheBytes: 16 << 20)
+        #expect(cached.frames.count == 120 && cached.frames == decoded.frames)
+        // Passes of 50 frames: the second and third from the first's pictures.
+        #expect(decoded.fromCache == 0 && cached.fromCache == 70, "\(String(describing: cached.fromCache))")
+        #expect(decoded.held == 0 && cached.held > 0)
+    }
 }
 
 extension Sequence {
