@@ -14,24 +14,21 @@ import Testing
     /// A 2.1 s test pattern at 30 fps with three B-frames in a row (non-reference ones among them):
     /// 52.5 frames of a 25 fps canvas, so every other pass shows the source's frames at other times.
     static func oddClip(in folder: String) async throws -> String {
-        let path = folder + "/odd.mp4"
-        _ = try await Reference.run(
-            try Reference.ffmpeg(),
-            [
-                "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30:duration=2.1",
-                "-c:v", "libx264", "-preset", "ultrafast", "-bf", "3", "-g", "30", "-pix_fmt", "yuv420p", path,
-            ])
-        return path
+        try await clip(folder + "/odd.mp4", source: "testsrc2=size=320x180:rate=30:duration=2.1", bFrames: 3, gop: 30)
     }
 
     /// 1.5 s at 24000/1001 fps in Matroska (millisecond times), 4:3.
     static func filmClip(in folder: String) async throws -> String {
-        let path = folder + "/film.mkv"
+        try await clip(folder + "/film.mkv", source: "testsrc=size=240x180:rate=24000/1001:duration=1.5", bFrames: 2, gop: 12)
+    }
+
+    /// `source` (a lavfi graph) encoded by x264 into `path`.
+    static func clip(_ path: String, source: String, bFrames: Int, gop: Int) async throws -> String {
         _ = try await Reference.run(
             try Reference.ffmpeg(),
             [
-                "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=240x180:rate=24000/1001:duration=1.5",
-                "-c:v", "libx264", "-preset", "ultrafast", "-bf", "2", "-g", "12", "-pix_fmt", "yuv420p", path,
+                "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", source, "-c:v", "libx264", "-preset", "ultrafast",
+                "-bf", "\(bFrames)", "-g", "\(gop)", "-pix_fmt", "yuv420p", path,
             ])
         return path
     }

@@ -377,8 +377,8 @@ final class LayerReader {
             advance(length: range.duration, status: .played, error: nil)
             return .passEnded
         }
-        let target = recorded.itemStart + offset + Self.halfTick(recorded.timeBase)
-        guard let (picture, isLast) = recorded.picture(at: target.ffmpegTimestamp(in: recorded.timeBase, rounding: .down)) else { return .unknown }
+        let (target, tick) = recorded.target(at: offset)
+        guard let (picture, isLast) = recorded.picture(at: tick) else { return .unknown }
         let end = MediaTime(ffmpegTimestamp: picture.pts + picture.duration, timeBase: recorded.timeBase)
         if isLast, !(target < end) {
             let length = end - recorded.itemStart
@@ -456,12 +456,6 @@ final class LayerReader {
         reader.video.decodesEveryFrame = true
     }
 
-    /// The tick at which a pass of `recorded`'s item starts (its first target).
-    private func recordedStart(of recorded: LoopRecording) -> Int64? {
-        let target = recorded.itemStart + Self.halfTick(recorded.timeBase)
-        return target.isNumeric ? target.ffmpegTimestamp(in: recorded.timeBase, rounding: .down) : nil
-    }
-
     /// Lets every recording go (the layer moved, or became a new version).
     private func forgetRecordings() {
         if let reader, recording != nil {
@@ -521,7 +515,7 @@ final class LayerReader {
             return
         }
         let next = timeline.item
-        if let recorded = recordings[next], !rerecorded.contains(next), let start = recordedStart(of: recorded), !recorded.covers(start) {
+        if let recorded = recordings[next], !rerecorded.contains(next), !recorded.covers(recorded.target(at: .zero).tick) {
             // Recorded from part way in (a scheduled start, a seek): this pass records it whole.
             rerecorded.insert(next)
             recorded.abandon()

@@ -89,7 +89,8 @@ final class LoopRecording: DecodedFrameRecorder {
         if !beganAtStreamStart, frame.pointer.pointee.best_effort_timestamp == FFmpegConstants.noPTS { return abandon() }
         guard pictureBytes > 0, budget.take(pictureBytes) else { return abandon() }
         do throws(PlayheadError) {
-            let picture = try OwnedFrame(size: rect.size, format: scaler.outputFormat)
+            // Scaled over whole: no need to paint it first.
+            let picture = try OwnedFrame(size: rect.size, format: scaler.outputFormat, filled: false)
             try scaler.convert(frame, into: picture)
             pictures.append(Picture(pts: pts, duration: duration, picture: picture))
         } catch {
@@ -120,6 +121,13 @@ final class LoopRecording: DecodedFrameRecorder {
         budget.giveBack(bytes)
         pictures.removeAll()
         isAbandoned = true
+    }
+
+    /// The layer's target `offset` into a pass of the item — half a tick late, as the layer asks
+    /// its reader — as a time and in stream ticks (rounded down, as the reader rounds it).
+    func target(at offset: MediaTime) -> (time: MediaTime, tick: Int64) {
+        let time = itemStart + offset + LayerReader.halfTick(timeBase)
+        return (time, time.ffmpegTimestamp(in: timeBase, rounding: .down))
     }
 
     /// Whether the recording can tell what is displayed at `target` (in stream ticks) and after it,

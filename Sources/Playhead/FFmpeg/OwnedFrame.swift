@@ -12,8 +12,9 @@ final class OwnedFrame {
         pointer = frame
     }
 
-    /// A frame with its own buffers of the given size and format, filled with black.
-    convenience init(size: PixelSize, format: AVPixelFormat) throws(PlayheadError) {
+    /// A frame with its own buffers of the given size and format, filled with black (`filled`
+    /// false: left as allocated, for a frame drawn over whole at once).
+    convenience init(size: PixelSize, format: AVPixelFormat, filled: Bool = true) throws(PlayheadError) {
         try self.init()
         pointer.pointee.width = Int32(size.width)
         pointer.pointee.height = Int32(size.height)
@@ -23,7 +24,7 @@ final class OwnedFrame {
             throw FFmpegError.error(
                 .conversionFailed, "could not allocate a \(size) canvas", function: "av_frame_get_buffer", result: result, file: nil)
         }
-        fillBlack()
+        if filled { fillBlack() }
     }
 
     deinit {
