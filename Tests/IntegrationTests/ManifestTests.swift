@@ -132,11 +132,16 @@ import Testing
         var first = true
         var killedMidway = 0
         for round in 0..<5 {
-            let delay = Duration.milliseconds(Int.random(in: 100...1000, using: &generator))
+            let delay = Duration.milliseconds(Int.random(in: 0...600, using: &generator))
             // SIGKILL (no chance to say anything) and SIGTERM/SIGINT (a clean stop): either way
             // a source stopped part way must get no record.
             let signal = [SIGKILL, SIGTERM, SIGKILL, SIGINT, SIGTERM][round]
-            _ = try await HostileRun.signalled(arguments + (first ? [] : ["--resume"]), signal: signal, after: delay)
+            // The delay counts from this run's first record of its own, so the kill lands part
+            // way through however slowly a loaded machine starts the run.
+            let before = Self.wholeFileRecords(results)
+            let started: @Sendable () -> Bool = { Self.wholeFileRecords(results) > before }
+            _ = try await HostileRun.signalled(
+                arguments + (first ? [] : ["--resume"]), signal: signal, after: delay, startedWhen: before < expected.count ? started : nil)
             first = first && (FileManager.default.contents(atPath: results) ?? Data()).isEmpty
             // A run killed before it cut round 2's torn line leaves it: count whole records only.
             let sofar = Self.wholeFileRecords(results)
