@@ -29,6 +29,8 @@ import Testing
         let asset = Asset(url: URL(string: "tcp://127.0.0.1:\(server.port)")!)
         let load = Task { try await asset.load(.tracks) }
         try await waitUntilLoading(asset)
+        // FFmpeg has connected (a loaded machine may take a while to start the probe).
+        #expect(try await offPool { server.connectionPending(timeoutMilliseconds: 10_000) })
         try await Task.sleep(for: .milliseconds(200))
         let start = ContinuousClock.now
         await asset.cancelLoading()
@@ -49,6 +51,7 @@ import Testing
         let asset = Asset(url: URL(string: "tcp://127.0.0.1:\(server.port)")!)
         let load = Task { try await asset.load(.tracks) }
         try await waitUntilLoading(asset)
+        #expect(try await offPool { server.connectionPending(timeoutMilliseconds: 10_000) })
         load.cancel()
         let result = await load.result
         if case .failure(let error as PlayheadError) = result {

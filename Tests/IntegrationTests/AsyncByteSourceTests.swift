@@ -128,7 +128,7 @@ import Testing
             return
         }
         #expect(error.code == .timedOut && error.file == "store://midway.ts", "\(error)")
-        #expect(took < .seconds(3), "\(took)")
+        #expect(took < .seconds(6), "\(took)")
         #expect(frames.count > 5, "\(frames.count)")
         let wasHanging = midway.hanging.load(ordering: .relaxed)
         #expect(wasHanging)
@@ -141,7 +141,7 @@ import Testing
         } catch {
             #expect(error.code == .timedOut && error.file == "store://silent.mp4", "\(error)")
         }
-        #expect(ContinuousClock.now - opening < .seconds(3))
+        #expect(ContinuousClock.now - opening < .seconds(6))
         // The open timeout bounds an opening made of many slow reads as well.
         let shortOpen = AssetOptions(openTimeout: .seconds(1), stallTimeout: .seconds(30))
         let slowOpen = ContinuousClock.now
@@ -154,7 +154,7 @@ import Testing
         } catch {
             #expect(error.code == .timedOut, "\(error)")
         }
-        #expect(ContinuousClock.now - slowOpen < .seconds(3))
+        #expect(ContinuousClock.now - slowOpen < .seconds(6))
     }
 
     /// A 12 s stream (long enough that opening it reads only its start).
@@ -172,7 +172,8 @@ import Testing
         let data = try await Self.longStream()
         let options = AssetOptions(openTimeout: .seconds(60), stallTimeout: .seconds(60))
         // While playing (the source armed once frames come: opening reads its end for the
-        // duration): the frames before the hang, then cancelled within half a second.
+        // duration): the frames before the hang, then cancelled within seconds, not the hour the
+        // read would take (3 s: a loaded machine's stalls, never the read's end).
         let source = RemoteSource(data, hangFrom: 0, honoursCancellation: false, chunk: 4096, armed: false)
         let asset = Asset(byteSource: source, name: "store://cancel.ts", options: options)
         let sink = InMemorySink()
@@ -188,7 +189,7 @@ import Testing
         let cancelled = ContinuousClock.now
         session.cancel()
         let result = await session.value
-        #expect(ContinuousClock.now - cancelled < .milliseconds(500), "\(ContinuousClock.now - cancelled)")
+        #expect(ContinuousClock.now - cancelled < .seconds(3), "\(ContinuousClock.now - cancelled)")
         #expect(result.status == .cancelled, "\(result.status)")
         // While opening: the key load ends as cancelled as promptly.
         let silent = RemoteSource(data, hangFrom: 0, honoursCancellation: false)
@@ -203,7 +204,7 @@ import Testing
         } catch let error as PlayheadError {
             #expect(error.code == .cancelled, "\(error)")
         }
-        #expect(ContinuousClock.now - cancelledLoad < .milliseconds(500), "\(ContinuousClock.now - cancelledLoad)")
+        #expect(ContinuousClock.now - cancelledLoad < .seconds(3), "\(ContinuousClock.now - cancelledLoad)")
     }
 
     @Test func aFailingOrOverfullReadIsATypedErrorNamingTheSource() async throws {

@@ -109,20 +109,58 @@ import Testing
         #expect(first.status == 0, "\(first.stderr)")
         let summary = FileManager.default.contents(atPath: out + "/summary.json")
         #expect(summary != nil)
+        // Another process holds the lock until the marker goes (however slow the machine).
+        let marker = folder + "/hold"
+        #expect(FileManager.default.createFile(atPath: marker, contents: Data()))
+        defer { try? FileManager.default.removeItem(atPath: marker) }
         let holder = try await offPool { () throws -> Process in
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-            process.arguments = [own, "sleep", "1.5"]
+            process.arguments = [own, "/bin/sh", "-c", #"while [ -e "$0" ]; do sleep 0.05; done"#, marker]
             try process.run()
             return process
         }
-        try await Task.sleep(for: .milliseconds(300))
+        let deadline = ContinuousClock.now + Bound.seconds(30)
+        while !Self.isLocked(own), holder.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(Self.isLocked(own), "flock never took the lock")
         let refused = try await CLI.run(thumbnails + ["--results", own, "--resume"])
         #expect(refused.status != 0 && refused.stderr.contains("--wait"), "\(refused.stderr)")
         #expect(FileManager.default.contents(atPath: out + "/summary.json") == summary, "a refused run rewrote the summary")
-        let waited = try await CLI.run(thumbnails + ["--results", own, "--resume", "--wait"])
+        // With --wait: it says it waits, and runs once the lock is let go.
+        let executable = try CLI.binary()
+        let waited = try await offPool { () throws -> (status: Int32, stderr: String) in
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = thumbnails + ["--results", own, "--resume", "--wait"]
+            process.environment = CLI.environment(adding: [:])
+            let err = Pipe()
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = err
+            try process.run()
+            var said = Data()
+            while !String(decoding: said, as: UTF8.self).contains("waiting") {
+                let chunk = err.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                said += chunk
+            }
+            try? FileManager.default.removeItem(atPath: marker)
+            said += err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: said, as: UTF8.self))
+        }
         #expect(waited.status == 0 && waited.stderr.contains("waiting"), "\(waited.stderr)")
         try await offPool { holder.waitUntilExit() }
+    }
+
+    /// Whether a process holds a `flock` on `path`, read from `/proc/locks` (taking the lock to
+    /// see would race the run that is about to take it).
+    static func isLocked(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return false }
+        return locks.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 5 && fields[1] == "FLOCK" && !line.contains("->") && fields[5].hasSuffix(":\(info.st_ino)")
+        }
     }
 
     @Test(arguments: ["1e20", "-1", "0.001", "nan", "inf"])

@@ -35,17 +35,18 @@ import Testing
                 && text.contains("nb_read_frames=89"), "\(text)")
     }
 
-    /// `--format mp4`: an H.264 MP4 with exactly duration × rate frames; killed with SIGKILL
-    /// half way, the file under its temporary name still reads up to its last fragment, and
-    /// nothing passes for the finished file.
-    /// Whether the composition's MP4 has its first bytes under its temporary name in `folder`.
-    static func writing(in folder: String) -> Bool {
-        (try? FileManager.default.contentsOfDirectory(atPath: folder))?.contains { name in
-            name.hasPrefix(".video.mp4.")
-                && ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size] as? Int) ?? 0) > 0
+    /// Whether an MP4 (`name`, the composition's by default) has its first bytes under its
+    /// temporary name in `folder`.
+    static func writing(in folder: String, temporaryOf name: String = "video.mp4") -> Bool {
+        (try? FileManager.default.contentsOfDirectory(atPath: folder))?.contains { entry in
+            entry.hasPrefix("." + name + ".")
+                && ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + entry)[.size] as? Int) ?? 0) > 0
         } ?? false
     }
 
+    /// `--format mp4`: an H.264 MP4 with exactly duration × rate frames; killed with SIGKILL
+    /// half way, the file under its temporary name still reads up to its last fragment, and
+    /// nothing passes for the finished file.
     @Test func mp4WholeAndKilled() async throws {
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
@@ -196,7 +197,7 @@ import Testing
             [
                 "compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
                 "--layer", layer, "--out", out + "/killed.mp4",
-            ], signal: SIGKILL, after: .milliseconds(2500))
+            ], signal: SIGKILL, after: .milliseconds(2500), startedWhen: { Self.writing(in: out, temporaryOf: "killed.mp4") })
         let partial = try #require(try FileManager.default.contentsOfDirectory(atPath: out).first { $0.hasPrefix(".killed.mp4.") })
         #expect(!FileManager.default.fileExists(atPath: out + "/killed.mp4"))
         let left = try await streams(out + "/" + partial)
@@ -208,7 +209,7 @@ import Testing
             [
                 "compose", "--size", "320x180", "--rate", "25", "--duration", "600", "--preset", "ultrafast",
                 "--layer", layer, "--out", out + "/stopped.mp4",
-            ], signal: SIGTERM, after: .milliseconds(1500))
+            ], signal: SIGTERM, after: .milliseconds(1500), startedWhen: { Self.writing(in: out, temporaryOf: "stopped.mp4") })
         #expect(stopped.status == 143, "\(stopped.stderr)")
         let kept = try await streams(out + "/stopped.mp4")
         #expect(kept.contains("h264,") && kept.contains("aac,"), "\(kept)")

@@ -255,20 +255,18 @@ import Testing
         let out = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
         let clip = try Fixtures.clip("h264-aac.mp4")
-        async let first = CLI.run(["play", "--realtime", "--format", "none", "--out", out, clip])
-        try await Task.sleep(for: .milliseconds(600))
-        let start = ContinuousClock.now
+        // 8 s in real time, counted from when it holds the folder.
+        async let first = CLI.run(["play", "--realtime", "--loop", "4", "--format", "none", "--out", out, clip])
+        try await Self.waitUntilHeld(out)
         let second = try await CLI.run(["play", "--format", "none", "--out", out, clip])
         #expect(second.status == 1)
         #expect(second.stderr.contains("output.outputBusy"), "\(second.stderr)")
-        #expect(ContinuousClock.now - start < .seconds(5))
         // A run waiting its turn that is stopped by a signal stops at once, and leaves the
         // folder as the first run leaves it (it never took it: nothing cleaned, no summary).
-        let stopping = ContinuousClock.now
         let stopped = try await HostileRun.signalled(
             ["play", "--wait", "--format", "png", "--out", out, clip], signal: HostileRun.interrupt, after: .milliseconds(400))
         #expect(stopped.status == 128 + HostileRun.interrupt && !stopped.killedBySignal, "\(stopped)")
-        #expect(ContinuousClock.now - stopping < .seconds(2), "a waiting run took \(ContinuousClock.now - stopping) to stop")
+        #expect(stopped.stoppedIn < .seconds(2), "a waiting run took \(stopped.stoppedIn) to stop")
         let waited = try await CLI.run(["play", "--wait", "--format", "none", "--out", out, clip])
         #expect(try await first.status == 0)
         #expect(waited.status == 0)
@@ -300,18 +298,18 @@ import Testing
         let out = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
         let clip = try Fixtures.clip("h264-aac.mp4")
-        async let first = CLI.run(["play", "--realtime", "--format", "png", "--out", out, clip])
-        try await Task.sleep(for: .milliseconds(600))
+        // 6 s in real time, counted from when it holds the folder.
+        async let first = CLI.run(["play", "--realtime", "--loop", "3", "--format", "png", "--out", out, clip])
+        try await Self.waitUntilHeld(out)
         // Signalled while it waits; it must not clean the folder once the first run lets go.
-        async let stopped = HostileRun.signalled(
+        let stopped = try await HostileRun.signalled(
             ["play", "--wait", "--format", "png", "--out", out, clip], signal: HostileRun.terminate, after: .milliseconds(300))
+        #expect(stopped.status == 128 + HostileRun.terminate, "\(stopped)")
         #expect(try await first.status == 0)
-        #expect(try await stopped.status == 128 + HostileRun.terminate)
-        try await Task.sleep(for: .milliseconds(300))
         let summary = try Self.summary(out)
         #expect(summary["state"] as? String == "finished", "\(summary)")
         let frames = try FileManager.default.contentsOfDirectory(atPath: out + "/01-h264-aac.mp4").filter { $0.hasPrefix("frame-") }
-        #expect(frames.count == 50, "\(frames.count) frames left of the first run's 50")
+        #expect(frames.count == 150, "\(frames.count) frames left of the first run's 150")
     }
 
     /// A file whose output name is longer than the file system allows fails alone
@@ -375,6 +373,15 @@ import Testing
     // MARK: Helpers
 
     /// A 20 s 640×360 clip with audio, made once.
+    /// Waits (up to 30 s, scaled) until a run holds the output folder `folder` (its lock taken).
+    static func waitUntilHeld(_ folder: String) async throws {
+        let deadline = ContinuousClock.now + Bound.seconds(30)
+        while !BatchOperationsTests.isLocked(folder + "/.playhead.lock"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(BatchOperationsTests.isLocked(folder + "/.playhead.lock"), "no run took \(folder)")
+    }
+
     static func longClip() async throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-hostile-long.mp4").path
         if FileManager.default.fileExists(atPath: path) { return path }

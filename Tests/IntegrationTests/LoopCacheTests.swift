@@ -189,9 +189,11 @@ import Testing
         let cached = try await Self.render([layer], frames: 300, loopCacheBytes: 256 << 20)
         #expect(cached.report.error == nil && cached.frames.count == 300)
         // About 28 frames of the first pass and 53 of the second are decoded; the rest is not
-        // (recording only from where the channel joined would leave a second of every pass to decode).
+        // (recording only from where the channel joined would leave a second of every pass to
+        // decode: about 150 from the cache). A loaded machine that starts the render a second
+        // late joins the loop at another point of its first pass: at most a whole pass more.
         let fromCache = cached.report.layers[0].framesFromLoopCache
-        #expect(fromCache >= 300 - 28 - 53 - 4, "\(fromCache) frames from the cache")
+        #expect(fromCache >= 300 - 53 - 53 - 4, "\(fromCache) frames from the cache")
     }
 
     /// A live edit lets the old version's recordings go (its memory back to the budget) and the

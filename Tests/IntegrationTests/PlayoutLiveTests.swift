@@ -43,7 +43,6 @@ import Testing
              {"name": "zone", "sources": ["\(clipB)", "\(folder)/missing.mp4", "\(clipA)"], "rect": [20, 20, 140, 100], "z": 1, "loop": "forever", "audio": true}]
             """)
         let binary = try CLI.binary()
-        let started = Date()
         let channel = try TestServers.launch(
             binary.path,
             [
@@ -54,12 +53,24 @@ import Testing
                 "--as-run", folder + "/as-run.jsonl", "--slot", "2",
             ], log: folder + "/channel.log")
         defer { if channel.isRunning { channel.terminate() } }
-        try await Task.sleep(for: .seconds(4))
+        // Wall time counts from when the channel answers (a loaded machine may take seconds to
+        // start it); its status from when it has sent 2 s.
+        let deadline = ContinuousClock.now + Bound.seconds(30)
+        var health = TestServers.get(port: statusPort, path: "/health")
+        while health == nil, channel.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            health = TestServers.get(port: statusPort, path: "/health")
+        }
+        let started = Date()
         // The status endpoint.
-        let health = try #require(TestServers.get(port: statusPort, path: "/health"), "no answer on /health")
-        #expect(health.status == 200 && health.body == "ok\n", "\(health)")
-        let status = try #require(TestServers.get(port: statusPort, path: "/status"))
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(status.body.utf8)) as? [String: Any], "\(status.body)")
+        let answer = try #require(health, "no answer on /health")
+        #expect(answer.status == 200 && answer.body == "ok\n", "\(answer)")
+        var document: [String: Any] = [:]
+        repeat {
+            try await Task.sleep(for: .milliseconds(200))
+            let status = try #require(TestServers.get(port: statusPort, path: "/status"))
+            document = try #require(try JSONSerialization.jsonObject(with: Data(status.body.utf8)) as? [String: Any], "\(status.body)")
+        } while (document["framesOut"] as? Int ?? 0) <= 50 && ContinuousClock.now < deadline
         #expect(
             (document["framesOut"] as? Int ?? 0) > 50 && (document["layers"] as? [[String: Any]])?.count == 2
                 && (document["outputs"] as? [Any])?.count == 5,

@@ -91,6 +91,13 @@ final class SilentServer: Sendable {
 
     func close() { _ = Glibc.close(fd) }
 
+    /// Whether a client connected (left pending, not accepted) within `timeoutMilliseconds`: the
+    /// open has really begun.
+    func connectionPending(timeoutMilliseconds: Int32) -> Bool {
+        var pending = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&pending, 1, timeoutMilliseconds) == 1
+    }
+
     /// Accepts the pending connection and waits until the peer closes it. `true` when it closed
     /// within `timeoutMilliseconds`: proof that the client really gave up, not just its caller.
     func peerClosesConnection(timeoutMilliseconds: Int32) -> Bool {
@@ -376,6 +383,8 @@ enum HostileRun {
         var killedBySignal: Bool
         var stdout: String
         var stderr: String
+        /// From the last signal sent to the process's end (zero when none was sent).
+        var stoppedIn: Duration = .zero
     }
 
     /// Starts the CLI with `arguments`, sends `signal` after `delay` (and again `again` later, if
@@ -395,6 +404,9 @@ enum HostileRun {
             try process.run()
             let reader = Thread { _ = out.fileHandleForReading.readDataToEndOfFile() }
             reader.start()
+            // A signal the run can catch waits until it catches it (before that, a loaded machine's
+            // slow start would see the default action end the process).
+            if signal != SIGKILL { waitUntilCaught(signal, by: process) }
             // The delay counts from when the run has started its work, when the caller can tell
             // (a loaded machine may take seconds to get there), up to a minute.
             if let started {
@@ -407,11 +419,26 @@ enum HostileRun {
                 Thread.sleep(forTimeInterval: Double(again.components.seconds) + Double(again.components.attoseconds) / 1e18)
                 kill(process.processIdentifier, signal)
             }
+            let signalled = ContinuousClock.now
             let errData = err.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             return Outcome(
                 status: process.terminationStatus, killedBySignal: process.terminationReason == .uncaughtSignal, stdout: "",
-                stderr: String(decoding: errData, as: UTF8.self))
+                stderr: String(decoding: errData, as: UTF8.self), stoppedIn: ContinuousClock.now - signalled)
+        }
+    }
+
+    /// Waits (up to a minute, or until it exits) until `process` has a handler for `signal`: its
+    /// bit in the `SigCgt` mask of `/proc/PID/status`.
+    static func waitUntilCaught(_ signal: Int32, by process: Process) {
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while process.isRunning, Date() < deadline {
+            let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+            let mask = status.split(separator: "\n").first { $0.hasPrefix("SigCgt:") }.flatMap {
+                UInt64($0.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16)
+            }
+            if let mask, mask & (1 << UInt64(signal - 1)) != 0 { return }
+            Thread.sleep(forTimeInterval: 0.01)
         }
     }
 
