@@ -241,6 +241,58 @@ import Testing
         player.abortOutput()
         #expect(output.isFinished, "given up is ended too")
     }
+
+    /// A player the app lets go of while it plays or while it is paused, without finishing or
+    /// giving up its outputs: its session stops, the stream's consumer and an events iterator get
+    /// their end, and the WAV file keeps what was written, marked partial (nothing passes for a
+    /// whole file).
+    @Test(arguments: [false, true]) func aPlayerLetGoEndsWhatWaitsOnIt(paused: Bool) async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // A copy of its own: no other test opens it.
+        let path = folder + "/clip.mp4"
+        try FileManager.default.copyItem(atPath: try Fixtures.clip("h264-aac.mp4"), toPath: path)
+        let stream = FrameStream(bufferingLimit: 2)
+        let wav = WAVSink(path: folder + "/sound.wav")
+        let taken = Locked(0)
+        let consumer = Task { () -> Int in
+            for await _ in stream { taken.withLock { $0 += 1 } }
+            return taken.withLock { $0 }
+        }
+        let events: AsyncStream<PlayerEvent>
+        do {
+            let player = Player(
+                item: PlayerItem(asset: Asset(path: path)), output: stream, audioOutput: wav, configuration: PlayerConfiguration(realtime: true))
+            events = player.events
+            player.play()
+            let playing = await withDeadline(Bound.seconds(20), "the first frames") {
+                while taken.withLock({ $0 }) < 5 { try? await Task.sleep(for: .milliseconds(5)) }
+                return true
+            }
+            #expect(playing == true)
+            if paused { player.pause() }
+        }
+        // Let go of 0.2 s into a 2 s item.
+        let frames = await withDeadline(Bound.seconds(10), "the end of a let-go player's stream") { await consumer.value }
+        #expect(frames != nil && frames ?? 50 < 50, "\(String(describing: frames)) frames")
+        let ended = await withDeadline(Bound.seconds(10), "the end of a let-go player's events") {
+            for await _ in events {}
+            return true
+        }
+        #expect(ended == true)
+        let partial = await withDeadline(Bound.seconds(10), "the WAV file given up") {
+            while !wav.isPartial { try? await Task.sleep(for: .milliseconds(10)) }
+            return true
+        }
+        #expect(partial == true && FileManager.default.fileExists(atPath: wav.path), "the WAV file kept, marked partial")
+        #expect(wav.framesWritten < 2 * 44_100, "\(wav.framesWritten) samples")
+        // Its session stopped, nothing left reading the file for nobody.
+        let closed = await withDeadline(Bound.seconds(10), "the let-go player's file closed") {
+            while LibraryMisuseTests.descriptors(to: path) > 0 { try? await Task.sleep(for: .milliseconds(10)) }
+            return true
+        }
+        #expect(closed == true, "\(LibraryMisuseTests.descriptors(to: path)) descriptor(s) to the file stay open")
+    }
 }
 
 /// Keeps an iterator alive beyond the task that uses it, as an app's object would.

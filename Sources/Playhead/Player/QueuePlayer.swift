@@ -15,6 +15,9 @@ import Foundation
 ///
 /// The queue's rules live in a pure state machine; this class holds it under a mutex and performs
 /// the actions it returns outside the lock.
+///
+/// Keep the player for as long as it should play: let go of, it stops its items, ends its
+/// ``events`` and gives up outputs neither finished nor given up (its sessions never keep it).
 public final class QueuePlayer: Sendable {
     struct ItemRun: Sendable {
         let session: DecodeSession
@@ -97,6 +100,27 @@ public final class QueuePlayer: Sendable {
             _ = engine.machine.insert(ObjectIdentifier(item), after: nil)
         }
         self.engine = Locked(engine)
+    }
+
+    /// Let go of by the app: every item's session stops, whoever iterates ``events`` gets the
+    /// end, and outputs neither finished nor given up are given up (a file keeps what was
+    /// written, marked partial; a ``FrameStream``'s consumer gets the end) — on a worker thread,
+    /// since writing a file's end blocks.
+    deinit {
+        let (runs, listeners) = engine.withLock { e in
+            defer {
+                e.runs.removeAll()
+                e.listeners.removeAll()
+            }
+            return (Array(e.runs.values), Array(e.listeners.values))
+        }
+        for run in runs { run.cancel() }
+        for listener in listeners { listener.finish() }
+        let output = output, audioOutput = audioOutput
+        WorkerPool.shared.run("playhead.output") {
+            output.giveUpIfOpen()
+            audioOutput?.giveUpIfOpen()
+        }
     }
 
     // MARK: The queue
@@ -277,7 +301,7 @@ public final class QueuePlayer: Sendable {
     private func finishOutputNow() throws(PlayheadError) {
         var failure: PlayheadError?
         do { try output.finish() } catch { failure = error }
-        do { try audioOutput?.sink.finish() } catch { failure = failure ?? error }
+        do { try audioOutput?.finish() } catch { failure = failure ?? error }
         if let failure { throw failure }
     }
 
@@ -292,7 +316,7 @@ public final class QueuePlayer: Sendable {
     /// file marked partial (its `isPartial`); a ``FrameStream``'s consumer gets the end.
     public func abortOutput() {
         output.abort()
-        audioOutput?.sink.abort()
+        audioOutput?.abort()
     }
 
     // MARK: Performing the state machine's actions
@@ -394,7 +418,18 @@ public final class QueuePlayer: Sendable {
             return presenting || e.machine.started[id] == true
         }
         if presentsNow { openWhenDrained(gate) }
-        Task { await self.runItem(id, item: item, run: run) }
+        // The run holds the player only while it calls it: an app that lets go of the player
+        // ends it (`deinit`), whatever its items are doing.
+        Task { [weak self, engine, timeline] in
+            await item.prepare()
+            if case .failed(let error) = item.status {
+                // The session never runs: stopping it resumes anything waiting on it (a seek).
+                run.session.stop()
+                self?.itemFailedToPrepare(id, run: run, error)
+                return
+            }
+            _ = await Self.runSession(run, engine: engine, timeline: timeline) { [weak self] result in self?.segmentEnded(run, result) }
+        }
     }
 
     /// Opens an item's gate at the timeline's cursor, now or, while a cancelled run still drains,
@@ -417,13 +452,15 @@ public final class QueuePlayer: Sendable {
         run.cancel()
     }
 
-    /// Runs an item's session, keeping the drain bookkeeping.
-    private func runSession(_ run: ItemRun) async -> DecodeResult {
+    /// Runs an item's session, keeping the drain bookkeeping (in `engine`, not through the player,
+    /// which it does not keep).
+    private static func runSession(
+        _ run: ItemRun, engine: Locked<Engine>, timeline: PlaybackTimeline, segmentEnded: @escaping @Sendable (DecodeResult) -> Void
+    ) async -> DecodeResult {
         let session = ObjectIdentifier(run.session)
         engine.withLock { _ = $0.live.insert(session) }
-        let result = await run.session.play(into: SoleOwner(handingOver: run.presenter as any FrameSink), audio: run.audio) { [weak self] result in
-            self?.segmentEnded(run, result)
-        }
+        let result = await run.session.play(
+            into: SoleOwner(handingOver: run.presenter as any FrameSink), audio: run.audio, onSegmentEnd: segmentEnded)
         let (gates, waiters) = engine.withLock { e -> ([PresentationGate], [CheckedContinuation<Void, Never>]) in
             e.live.remove(session)
             e.draining.remove(session)
@@ -437,19 +474,13 @@ public final class QueuePlayer: Sendable {
         return result
     }
 
-    private func runItem(_ id: ObjectIdentifier, item: PlayerItem, run: ItemRun) async {
-        await item.prepare()
-        if case .failed(let error) = item.status {
-            // The session never runs: stopping it resumes anything waiting on it (a seek).
-            run.session.stop()
-            guard isCurrentRun(id, run) else { return }
-            handle { e in
-                e.runs[id] = nil
-                return e.machine.itemFailed(id, error)
-            }
-            return
+    /// An item that could not be prepared fails; the queue goes on.
+    private func itemFailedToPrepare(_ id: ObjectIdentifier, run: ItemRun, _ error: PlayheadError) {
+        guard isCurrentRun(id, run) else { return }
+        handle { e in
+            e.runs[id] = nil
+            return e.machine.itemFailed(id, error)
         }
-        _ = await runSession(run)
     }
 
     /// A segment of an item's session ended: the item played to its end (or to the end of a seek's

@@ -6,12 +6,38 @@ final class SharedAudioOutput: Sendable {
     let sink: any AudioSink
     private let configured: AudioFormat
     private let fixed: Locked<AudioFormat?>
+    /// The owner finished or gave the sink up.
+    private let closed = Locked(false)
 
     init(_ sink: any AudioSink, format: AudioFormat) {
         self.sink = sink
         self.configured = format
         let complete = format.sampleRate != nil && format.channelCount != nil
         self.fixed = Locked(complete ? format : nil)
+    }
+
+    /// Completes the sink (the player's `finishOutput`).
+    /// - Throws: the sink's error.
+    func finish() throws(PlayheadError) {
+        closed.withLock { $0 = true }
+        try sink.finish()
+    }
+
+    /// Gives the sink up (the player's `abortOutput`).
+    func abort() {
+        closed.withLock { $0 = true }
+        sink.abort()
+    }
+
+    /// Gives the sink up unless its owner already finished or gave it up (a player let go of).
+    func giveUpIfOpen() {
+        guard
+            closed.withLock({ closed in
+                defer { closed = true }
+                return !closed
+            })
+        else { return }
+        sink.abort()
     }
 
     /// The player's audio format, once known.

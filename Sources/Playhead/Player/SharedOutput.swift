@@ -57,6 +57,15 @@ final class SharedOutput: @unchecked Sendable {
         }
     }
 
+    /// Gives the sink up unless its owner already finished or gave it up (a player let go of).
+    func giveUpIfOpen() {
+        state.withLock { s in
+            guard !s.closed else { return }
+            s.closed = true
+            sink.abort()
+        }
+    }
+
     private static func checkOpen(_ s: State) throws(PlayheadError) {
         if s.closed { throw PlayheadError(code: .invalidState, message: "the player's output was already completed or given up") }
     }

@@ -24,7 +24,8 @@ import Dispatch
 /// One producer, one consumer. The first iterator gets the frames; another one made while it
 /// lives, or after it, ends at once. The sequence ends after the last frame: the session's end,
 /// `Player/finishOutput()` or ``Player/abortOutput()`` (a finish and a give-up look the same here:
-/// the session's result or the player's item tells which); with a player, only those end it.
+/// the session's result or the player's item tells which); with a player, only those end it, or
+/// the app letting go of the player.
 /// Once ended, it stays ended. Dropping the iterator, or cancelling the task that iterates, ends
 /// the consumer: later frames are dropped and the producer never waits again.
 public final class FrameStream: FrameSink, AsyncSequence, Sendable {
