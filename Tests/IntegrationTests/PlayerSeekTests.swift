@@ -32,6 +32,35 @@ import Testing
         #expect(sink.frames.first?.bytes == reference[k])
     }
 
+    /// A player whose configuration starts items part way, sought while paused before it ever
+    /// played, then played: one run from the seek's frame on (none started beside it from the
+    /// configured start), and nothing left reading the file once it is let go of.
+    @Test func aSeekBeforePlayingWithAConfiguredStartRunsOnce() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/clip.mp4"
+        try FileManager.default.copyItem(atPath: try Fixtures.reader("bframes-25.mp4"), toPath: path)
+        let frames = try await Reference.frameTimes(path)
+        let sink = InMemorySink(pixelFormat: .rgb24)
+        let target = MediaTime(value: 3, timescale: 2)
+        let k = ExactTimeTests.displayed(at: target, frames)
+        do {
+            var configuration = tiny
+            configuration.decoding.startTime = MediaTime(value: 1, timescale: 2)
+            let player = Player(item: PlayerItem(asset: Asset(path: path)), output: sink, configuration: configuration)
+            let landed = await withDeadline(Bound.seconds(10), "the seek") { await player.seek(to: target) }
+            #expect(landed == .some(frames[k]))
+            player.play()
+            _ = await withDeadline(Bound.seconds(10), "playing after the seek") { await player.waitUntilIdle() }
+            #expect(sink.frames.map(\.presentationTime) == Array(frames[k...]))
+        }
+        let closed = await withDeadline(Bound.seconds(10), "the let-go player's file closed") {
+            while LibraryMisuseTests.descriptors(to: path) > 0 { try? await Task.sleep(for: .milliseconds(10)) }
+            return true
+        }
+        #expect(closed == true, "\(LibraryMisuseTests.descriptors(to: path)) descriptor(s) to the file stay open")
+    }
+
     /// A seek whose item fails, is removed, skipped or emptied away, or whose target lies past the
     /// end, still returns — at whatever moment the interruption comes.
     @Test(arguments: ["fails", "remove", "advance", "removeAll", "pastEnd", "superseded"])

@@ -254,15 +254,22 @@ import Testing
         try FileManager.default.copyItem(atPath: try Fixtures.clip("h264-aac.mp4"), toPath: path)
         let stream = FrameStream(bufferingLimit: 2)
         let wav = WAVSink(path: folder + "/sound.wav")
-        let taken = Locked(0)
+        // The consumer takes five frames, then reads no more until the player is let go of: the
+        // player is held mid-item by the stream, whatever the machine's load.
+        let taken = Locked(0), letGo = Locked(false)
         let consumer = Task { () -> Int in
-            for await _ in stream { taken.withLock { $0 += 1 } }
+            for await _ in stream {
+                let count = taken.withLock { n in
+                    n += 1
+                    return n
+                }
+                while count >= 5, !letGo.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
+            }
             return taken.withLock { $0 }
         }
         let events: AsyncStream<PlayerEvent>
         do {
-            let player = Player(
-                item: PlayerItem(asset: Asset(path: path)), output: stream, audioOutput: wav, configuration: PlayerConfiguration(realtime: true))
+            let player = Player(item: PlayerItem(asset: Asset(path: path)), output: stream, audioOutput: wav)
             events = player.events
             player.play()
             let playing = await withDeadline(Bound.seconds(20), "the first frames") {
@@ -272,9 +279,10 @@ import Testing
             #expect(playing == true)
             if paused { player.pause() }
         }
-        // Let go of 0.2 s into a 2 s item.
+        letGo.withLock { $0 = true }
+        // The frames taken and those queued, then the end.
         let frames = await withDeadline(Bound.seconds(10), "the end of a let-go player's stream") { await consumer.value }
-        #expect(frames != nil && frames ?? 50 < 50, "\(String(describing: frames)) frames")
+        #expect(frames != nil && frames ?? 50 < 10, "\(String(describing: frames)) frames")
         let ended = await withDeadline(Bound.seconds(10), "the end of a let-go player's events") {
             for await _ in events {}
             return true
@@ -285,7 +293,6 @@ import Testing
             return true
         }
         #expect(partial == true && FileManager.default.fileExists(atPath: wav.path), "the WAV file kept, marked partial")
-        #expect(wav.framesWritten < 2 * 44_100, "\(wav.framesWritten) samples")
         // Its session stopped, nothing left reading the file for nobody.
         let closed = await withDeadline(Bound.seconds(10), "the let-go player's file closed") {
             while LibraryMisuseTests.descriptors(to: path) > 0 { try? await Task.sleep(for: .milliseconds(10)) }

@@ -62,7 +62,7 @@ final class AudioPresenter: AudioFormatNegotiating, SegmentFollowing, Sendable {
         if !state.withLock({ $0.begun }) {
             // Pre-roll ends here: wait until this item may present.
             guard let start = gate.wait(), let info = state.withLock({ $0.info }) else { return }
-            try output.sink.begin(info)
+            try output.begin(info)
             let drives = item.presentationSize == nil
             state.withLock {
                 // A seek before the first buffer has placed the segment already.
@@ -85,7 +85,7 @@ final class AudioPresenter: AudioFormatNegotiating, SegmentFollowing, Sendable {
         }
         var placed = buffer
         placed.timelinePosition = position
-        try output.sink.write(placed)
+        try output.write(placed)
         timeline.audioPresented(position: position, duration: duration, frames: buffer.frameCount)
         item.notePresented(audioFrames: buffer.frameCount)
         let (drives, first) = state.withLock { s in

@@ -393,8 +393,9 @@ public final class QueuePlayer: Sendable {
 
     private func start(_ id: ObjectIdentifier, presenting: Bool, decoding: DecodeConfiguration) {
         guard let item = engine.withLock({ $0.items[id] }) else { return }
-        if let existing = engine.withLock({ $0.runs[id] }), decoding.startTime == nil {
-            // Already running (pre-rolled, or started by a seek while paused).
+        if let existing = engine.withLock({ $0.runs[id] }) {
+            // Already running (pre-rolled, or started by a seek while paused), from the same
+            // configuration: a second run would write beside it and be kept by nobody.
             if presenting { openWhenDrained(existing.gate) }
             return
         }

@@ -2,8 +2,12 @@
 /// loop iterations), sample for sample. It holds the player's audio format: the configured one,
 /// its missing fields taken from the first item that presents audio; every item's audio is
 /// converted to it, so one WAV file (or device) takes them all.
+///
+/// Every use of the sink is made under one lock, and once the owner finished or gave it up it is
+/// closed: a buffer a presenter still had on its way is refused (`state.invalidState`), never
+/// written after the end was told or beside a give-up on another thread.
 final class SharedAudioOutput: Sendable {
-    let sink: any AudioSink
+    private let sink: any AudioSink
     private let configured: AudioFormat
     private let fixed: Locked<AudioFormat?>
     /// The owner finished or gave the sink up.
@@ -16,28 +20,51 @@ final class SharedAudioOutput: Sendable {
         self.fixed = Locked(complete ? format : nil)
     }
 
+    /// Begins a stream in the sink.
+    /// - Parameter info: the stream's rate and channel count.
+    /// - Throws: `state.invalidState` once closed; the sink's error.
+    func begin(_ info: AudioStreamInfo) throws(PlayheadError) {
+        try whileOpen { () throws(PlayheadError) in try sink.begin(info) }
+    }
+
+    /// Writes a buffer to the sink.
+    /// - Parameter buffer: the samples.
+    /// - Throws: `state.invalidState` once closed; the sink's error.
+    func write(_ buffer: AudioBuffer) throws(PlayheadError) {
+        try whileOpen { () throws(PlayheadError) in try sink.write(buffer) }
+    }
+
     /// Completes the sink (the player's `finishOutput`).
     /// - Throws: the sink's error.
     func finish() throws(PlayheadError) {
-        closed.withLock { $0 = true }
-        try sink.finish()
+        try closed.withLock { (closed: inout Bool) throws(PlayheadError) in
+            closed = true
+            try sink.finish()
+        }
     }
 
     /// Gives the sink up (the player's `abortOutput`).
     func abort() {
-        closed.withLock { $0 = true }
-        sink.abort()
+        closed.withLock { closed in
+            closed = true
+            sink.abort()
+        }
     }
 
     /// Gives the sink up unless its owner already finished or gave it up (a player let go of).
     func giveUpIfOpen() {
-        guard
-            closed.withLock({ closed in
-                defer { closed = true }
-                return !closed
-            })
-        else { return }
-        sink.abort()
+        closed.withLock { closed in
+            guard !closed else { return }
+            closed = true
+            sink.abort()
+        }
+    }
+
+    private func whileOpen(_ body: () throws(PlayheadError) -> Void) throws(PlayheadError) {
+        try closed.withLock { (closed: inout Bool) throws(PlayheadError) in
+            if closed { throw PlayheadError(code: .invalidState, message: "the player's audio output was already completed or given up") }
+            try body()
+        }
     }
 
     /// The player's audio format, once known.

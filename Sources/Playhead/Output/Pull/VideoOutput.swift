@@ -5,7 +5,7 @@
 /// ```swift
 /// let output = VideoOutput(pixelFormat: .rgb24)
 /// let player = Player(item: PlayerItem(asset: asset), output: output)
-/// player.play()
+/// player.play()  // keep `player` (a property) for as long as it should play
 /// // In the render loop, at each tick:
 /// if output.hasNewFrame(forItemTime: now), let frame = output.copyFrame(forItemTime: now) {
 ///     draw(frame.planes[0], frame.size)
@@ -60,8 +60,9 @@ public final class VideoOutput: FrameSink, Sendable {
     public var streamInfo: FrameStreamInfo? { state.withLock { $0.info } }
 
     /// `true` once the player or session ended its output — finished or gave it up
-    /// (`Player/finishOutput()`, ``Player/abortOutput()``, the end of a ``DecodeSession``); `false`
-    /// again when a new frame comes.
+    /// (`Player/finishOutput()`, ``Player/abortOutput()``, the player let go of, the end of a
+    /// ``DecodeSession``); `false` again when a new frame comes. An output belongs to one player
+    /// or session: a player let go of gives it up on a worker thread, moments later.
     public var isFinished: Bool { state.withLock { $0.finished } }
 
     /// Notes the frames' description (``streamInfo``); ``isFinished`` is `false` again.
