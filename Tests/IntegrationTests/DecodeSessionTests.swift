@@ -130,7 +130,8 @@ import Testing
 
     @Test func cancellingTheTaskCancelsTheSession() async throws {
         let path = try Fixtures.clip("h264-aac.mp4")
-        let task = Task { await DecodeSession(source: path).run(into: SlowSink()) }
+        // 200 ms a frame: ten seconds of work, so the cancel lands part way however loaded the machine.
+        let task = Task { await DecodeSession(source: path).run(into: SlowSink(microseconds: 200_000)) }
         try await Task.sleep(for: .milliseconds(100))
         task.cancel()
         let result = await task.value

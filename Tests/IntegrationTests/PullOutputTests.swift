@@ -72,7 +72,8 @@ import Testing
             var count = 0
             for await _ in cancelled {
                 count += 1
-                try? await Task.sleep(for: .milliseconds(20))
+                // Slow enough (10 s for the clip) that the cancel lands part way however loaded the machine.
+                try? await Task.sleep(for: .milliseconds(200))
             }
             return count
         }
