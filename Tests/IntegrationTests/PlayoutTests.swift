@@ -198,4 +198,64 @@ import Testing
         // than a second).
         #expect(first["item"] as? Int == 2 && start <= -0.3 + 0.01 && start >= -0.31 - took, "\(first), the run took \(took) s")
     }
+
+    /// A source file replaced while the channel plays it in a loop (an atomic rename, as a sync
+    /// tool does) is taken at the layer's next item boundary without an edit of the layout: the
+    /// channel shows the new picture from then on (the loop cache's pictures of the old file let
+    /// go), and says so. A source missing at the start (its slots filled) is taken the same way
+    /// once it appears.
+    @Test func aSourceReplacedInPlaceIsTakenAtTheNextItem() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let ffmpeg = try Reference.ffmpeg()
+        for colour in ["blue", "red"] {
+            _ = try await Reference.run(
+                ffmpeg,
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=\(colour):size=64x36:rate=25:duration=1",
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p", "\(folder)/\(colour).mp4",
+                ])
+        }
+        try FileManager.default.copyItem(atPath: folder + "/blue.mp4", toPath: folder + "/clip.mp4")
+        try Data(
+            #"""
+            [{"name": "screen", "source": "clip.mp4", "rect": [0, 0, 32, 36], "gravity": "stretch", "loop": "forever"},
+             {"name": "late", "source": "late.mp4", "rect": [32, 0, 32, 36], "gravity": "stretch", "loop": "forever"}]
+            """#.utf8
+        )
+        .write(to: URL(fileURLWithPath: folder + "/channel.json"))
+        async let run = CLI.run([
+            "playout", "--layout", folder + "/channel.json", "--size", "64x36", "--rate", "25", "--duration", "8",
+            "--slot", "1", "--out", folder + "/out.ts", "--as-run", folder + "/as-run.jsonl",
+        ])
+        // Once the first pass has aired, the file is replaced.
+        let deadline = ContinuousClock.now + Bound.seconds(30)
+        func items() -> [[String: Any]] {
+            ((try? String(contentsOfFile: folder + "/as-run.jsonl", encoding: .utf8)) ?? "").split(separator: "\n")
+                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.filter { $0["kind"] as? String == "item" }
+        }
+        while items().isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!items().isEmpty, "the first pass never aired")
+        try FileManager.default.copyItem(atPath: folder + "/red.mp4", toPath: folder + "/clip.mp4.new")
+        #expect(rename(folder + "/clip.mp4.new", folder + "/clip.mp4") == 0)
+        try FileManager.default.copyItem(atPath: folder + "/blue.mp4", toPath: folder + "/late.mp4.new")
+        #expect(rename(folder + "/late.mp4.new", folder + "/late.mp4") == 0)
+        let result = try await run
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("source \(folder)/clip.mp4 changed: layer screen takes it"), "\(result.stderr)")
+        #expect(result.stderr.contains("source \(folder)/late.mp4 changed: layer late takes it"), "\(result.stderr)")
+        let screen = items().filter { $0["layer"] as? String == "screen" }, late = items().filter { $0["layer"] as? String == "late" }
+        #expect(screen.allSatisfy { $0["status"] as? String == "played" }, "\(screen)")
+        #expect(late.first?["status"] as? String == "failed" && late.last?["status"] as? String == "played", "\(late)")
+        // Every frame's colour in the screen's rectangle (averaged to one pixel): blue, then red from an item boundary on.
+        let bytes = Array(
+            try await Reference.run(
+                ffmpeg, ["-v", "error", "-i", folder + "/out.ts", "-vf", "crop=32:36:0:0,scale=1:1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]))
+        let reds = stride(from: 0, to: bytes.count - 2, by: 3).map { bytes[$0] > 200 && bytes[$0 + 2] < 50 }
+        let blues = stride(from: 0, to: bytes.count - 2, by: 3).map { bytes[$0 + 2] > 200 && bytes[$0] < 50 }
+        #expect(reds.count == 200, "\(reds.count) frames")
+        let change = try #require(reds.firstIndex(of: true), "the new file never aired")
+        #expect(change % 25 == 0 && change >= 25, "the new file from frame \(change): not an item boundary")
+        #expect(blues[..<change].allSatisfy { $0 } && reds[change...].allSatisfy { $0 }, "blue until frame \(change), red after")
+    }
 }

@@ -10,9 +10,14 @@ import Playhead
 /// their position when they have none: a layer that is gone is removed at once, a new one added
 /// at once (its playlist starts then), a changed one takes its new version at its next item
 /// boundary (``Compositor/update(_:to:)``).
+///
+/// Its sources' files are watched too: a file replaced in place (a sync tool's atomic rename, a
+/// copy over it) or one that appears where it was missing is opened afresh, and every layer that
+/// plays it takes it as a live edit, at its next item boundary — once the file has looked the
+/// same on two checks in a row, so a copy still being written is not taken half way.
 final class ChannelLayout: @unchecked Sendable {
-    // @unchecked Sendable: `layers` and `stamp` are read and written only under `lock`; the
-    // compositor and the assets' table are thread-safe.
+    // @unchecked Sendable: `layers`, `stamp` and `sourceStamps` are read and written only under
+    // `lock`; the compositor and the assets' table are thread-safe.
     private let path: String
     private let compositor: Compositor
     private let assetOptions: AssetOptions
@@ -25,6 +30,8 @@ final class ChannelLayout: @unchecked Sendable {
     /// Each source's asset, made once: a playlist that comes back in a new version reuses its
     /// probed assets (and their idle demuxers).
     private let assets = Locked<[String: Asset]>([:])
+    /// Each local source's file as its asset was made, and as the last check saw it.
+    private var sourceStamps: [String: (taken: FileStamp?, seen: FileStamp?)] = [:]
 
     struct FileStamp: Equatable {
         var device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int
@@ -63,7 +70,10 @@ final class ChannelLayout: @unchecked Sendable {
             stamp = now
             return true
         }
-        guard changed else { return }
+        guard changed else {
+            takeReplacedSources()
+            return
+        }
         do {
             try apply(try LayerSpec.layoutFile(path, timeout: timeout))
             report("layout \(path): new version taken")
@@ -77,9 +87,51 @@ final class ChannelLayout: @unchecked Sendable {
     private func asset(_ source: String) -> Asset {
         assets.withLock { table in
             if let made = table[source] { return made }
+            // Its file as it is before the asset opens it: a change after that is seen.
             let made = Asset(source: source, options: assetOptions)
+            if made.url.isFileURL {
+                let now = Self.stamp(of: made.url.path)
+                lock.withLock { sourceStamps[source] = (now, now) }
+            }
             table[source] = made
             return made
+        }
+    }
+
+    /// Opens afresh each local source whose file changed (and has stayed as it is since the last
+    /// check), and gives every layer that plays one its new version.
+    private func takeReplacedSources() {
+        let watched = lock.withLock { sourceStamps }
+        var replaced: [String] = []
+        for (source, stamps) in watched {
+            guard let url = assets.withLock({ $0[source]?.url }) else { continue }
+            let now = Self.stamp(of: url.path)
+            if let now, now != stamps.taken, now == stamps.seen { replaced.append(source) }
+            lock.withLock { sourceStamps[source]?.seen = now }
+        }
+        guard !replaced.isEmpty else { return }
+        assets.withLock { table in
+            for source in replaced { table[source] = nil }
+        }
+        let current = lock.withLock { layers }
+        for source in replaced.sorted() {
+            let playing = current.filter { $0.spec.sources.contains(source) }
+            for (key, spec, id) in playing {
+                do throws(PlayheadError) {
+                    try compositor.update(id, to: spec.layer(assets: spec.sources.map(asset)))
+                } catch {
+                    report("layer \(key): the new file \(source) could not be taken: \(error.message)")
+                }
+            }
+            if playing.isEmpty {
+                // No layer plays it any more: nothing to watch it for.
+                lock.withLock { _ = sourceStamps.removeValue(forKey: source) }
+                continue
+            }
+            let names = playing.map(\.key).joined(separator: ", ")
+            report(
+                "source \(source) changed: layer\(playing.count == 1 ? "" : "s") \(names) take\(playing.count == 1 ? "s" : "") it at the next item boundary"
+            )
         }
     }
 
