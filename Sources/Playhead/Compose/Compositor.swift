@@ -144,8 +144,11 @@ public final class Compositor: Sendable {
         return layer
     }
 
-    /// Replaces a layer (its playlist, place, gravity, sound) at its next item boundary: the new
-    /// playlist then plays from its first item. A live edit of a running channel.
+    /// Replaces a layer (its playlist, place, gravity, sound) at its next item boundary. A live edit
+    /// of a running channel: a new version anchored to a schedule joins where its schedule is; one
+    /// that plays the same sources in the same order (a move, a new look, a file replaced in
+    /// place) goes on with the item after the one that ended; another playlist plays from its
+    /// first item.
     /// - Parameters:
     ///   - id: the layer to replace; an id not in the compositor changes nothing.
     ///   - layer: its new version; its rectangle is rounded down to even coordinates and sizes.

@@ -104,8 +104,14 @@ final class LayerReader {
         self.failurePolicy = failurePolicy
         timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop, start: start)
         passes = []
+        join(at: start)
+    }
+
+    /// Starts the layer's playlist at layer time `start`: on schedule when it has one (the item the
+    /// schedule plays now, begun as long ago as it says), else from its first item.
+    private func join(at start: MediaTime) {
+        timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop, start: start)
         if let scheduled = layer.scheduledStart, let lengths = Self.lengths(of: layer, soundExtents: soundExtents, interrupt: interrupt) {
-            // On schedule: the item the schedule plays now, begun as long ago as it says.
             let elapsed = MediaTime(seconds: Date().timeIntervalSince(scheduled), preferredTimescale: 90_000)
             guard let position = LayerTimeline.position(after: elapsed, lengths: lengths, loop: layer.loop) else {
                 timeline.end()
@@ -489,7 +495,9 @@ final class LayerReader {
 
     /// The current item's pass ended after `length` (a nil `status`: its record was made already):
     /// the next item (or the first again) starts there — in a new version of the layer, if one
-    /// is waiting.
+    /// is waiting: on its schedule when it has one; else with the item after this one when it
+    /// plays the same sources in the same order (a move, a new look, a file replaced in place);
+    /// else from its first item.
     private func advance(length: MediaTime, status: LayerItemRecord.Status?, error: PlayheadError?) {
         let item = timeline.item
         if let status { closePass(endingAt: timeline.passStart + length, status: status, error: error) }
@@ -498,12 +506,18 @@ final class LayerReader {
             pending = nil
             closeItem()
             forgetRecordings()
+            let samePlaylist = next.assets.map(\.source) == layer.assets.map(\.source)
+            let loops = timeline.loopsCompleted
             layer = next
             itemFailures = [:]
             lastConverter = nil
             lastShown = nil
-            timeline = LayerTimeline(itemCount: next.assets.count, loop: next.loop, start: end)
-            if !timeline.hasEnded { beginPass(at: end) }
+            guard next.scheduledStart == nil, samePlaylist else {
+                join(at: end)
+                return
+            }
+            timeline = LayerTimeline(itemCount: next.assets.count, loop: next.loop, start: timeline.passStart, item: item, loops: loops)
+            if timeline.passEnded(length: length) { beginPass(at: end) }
             return
         }
         let more = timeline.passEnded(length: length)

@@ -13,8 +13,11 @@ import Playhead
 ///
 /// Its sources' files are watched too: a file replaced in place (a sync tool's atomic rename, a
 /// copy over it) or one that appears where it was missing is opened afresh, and every layer that
-/// plays it takes it as a live edit, at its next item boundary — once the file has looked the
-/// same on two checks in a row, so a copy still being written is not taken half way.
+/// plays it takes it as a live edit, at its next item boundary — once the file has stayed the
+/// same for `quietSeconds`, so a copy still being written is not taken half way (an atomic
+/// rename is still the safe way to replace a file). Sources no layer plays any more are let go.
+/// One reload runs at a time (the watcher's and SIGHUP's): none acts on a copy of the layers
+/// another has changed.
 final class ChannelLayout: @unchecked Sendable {
     // @unchecked Sendable: `layers`, `stamp` and `sourceStamps` are read and written only under
     // `lock`; the compositor and the assets' table are thread-safe.
@@ -23,6 +26,10 @@ final class ChannelLayout: @unchecked Sendable {
     private let assetOptions: AssetOptions
     private let timeout: Double
     private let lock = NSLock()
+    /// Held for a whole reload (outermost: then `assets`, then `lock`).
+    private let reloading = NSLock()
+    /// How long a source's changed file must stay the same before it is taken.
+    let quietSeconds: Double
     private var layers: [(key: String, spec: LayerSpec, id: CompositionLayer.ID)] = []
     private var stamp: FileStamp?
     /// Told of each version taken or refused (a line for the log).
@@ -31,14 +38,18 @@ final class ChannelLayout: @unchecked Sendable {
     /// probed assets (and their idle demuxers).
     private let assets = Locked<[String: Asset]>([:])
     /// Each local source's file as its asset was made, and as the last check saw it.
-    private var sourceStamps: [String: (taken: FileStamp?, seen: FileStamp?)] = [:]
+    private var sourceStamps: [String: (taken: FileStamp?, seen: FileStamp?, since: Date)] = [:]
 
     struct FileStamp: Equatable {
         var device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int
     }
 
-    init(path: String, compositor: Compositor, assetOptions: AssetOptions, timeout: Double, report: @escaping @Sendable (String) -> Void) {
+    init(
+        path: String, compositor: Compositor, assetOptions: AssetOptions, timeout: Double, quietSeconds: Double = 2,
+        report: @escaping @Sendable (String) -> Void
+    ) {
         self.path = path
+        self.quietSeconds = quietSeconds
         self.compositor = compositor
         self.assetOptions = assetOptions
         self.timeout = timeout
@@ -56,6 +67,8 @@ final class ChannelLayout: @unchecked Sendable {
     /// Reads the layout and puts its layers in the compositor (the first version: a bad one is a
     /// usage error).
     func load() throws {
+        reloading.lock()
+        defer { reloading.unlock() }
         let stamp = Self.stamp(of: path)
         let specs = try LayerSpec.layoutFile(path, timeout: timeout)
         try apply(specs)
@@ -64,6 +77,8 @@ final class ChannelLayout: @unchecked Sendable {
 
     /// Takes the file's new version if it changed (or `force`, for SIGHUP).
     func reloadIfChanged(force: Bool = false) {
+        reloading.lock()
+        defer { reloading.unlock() }
         let now = Self.stamp(of: path)
         let changed = lock.withLock { () -> Bool in
             guard force || now != stamp else { return false }
@@ -91,23 +106,29 @@ final class ChannelLayout: @unchecked Sendable {
             let made = Asset(source: source, options: assetOptions)
             if made.url.isFileURL {
                 let now = Self.stamp(of: made.url.path)
-                lock.withLock { sourceStamps[source] = (now, now) }
+                lock.withLock { sourceStamps[source] = (now, now, Date()) }
             }
             table[source] = made
             return made
         }
     }
 
-    /// Opens afresh each local source whose file changed (and has stayed as it is since the last
-    /// check), and gives every layer that plays one its new version.
+    /// Opens afresh each local source whose file changed (and has stayed as it is for
+    /// `quietSeconds`), and gives every layer that plays one its new version.
     private func takeReplacedSources() {
         let watched = lock.withLock { sourceStamps }
         var replaced: [String] = []
         for (source, stamps) in watched {
             guard let url = assets.withLock({ $0[source]?.url }) else { continue }
             let now = Self.stamp(of: url.path)
-            if let now, now != stamps.taken, now == stamps.seen { replaced.append(source) }
-            lock.withLock { sourceStamps[source]?.seen = now }
+            if now != stamps.seen {
+                lock.withLock {
+                    sourceStamps[source]?.seen = now
+                    sourceStamps[source]?.since = Date()
+                }
+            } else if now != nil, now != stamps.taken, Date().timeIntervalSince(stamps.since) >= quietSeconds {
+                replaced.append(source)
+            }
         }
         guard !replaced.isEmpty else { return }
         assets.withLock { table in
@@ -123,16 +144,13 @@ final class ChannelLayout: @unchecked Sendable {
                     report("layer \(key): the new file \(source) could not be taken: \(error.message)")
                 }
             }
-            if playing.isEmpty {
-                // No layer plays it any more: nothing to watch it for.
-                lock.withLock { _ = sourceStamps.removeValue(forKey: source) }
-                continue
-            }
+            if playing.isEmpty { continue }
             let names = playing.map(\.key).joined(separator: ", ")
             report(
                 "source \(source) changed: layer\(playing.count == 1 ? "" : "s") \(names) take\(playing.count == 1 ? "s" : "") it at the next item boundary"
             )
         }
+        letGoOfUnplayedSources()
     }
 
     /// Makes the compositor's layers those of `specs`. Every layer is checked before any is changed.
@@ -164,6 +182,15 @@ final class ChannelLayout: @unchecked Sendable {
             }
             layers = next
         }
+        letGoOfUnplayedSources()
+    }
+
+    /// Forgets the assets (and the watch) of sources no layer plays any more: a channel whose
+    /// layout changes every day does not keep every day's files.
+    private func letGoOfUnplayedSources() {
+        let playing = Set(lock.withLock { layers.flatMap(\.spec.sources) })
+        assets.withLock { table in table = table.filter { playing.contains($0.key) } }
+        lock.withLock { sourceStamps = sourceStamps.filter { playing.contains($0.key) } }
     }
 
     /// The layer's name in the layout (or its position), for the as-run log and the status.

@@ -1,0 +1,90 @@
+import Foundation
+import Playhead
+import Testing
+
+/// A layer's new version (``Compositor/update(_:to:)``), taken at its next item boundary: the same
+/// playlist goes on with its next item, another one starts from its first, and a layer anchored to
+/// a schedule rejoins its schedule — each told by the records of what aired.
+@Suite struct LiveEditTests {
+    static let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: LoopCacheTests.twentyFive, background: .black)
+
+    /// Three one-second clips of their own (named by colour).
+    static func clips(in folder: String, seconds: [String: Int] = [:]) async throws -> [String] {
+        var paths: [String] = []
+        for colour in ["red", "green", "blue"] {
+            let path = "\(folder)/\(colour).mp4"
+            _ = try await Reference.run(
+                try Reference.ffmpeg(),
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=\(colour):size=64x36:rate=25:duration=\(seconds[colour] ?? 1)",
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p", path,
+                ])
+            paths.append(path)
+        }
+        return paths
+    }
+
+    /// Renders `frames` of `layer`, replaced by `edited` when frame `at` is written; the records of
+    /// every item that aired, in order.
+    static func render(_ layer: CompositionLayer, editedTo edited: CompositionLayer, at: Int, frames: Int) async throws -> [LayerItemRecord] {
+        let records = Locked<[LayerItemRecord]>([])
+        let compositor = Compositor(canvas: canvas) { record in records.withLock { $0.append(record) } }
+        let id = try compositor.add(layer)
+        let sink = EditingSink(at: at) { try? compositor.update(id, to: edited) }
+        let report = await compositor.render(frames: frames, into: sink)
+        #expect(report.error == nil && report.framesWritten == frames, "\(report)")
+        return records.withLock { $0 }
+    }
+
+    /// Moved part way through its first item: the playlist goes on with its second item at the
+    /// first item's end (not from its first item again), its passes back to back.
+    @Test func theSamePlaylistGoesOnWithItsNextItem() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let paths = try await Self.clips(in: folder)
+        let layer = CompositionLayer(assets: paths.map { Asset(path: $0) }, rect: PixelRect(x: 0, y: 0, width: 32, height: 36), loop: .forever)
+        var moved = layer
+        moved.assets = paths.map { Asset(path: $0) }
+        moved.rect = PixelRect(x: 32, y: 0, width: 32, height: 36)
+        let records = try await Self.render(layer, editedTo: moved, at: 10, frames: 150)
+        #expect(records.map(\.source) == paths + paths, "\(records.map(\.source))")
+        #expect(records.map(\.start.seconds) == [0, 1, 2, 3, 4, 5], "\(records.map(\.start.seconds))")
+    }
+
+    /// Another playlist starts from its first item at the current item's end.
+    @Test func anotherPlaylistStartsFromItsFirstItem() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let paths = try await Self.clips(in: folder)
+        let layer = CompositionLayer(assets: paths.map { Asset(path: $0) }, rect: PixelRect(size: Self.canvas.size), loop: .forever)
+        let other = CompositionLayer(assets: [paths[2], paths[1]].map { Asset(path: $0) }, rect: PixelRect(size: Self.canvas.size), loop: .forever)
+        let records = try await Self.render(layer, editedTo: other, at: 10, frames: 100)
+        #expect(records.map(\.source) == [paths[0], paths[2], paths[1], paths[2]], "\(records.map(\.source))")
+    }
+
+    /// A layer anchored to a schedule, edited: its new version joins where the schedule is when it
+    /// is taken (by the wall clock at that moment), not at the next item of the old version.
+    @Test func aScheduledLayerRejoinsItsSchedule() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // A playlist of 1 s and 6 s: 7 s a cycle, begun 6.5 s ago (the long item, 5.5 s in).
+        let paths = Array(try await Self.clips(in: folder, seconds: ["green": 6]).prefix(2))
+        let scheduled = Date().addingTimeInterval(-6.5)
+        let layer = CompositionLayer(
+            assets: paths.map { Asset(path: $0) }, rect: PixelRect(size: Self.canvas.size), loop: .forever, scheduledStart: scheduled)
+        var moved = layer
+        moved.rect = PixelRect(x: 0, y: 0, width: 32, height: 36)
+        let records = try await Self.render(layer, editedTo: moved, at: 1, frames: 100)
+        try #require(records.count >= 2, "\(records)")
+        let (first, joined) = (records[0], records[1])
+        // The old version: the long item, ending at 0.5 s.
+        #expect(first.source == paths[1] && abs(first.end.seconds - 0.5) < 0.05, "\(first)")
+        // The new version: where the schedule stood when it was taken.
+        let wall = try #require(joined.wallClockStart)
+        let lengths = [1.0, 6.0], into = wall.timeIntervalSince(scheduled).truncatingRemainder(dividingBy: 7)
+        let item = into < lengths[0] ? 0 : 1
+        let offset = item == 0 ? into : into - lengths[0]
+        #expect(joined.source == paths[item], "the schedule plays item \(item) \(offset) s in: \(joined)")
+        #expect(abs(joined.start.seconds - (first.end.seconds - offset)) < 0.05, "begun \(offset) s before it was taken: \(joined)")
+    }
+}
