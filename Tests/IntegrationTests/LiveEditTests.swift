@@ -62,6 +62,21 @@ import Testing
         #expect(records.map(\.source) == [paths[0], paths[2], paths[1], paths[2]], "\(records.map(\.source))")
     }
 
+    /// A layer that has played out (once, holding its last frame) has no boundary to come: its new
+    /// version starts as soon as it is given.
+    @Test func aLayerThatHasEndedTakesItsNewVersionAtOnce() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let paths = try await Self.clips(in: folder)
+        let layer = CompositionLayer(assets: [Asset(path: paths[0])], rect: PixelRect(size: Self.canvas.size), loop: .once)
+        let other = CompositionLayer(assets: [Asset(path: paths[2])], rect: PixelRect(size: Self.canvas.size), loop: .once)
+        let records = try await Self.render(layer, editedTo: other, at: 40, frames: 100)
+        #expect(records.map(\.source) == [paths[0], paths[2]], "\(records.map(\.source))")
+        // Given while frame 40 (1.6 s) was written: taken with one of the next frames.
+        let start = records.last?.start.seconds ?? 0
+        #expect(start >= 1.6 && start <= 1.8, "the new version began at \(start) s")
+    }
+
     /// A layer anchored to a schedule, edited: its new version joins where the schedule is when it
     /// is taken (by the wall clock at that moment), not at the next item of the old version.
     @Test func aScheduledLayerRejoinsItsSchedule() async throws {

@@ -148,7 +148,7 @@ public final class Compositor: Sendable {
     /// of a running channel: a new version anchored to a schedule joins where its schedule is; one
     /// that plays the same sources in the same order (a move, a new look, a file replaced in
     /// place) goes on with the item after the one that ended; another playlist plays from its
-    /// first item.
+    /// first item. A layer whose content has ended (or failed) takes it at once.
     /// - Parameters:
     ///   - id: the layer to replace; an id not in the compositor changes nothing.
     ///   - layer: its new version; its rectangle is rounded down to even coordinates and sizes.
@@ -416,7 +416,7 @@ public final class Compositor: Sendable {
         for reader in readers {
             if let update = updates[reader.id] {
                 if let loudness, update.providesAudio { for asset in update.assets { _ = loudness.loudness(of: asset) } }
-                reader.update(to: update)
+                reader.update(to: update, at: time)
             } else if let layer = wanted[reader.id], layer.rect != reader.layer.rect || layer.zIndex != reader.layer.zIndex {
                 reader.move(rect: layer.rect, zIndex: layer.zIndex)
             }

@@ -193,10 +193,32 @@ final class LayerReader {
         fillerSlot?.converter = nil
     }
 
-    /// A new version of the layer (its playlist, place, sound), taken up at its next item boundary:
-    /// the new playlist then plays from its first item.
-    func update(to layer: CompositionLayer) {
-        pending = layer
+    /// A new version of the layer (its playlist, place, sound), taken up at its next item boundary
+    /// (see `advance`). A layer whose content has ended (played out, or failed) has no boundary to
+    /// come: it takes the new version at once, at layer time `time`, as a new layer would start.
+    func update(to layer: CompositionLayer, at time: MediaTime) {
+        guard timeline.hasEnded else {
+            pending = layer
+            return
+        }
+        pending = nil
+        _ = take(layer)
+        failure = nil
+        fillerSlot = nil
+        join(at: time)
+    }
+
+    /// Makes `next` the layer's version: the old one's reader, recordings and failures let go.
+    /// - Returns: whether it plays the same sources in the same order.
+    private func take(_ next: CompositionLayer) -> Bool {
+        closeItem()
+        forgetRecordings()
+        let samePlaylist = next.assets.map(\.source) == layer.assets.map(\.source)
+        layer = next
+        itemFailures = [:]
+        lastConverter = nil
+        lastShown = nil
+        return samePlaylist
     }
 
     /// Draws the layer's frame at layer time `time` into `canvas`. A source that fails ends the
@@ -504,14 +526,8 @@ final class LayerReader {
         let end = timeline.passStart + length
         if let next = pending {
             pending = nil
-            closeItem()
-            forgetRecordings()
-            let samePlaylist = next.assets.map(\.source) == layer.assets.map(\.source)
             let loops = timeline.loopsCompleted
-            layer = next
-            itemFailures = [:]
-            lastConverter = nil
-            lastShown = nil
+            let samePlaylist = take(next)
             guard next.scheduledStart == nil, samePlaylist else {
                 join(at: end)
                 return
