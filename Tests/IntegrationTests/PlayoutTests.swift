@@ -208,25 +208,27 @@ import Testing
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let ffmpeg = try Reference.ffmpeg()
-        for colour in ["blue", "red"] {
+        // The new file is 20 dB louder than the old one.
+        for (colour, volume) in [("blue", "0.05"), ("red", "0.5")] {
             _ = try await Reference.run(
                 ffmpeg,
                 [
                     "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=\(colour):size=64x36:rate=25:duration=1",
-                    "-c:v", "libx264", "-pix_fmt", "yuv420p", "\(folder)/\(colour).mp4",
+                    "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1,volume=\(volume)",
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "\(folder)/\(colour).mp4",
                 ])
         }
         try FileManager.default.copyItem(atPath: folder + "/blue.mp4", toPath: folder + "/clip.mp4")
         try Data(
             #"""
-            [{"name": "screen", "source": "clip.mp4", "rect": [0, 0, 32, 36], "gravity": "stretch", "loop": "forever"},
+            [{"name": "screen", "source": "clip.mp4", "rect": [0, 0, 32, 36], "gravity": "stretch", "loop": "forever", "audio": true},
              {"name": "late", "source": "late.mp4", "rect": [32, 0, 32, 36], "gravity": "stretch", "loop": "forever"}]
             """#.utf8
         )
         .write(to: URL(fileURLWithPath: folder + "/channel.json"))
         async let run = CLI.run([
             "playout", "--layout", folder + "/channel.json", "--size", "64x36", "--rate", "25", "--duration", "8",
-            "--slot", "1", "--out", folder + "/out.ts", "--as-run", folder + "/as-run.jsonl",
+            "--slot", "1", "--loudness", "-23", "--out", folder + "/out.ts", "--as-run", folder + "/as-run.jsonl",
         ])
         // Once the first pass has aired, the file is replaced.
         let deadline = ContinuousClock.now + Bound.seconds(30)
@@ -246,6 +248,11 @@ import Testing
         #expect(result.stderr.contains("source \(folder)/late.mp4 changed: layer late takes it"), "\(result.stderr)")
         let screen = items().filter { $0["layer"] as? String == "screen" }, late = items().filter { $0["layer"] as? String == "late" }
         #expect(screen.allSatisfy { $0["status"] as? String == "played" }, "\(screen)")
+        // The new file is measured as itself (brought to the target with its own gain).
+        let before = screen.first?["loudness"] as? Double, after = screen.last?["loudness"] as? Double
+        #expect(
+            before != nil && after != nil && (after ?? 0) - (before ?? 0) > 15,
+            "measured \(String(describing: before)) then \(String(describing: after)) LUFS")
         #expect(late.first?["status"] as? String == "failed" && late.last?["status"] as? String == "played", "\(late)")
         // Every frame's colour in the screen's rectangle (averaged to one pixel): blue, then red from an item boundary on.
         let bytes = Array(

@@ -19,6 +19,9 @@ public actor Asset {
     public nonisolated let source: String
     /// What the demuxer opens.
     nonisolated let input: MediaInput
+    /// A local file's version when the asset was made: what its measures (loudness, a sound's
+    /// extent) belong to, even once the file at its path was replaced.
+    nonisolated let fileStamp: FileStamp?
     private nonisolated let options: AssetOptions
     private let logger: Logger
 
@@ -55,6 +58,7 @@ public actor Asset {
     ///   - logger: where the asset logs its probe; nil logs nothing.
     public init(url: URL, options: AssetOptions = AssetOptions(), logger: Logger? = nil) {
         self.url = url
+        fileStamp = url.isFileURL ? FileStamp(path: url.path) : nil
         if url.isFileURL {
             var path = MediaInput.pathBytes(ofFileURLPath: url.path(percentEncoded: true))
             // As `URL.path` gives it: a folder's URL ends in `/`, its path does not.
@@ -127,6 +131,7 @@ public actor Asset {
         self.url = URL(string: "bytes:" + encoded) ?? URL(fileURLWithPath: "/")
         self.source = name
         self.input = MediaInput(bytes: bytes, name: name)
+        fileStamp = nil
         self.options = options
         self.logger = logger ?? Logger(label: "playhead.asset", factory: { _ in SwiftLogNoOpLogHandler() })
     }

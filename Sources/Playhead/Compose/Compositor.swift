@@ -416,8 +416,10 @@ public final class Compositor: Sendable {
         for reader in readers {
             if let update = updates[reader.id] {
                 if let loudness, update.providesAudio { for asset in update.assets { _ = loudness.loudness(of: asset) } }
+                // A scheduled version's items' lengths are needed when it is taken: measured ahead.
+                if update.scheduledStart != nil { soundExtents.prefetch(update.assets) }
                 reader.update(to: update, at: time)
-            } else if let layer = wanted[reader.id], layer.rect != reader.layer.rect || layer.zIndex != reader.layer.zIndex {
+            } else if let layer = wanted[reader.id], layer.rect != reader.intended.rect || layer.zIndex != reader.intended.zIndex {
                 reader.move(rect: layer.rect, zIndex: layer.zIndex)
             }
         }

@@ -179,8 +179,14 @@ final class LayerReader {
         if drop > 0 { passes.removeFirst(drop) }
     }
 
-    /// Moves the layer: the next frame is drawn at the new place.
+    /// The version the layer is heading for: the one waiting for the next item boundary, else the
+    /// one playing.
+    var intended: CompositionLayer { pending ?? layer }
+
+    /// Moves the layer (and the version waiting, if any): the next frame is drawn at the new place.
     func move(rect: PixelRect, zIndex: Int) {
+        pending?.rect = rect
+        pending?.zIndex = zIndex
         let moved = rect != layer.rect
         layer.rect = rect
         layer.zIndex = zIndex
@@ -527,14 +533,12 @@ final class LayerReader {
         if let next = pending {
             pending = nil
             let loops = timeline.loopsCompleted
-            let samePlaylist = take(next)
-            guard next.scheduledStart == nil, samePlaylist else {
+            guard take(next), next.scheduledStart == nil else {
                 join(at: end)
                 return
             }
+            // The same playlist under the new version's loop policy: it goes on below.
             timeline = LayerTimeline(itemCount: next.assets.count, loop: next.loop, start: timeline.passStart, item: item, loops: loops)
-            if timeline.passEnded(length: length) { beginPass(at: end) }
-            return
         }
         let more = timeline.passEnded(length: length)
         if more { beginPass(at: timeline.passStart) }

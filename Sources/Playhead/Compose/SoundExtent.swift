@@ -87,8 +87,8 @@ struct SoundExtent: Sendable, Hashable {
     }
 }
 
-/// Sound-only items' extents, each measured once per source (again when the file changes) on a
-/// worker thread: asked for ahead (``prefetch(_:)``, when a layer starts or is edited), waited for
+/// Sound-only items' extents, each measured once per version of a source (an asset made after its
+/// file was replaced is measured again) on a worker thread: asked for ahead (``prefetch(_:)``, when a layer starts or is edited), waited for
 /// when an item opens.
 final class SoundExtentTable: Sendable {
     private enum Entry: Sendable {
@@ -96,19 +96,7 @@ final class SoundExtentTable: Sendable {
         case done(Signature, Result<SoundExtent?, PlayheadError>)
     }
 
-    /// What identifies a version of a source: its name and, for a local file, its size and time.
-    private struct Signature: Sendable, Hashable {
-        var source: String
-        var size: UInt64?
-        var modified: Date?
-
-        init(_ asset: Asset) {
-            source = asset.source
-            let attributes = try? FileManager.default.attributesOfItem(atPath: asset.source)
-            size = (attributes?[.size] as? NSNumber)?.uint64Value
-            modified = attributes?[.modificationDate] as? Date
-        }
-    }
+    private typealias Signature = SourceVersion
 
     private let entries = Locked<[String: Entry]>([:])
     private let done = NSCondition()

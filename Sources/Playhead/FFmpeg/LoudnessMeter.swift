@@ -129,7 +129,8 @@ final class LoudnessTable: Sendable {
     let target: Double
     /// The gain applied at most, either way, in dB (a near-silent item is not raised into noise).
     static let maximumGain = 20.0
-    private let measured = Locked<[String: Measure]>([:])
+    /// Keyed by the source's version: a file replaced in place is measured again.
+    private let measured = Locked<[SourceVersion: Measure]>([:])
 
     enum Measure: Sendable {
         case pending
@@ -141,9 +142,10 @@ final class LoudnessTable: Sendable {
     /// The measured loudness of `asset` (nil: not measured yet, or no sound), starting the
     /// measurement if none is under way.
     func loudness(of asset: Asset) -> Double? {
+        let version = SourceVersion(asset)
         let state = measured.withLock { table -> Measure? in
-            if let known = table[asset.source] { return known }
-            table[asset.source] = .pending
+            if let known = table[version] { return known }
+            table[version] = .pending
             return nil
         }
         switch state {
@@ -152,7 +154,7 @@ final class LoudnessTable: Sendable {
         case nil:
             WorkerPool.shared.run("playhead.loudness") { [measured] in
                 let value = try? LoudnessMeter.integratedLoudness(of: asset, interrupt: InterruptFlag())
-                measured.withLock { $0[asset.source] = .done(value ?? nil) }
+                measured.withLock { $0[version] = .done(value ?? nil) }
             }
             return nil
         }
@@ -161,21 +163,22 @@ final class LoudnessTable: Sendable {
     /// Measures `assets` now (those not measured yet), on worker threads, and returns when every
     /// one is measured: a channel's first items are brought to the target from their first sample.
     func measure(_ assets: [Asset]) async {
-        let todo = measured.withLock { table -> [Asset] in
-            var fresh: [Asset] = []
-            for asset in assets where table[asset.source] == nil && !fresh.contains(where: { $0.source == asset.source }) {
-                table[asset.source] = .pending
-                fresh.append(asset)
+        let versions = assets.map(SourceVersion.init)
+        let todo = measured.withLock { table -> [(Asset, SourceVersion)] in
+            var fresh: [(Asset, SourceVersion)] = []
+            for (asset, version) in zip(assets, versions) where table[version] == nil {
+                table[version] = .pending
+                fresh.append((asset, version))
             }
             return fresh
         }
         await withTaskGroup(of: Void.self) { group in
-            for asset in todo {
+            for (asset, version) in todo {
                 group.addTask { [measured] in
                     let value = await WorkerPool.shared.value("playhead.loudness") {
                         try? LoudnessMeter.integratedLoudness(of: asset, interrupt: InterruptFlag())
                     }
-                    measured.withLock { $0[asset.source] = .done(value ?? nil) }
+                    measured.withLock { $0[version] = .done(value ?? nil) }
                 }
             }
         }

@@ -414,11 +414,18 @@ public final class QueuePlayer: Sendable {
         // The queue may have moved on while this run was made (another thread's item ended: this
         // one, started to pre-roll, became current, and its `present` found no run to open):
         // whether it presents is read with the run's registration, under the same lock.
-        let presentsNow = engine.withLock { e -> Bool in
+        // Another thread (a seek, an action) may have started the item since the check above:
+        // the run registered first is the one; this one never starts.
+        let registered = engine.withLock { e -> (existing: ItemRun?, presents: Bool) in
+            if let existing = e.runs[id] { return (existing, presenting) }
             e.runs[id] = run
-            return presenting || e.machine.started[id] == true
+            return (nil, presenting || e.machine.started[id] == true)
         }
-        if presentsNow { openWhenDrained(gate) }
+        if let existing = registered.existing {
+            if presenting { openWhenDrained(existing.gate) }
+            return
+        }
+        if registered.presents { openWhenDrained(gate) }
         // The run holds the player only while it calls it: an app that lets go of the player
         // ends it (`deinit`), whatever its items are doing.
         Task { [weak self, engine, timeline] in

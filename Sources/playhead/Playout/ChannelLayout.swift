@@ -40,10 +40,6 @@ final class ChannelLayout: @unchecked Sendable {
     /// Each local source's file as its asset was made, and as the last check saw it.
     private var sourceStamps: [String: (taken: FileStamp?, seen: FileStamp?, since: Date)] = [:]
 
-    struct FileStamp: Equatable {
-        var device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int
-    }
-
     init(
         path: String, compositor: Compositor, assetOptions: AssetOptions, timeout: Double, quietSeconds: Double = 2,
         report: @escaping @Sendable (String) -> Void
@@ -56,20 +52,12 @@ final class ChannelLayout: @unchecked Sendable {
         self.report = report
     }
 
-    static func stamp(of path: String) -> FileStamp? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return FileStamp(
-            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-            seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))
-    }
-
     /// Reads the layout and puts its layers in the compositor (the first version: a bad one is a
     /// usage error).
     func load() throws {
         reloading.lock()
         defer { reloading.unlock() }
-        let stamp = Self.stamp(of: path)
+        let stamp = FileStamp(path: path)
         let specs = try LayerSpec.layoutFile(path, timeout: timeout)
         try apply(specs)
         lock.withLock { self.stamp = stamp }
@@ -79,7 +67,7 @@ final class ChannelLayout: @unchecked Sendable {
     func reloadIfChanged(force: Bool = false) {
         reloading.lock()
         defer { reloading.unlock() }
-        let now = Self.stamp(of: path)
+        let now = FileStamp(path: path)
         let changed = lock.withLock { () -> Bool in
             guard force || now != stamp else { return false }
             stamp = now
@@ -105,7 +93,7 @@ final class ChannelLayout: @unchecked Sendable {
             // Its file as it is before the asset opens it: a change after that is seen.
             let made = Asset(source: source, options: assetOptions)
             if made.url.isFileURL {
-                let now = Self.stamp(of: made.url.path)
+                let now = FileStamp(path: made.url.path)
                 lock.withLock { sourceStamps[source] = (now, now, Date()) }
             }
             table[source] = made
@@ -120,7 +108,7 @@ final class ChannelLayout: @unchecked Sendable {
         var replaced: [String] = []
         for (source, stamps) in watched {
             guard let url = assets.withLock({ $0[source]?.url }) else { continue }
-            let now = Self.stamp(of: url.path)
+            let now = FileStamp(path: url.path)
             if now != stamps.seen {
                 lock.withLock {
                     sourceStamps[source]?.seen = now
@@ -134,27 +122,25 @@ final class ChannelLayout: @unchecked Sendable {
         assets.withLock { table in
             for source in replaced { table[source] = nil }
         }
-        let current = lock.withLock { layers }
-        for source in replaced.sorted() {
-            let playing = current.filter { $0.spec.sources.contains(source) }
-            for (key, spec, id) in playing {
-                do throws(PlayheadError) {
-                    try compositor.update(id, to: spec.layer(assets: spec.sources.map(asset)))
-                } catch {
-                    report("layer \(key): the new file \(source) could not be taken: \(error.message)")
-                }
+        // Each layer that plays one of them takes its new version once.
+        let changed = Set(replaced)
+        for (key, spec, id) in lock.withLock({ layers }) where !changed.isDisjoint(with: spec.sources) {
+            var named = Set<String>()
+            let files = spec.sources.filter { changed.contains($0) && named.insert($0).inserted }
+            do throws(PlayheadError) {
+                try compositor.update(id, to: spec.layer(assets: spec.sources.map(asset)))
+                for file in files { report("source \(file) changed: layer \(key) takes it at the next item boundary") }
+            } catch {
+                report("layer \(key): the new \(files.joined(separator: ", ")) could not be taken: \(error.message)")
             }
-            if playing.isEmpty { continue }
-            let names = playing.map(\.key).joined(separator: ", ")
-            report(
-                "source \(source) changed: layer\(playing.count == 1 ? "" : "s") \(names) take\(playing.count == 1 ? "s" : "") it at the next item boundary"
-            )
         }
         letGoOfUnplayedSources()
     }
 
     /// Makes the compositor's layers those of `specs`. Every layer is checked before any is changed.
     private func apply(_ specs: [LayerSpec]) throws {
+        // The assets of a refused version are let go as well.
+        defer { letGoOfUnplayedSources() }
         let keyed = specs.enumerated().map { index, spec in (key: spec.name ?? "#\(index + 1)", spec: spec) }
         let made = keyed.map { ($0.key, $0.spec, $0.spec.layer(assets: $0.spec.sources.map(asset))) }
         for (key, _, layer) in made {
@@ -182,7 +168,6 @@ final class ChannelLayout: @unchecked Sendable {
             }
             layers = next
         }
-        letGoOfUnplayedSources()
     }
 
     /// Forgets the assets (and the watch) of sources no layer plays any more: a channel whose
