@@ -19,6 +19,8 @@ sources=$(find Sources -name '*.swift' | sort | sha1sum)
 if [ "$(cat Embedder/.build/playhead-sources 2>/dev/null)" != "$sources" ]; then rm -rf Embedder/.build; fi
 swift test --package-path Embedder
 echo "$sources" > Embedder/.build/playhead-sources
+# What that package can see: the public API, and none of the media layer's or the CLI's types.
+scripts/boundary-probe.sh
 swift test --skip-build --filter RealtimeAudioTests
 # The process's threads and resident memory over many sessions and loops: measured with nothing
 # else running in the process.

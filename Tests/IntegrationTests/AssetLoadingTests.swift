@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Key loading against real files and a real slow source.
 @Suite struct AssetLoadingTests {

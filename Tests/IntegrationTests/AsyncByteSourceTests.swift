@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Bytes the caller fetches asynchronously: the same frames, sound, images and properties as the
 /// file whatever sizes the reads come back in; a read that never returns ends in `io.timedOut`

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Audio decoding against ffmpeg's own: `ffmpeg -i clip -f s16le -` at the source's rate and channels.
 @Suite struct AudioTests {

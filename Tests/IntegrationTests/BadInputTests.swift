@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Bad input gets a typed error naming the file and the stage, quickly, and nothing crashes.
 @Suite struct BadInputTests {

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// A caller's own bytes, read through custom I/O: the same frames, images and properties as the
 /// file; a stream read once and in order; a failing source is a typed error naming it.

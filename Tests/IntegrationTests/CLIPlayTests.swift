@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// `playhead play` end to end: frame files, summary.json, exit status.
 @Suite struct CLIPlayTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The reader's rules as `playhead` users see them: truncation with its output kept and said to
 /// be partial, damage counted (and fatal with --strict), unknown durations as null, colours in

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The coordinator's pool and the looper, over real clips.
 @Suite struct CoordinatorTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// How a file's data ends, decided from the container's evidence and never from a declared
 /// duration; damage decoded past and counted; timestamp jumps followed.

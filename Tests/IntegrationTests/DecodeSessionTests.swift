@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Real decodes of the sample clips, checked against ffprobe's counts and ffmpeg's pixels.
 @Suite struct DecodeSessionTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The frame displayed at a time — the last frame whose presentation time is at or before it — on
 /// clips with and without B-frames, at 25 and 30000/1001 fps, for random sets of times (unsorted,

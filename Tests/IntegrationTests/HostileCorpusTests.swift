@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Every file of the hostile corpus (made by scripts/hostile-corpus.sh) is probed and decoded:
 /// nothing may crash or hang, and every failure is typed and names its file.

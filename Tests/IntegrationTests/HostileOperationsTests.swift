@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Ordinary operations used in unkind ways: signals at random moments, closed, full and broken
 /// standard streams, a shared output folder with a user's files, links planted where a run

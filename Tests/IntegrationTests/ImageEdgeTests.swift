@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Where images and outputs meet the edges of what a file says: a picture fitted once (no column
 /// of black beside a rounded size), times taken as the exact decimals they are written as, the

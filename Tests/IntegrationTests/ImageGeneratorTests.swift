@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 @Suite struct ImageGeneratorTests {
     func results(_ generator: AssetImageGenerator, _ times: [MediaTime]) async -> [AssetImageGenerator.Result] {

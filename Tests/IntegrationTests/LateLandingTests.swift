@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// A seek that lands after the frame asked for is retried from the start of the data — one
 /// decision, made by the reader's rule for images and for sessions alike. An MPEG-TS with

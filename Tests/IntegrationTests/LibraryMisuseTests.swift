@@ -1,7 +1,9 @@
 import Foundation
+import PlayheadRunFolder
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Arguments an embedding app may pass by mistake — a zero interval, absurd thread counts and
 /// limits, infinite or invalid seek times — are held to what they can mean, never a trap; values

@@ -1,8 +1,8 @@
-import CFFmpeg
 import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The loop cache (``Compositor/loopCacheBytes``): a layer's later passes drawn from the pictures
 /// recorded on its first must be the very pictures decoding draws — loops whose length never
@@ -88,8 +88,8 @@ import Testing
             // What stays at the end: the two looping layers' items (63 pictures of the canvas, 36 of
             // the 240x180 film); the playlist that ended let its recordings go.
             let held =
-                63 * LoopRecording.bytes(of: Self.canvas.size, format: AV_PIX_FMT_YUV420P)
-                + 36 * LoopRecording.bytes(of: PixelSize(width: 240, height: 180), format: AV_PIX_FMT_YUV420P)
+                63 * PictureFormat.yuv420p.bytes(of: Self.canvas.size)
+                + 36 * PictureFormat.yuv420p.bytes(of: PixelSize(width: 240, height: 180))
             #expect(cached.cached == held, "run \(run): \(cached.cached) bytes held, not \(held)")
         }
     }
@@ -131,7 +131,7 @@ import Testing
         // Passes of 52.5 frames: 0, 52.5, 105, 157.5, 210, 262.5 …
         func draw(budget: LoopCacheBudget?) throws -> (pictures: [[UInt8]], fromCache: [Bool]) {
             let reader = LayerReader(
-                id: CompositionLayer.ID(value: 1), layer: layer, canvasSize: Self.canvas.size, outputFormat: AV_PIX_FMT_YUV420P,
+                id: CompositionLayer.ID(value: 1), layer: layer, canvasSize: Self.canvas.size, outputFormat: .yuv420p,
                 interrupt: InterruptFlag(), loopBudget: budget)
             var pictures: [[UInt8]] = []
             var fromCache: [Bool] = []
@@ -141,8 +141,8 @@ import Testing
                 if n == 120 { reader.move(rect: PixelRect(x: 200, y: 100, width: 400, height: 240), zIndex: 0) }
                 if n == 170 { reader.move(rect: PixelRect(x: 0, y: 0, width: 320, height: 180), zIndex: 0) }
                 if n == 280 { reader.move(rect: PixelRect(x: 0, y: 0, width: 320, height: 180), zIndex: 3) }
-                let canvas = try OwnedFrame(size: Self.canvas.size, format: AV_PIX_FMT_YUV420P)
-                Compositor.paint(canvas, with: .black, format: AV_PIX_FMT_YUV420P)
+                let canvas = try OwnedFrame(size: Self.canvas.size, format: PictureFormat.yuv420p)
+                canvas.fill(with: .black)
                 let before = reader.framesFromLoopCache
                 try reader.draw(at: Self.canvas.time(ofFrame: n), into: canvas)
                 fromCache.append(reader.framesFromLoopCache > before)
@@ -233,7 +233,7 @@ import Testing
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let layers = Array(Self.layers(odd: try await Self.oddClip(in: folder), film: try await Self.filmClip(in: folder)).prefix(2))
-        let background = 63 * LoopRecording.bytes(of: Self.canvas.size, format: AV_PIX_FMT_YUV420P)
+        let background = 63 * PictureFormat.yuv420p.bytes(of: Self.canvas.size)
         let decoded = try await Self.render(layers, frames: 200, loopCacheBytes: 0)
         let tight = try await Self.render(layers, frames: 200, loopCacheBytes: background + 100_000)
         #expect(tight.frames == decoded.frames)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// An exported MP4 keeps every frame and the sound where the source has them, measured as a
 /// player that honours timestamps would (ffprobe's frame times; ffmpeg's decoded sound laid out by

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// A deterministic mutation fuzzer: sample clips with bytes flipped, runs zeroed, chunks repeated
 /// or cut, each probed and decoded for its first frames. Nothing may crash or hang, and every

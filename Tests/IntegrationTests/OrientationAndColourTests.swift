@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The picture as ffmpeg shows it: all eight display-matrix orientations (bit for bit in YUV and
 /// in RGB, with ffmpeg's autorotated size), and tagged colours converted with the stream's own

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Audio through players, loops and the coordinator: one format, sample-for-sample concatenation,
 /// and the audio as the master clock in realtime mode.

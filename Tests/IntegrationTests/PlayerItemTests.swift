@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 @Suite struct PlayerItemTests {
     @Test func goodClipBecomesReadyWithItsProperties() async throws {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Seeks move the live reader in place and land on the frame displayed at the target; every seek
 /// returns, whatever happens to its item meanwhile; waiting for a pool slot always ends; threads

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Player and QueuePlayer over real clips, timed by a virtual clock (no sleeping in tests).
 @Suite struct PlayerTests {

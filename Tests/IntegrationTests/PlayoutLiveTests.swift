@@ -3,6 +3,7 @@ import Glibc
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// `playhead playout` in real time, against real servers: HLS served by nginx and played by mpv
 /// over HTTP, RTMP into nginx's RTMP module (restarted mid-stream: the output reconnects), SRT and

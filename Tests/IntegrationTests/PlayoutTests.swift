@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// `playhead playout` on the virtual clock: a long timeline whose every flash and beep stays
 /// where it is at the start (no drift across a loop's seams), exactly duration × rate frames,

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// `Asset` must describe every sample clip the way ffprobe does.
 @Suite struct ProbeAgreementTests {

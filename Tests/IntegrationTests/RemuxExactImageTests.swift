@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The same streams remuxed into every container give the same exact images: the frame
 /// displayed at random times (between frames, on frames, at the ends) is, pixel for pixel, the

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Starting a decode at a time: frame-exact, or at a keyframe inside a tolerance.
 @Suite struct SeekTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Memory stays flat over many sessions: 100 sessions cancelled mid-decode, and one clip looped
 /// many times. Resident memory is read from /proc after a warm-up and at the end. The loop count is

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The threads a player uses come from one pool and are reused: they do not grow with seeks or
 /// loop iterations, and every session gives its threads back when it ends. Run alone (see

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// What a run may ask for is checked before any work (exit 2, nothing written), with a message
 /// that says what is allowed: standard input named twice, canvases and layer counts past the

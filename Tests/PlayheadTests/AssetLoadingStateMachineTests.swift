@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 @Suite struct AssetLoadingStateMachineTests {
     let description = AssetDescription(

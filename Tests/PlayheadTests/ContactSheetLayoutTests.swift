@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Where a contact sheet puts things, its labels' form and what counts as a blank picture: pure
 /// arithmetic, no FFmpeg.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The one rule for which frame is displayed at a time (the last frame at or before it), as the
 /// window applies it to frames offered in presentation order, and the frames it hands back.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The histogram's percentiles against the exact ones of the same values, on random lateness
 /// spread over five orders of magnitude.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// A layer's timeline over its playlist: passes start exactly where the previous one ended, the
 /// loop policy decides when the content ends, and what was counted is what was played.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// When an MP4 fed from two threads writes its header and completes, in every order the two
 /// sides can take.

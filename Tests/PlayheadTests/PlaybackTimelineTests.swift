@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The audio-master rule of the timeline, on a virtual clock, one call at a time.
 @Suite struct PlaybackTimelineTests {

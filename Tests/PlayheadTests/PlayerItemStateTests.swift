@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 @Suite struct PlayerItemStateTests {
     let failure = PlayheadError(code: .openFailed, message: "damaged", file: "a.mp4")

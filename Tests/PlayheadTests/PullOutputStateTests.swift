@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The pull outputs' state, without threads or FFmpeg: which frame a render loop gets for a time,
 /// and who waits for whom in a frame stream.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The HTTP range policy alone: bounded ranges that grow while reading straight on and start
 /// small after a seek, waits that double, a bounded number of requests for a server that keeps

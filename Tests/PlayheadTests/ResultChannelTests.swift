@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The channel between the image decoders and the one consumer: answers in index order, the
 /// budget of image bytes held back, and what a waiting consumer or producer gets on every exit

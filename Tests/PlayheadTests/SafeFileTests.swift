@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Outputs are written under unpredictable temporary names beside their target, never through a
 /// planted name or link, and never over what is not theirs unless told to replace.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The one seek rule's pure parts: what a caller's arguments mean as a request, and when seeking
 /// beats decoding forward.

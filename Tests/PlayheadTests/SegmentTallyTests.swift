@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// A session's account of its current segment, and the one place that judges how the segment went:
 /// what it keeps across segments, how damage adds up, and which evidence decides the status.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The session's pure rules for a start retried from the data's start (a seek that landed late).
 @Suite struct SessionStateMachineTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Errors and logs never carry a URL's credentials or query values; paths pass untouched; file
 /// URLs reach FFmpeg byte for byte.

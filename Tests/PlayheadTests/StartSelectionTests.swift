@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// Where decoding starts delivering after a start or a seek: the first frame that starts inside
 /// `[low, high]`, or else the frame displayed at the target; and whether decoding began too late.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 @Suite struct VideoGravityTests {
     let canvas = PixelSize(width: 640, height: 360)

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 
 @testable import Playhead
+@testable import PlayheadMedia
 
 /// The one thread budget: jobs from outside wait behind the limit, helpers started from the pool's
 /// own threads never do (queued behind it, a helper waited for a thread its own parent held).

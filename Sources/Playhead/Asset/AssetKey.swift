@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// The name of a loadable property of an ``Asset``; used to ask for a key's status.
 public struct AssetKey: Sendable, Hashable, CustomStringConvertible {
     public let name: String

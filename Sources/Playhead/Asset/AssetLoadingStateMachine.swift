@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// The pure logic of an ``Asset``'s key loading: one probe of the file serves every key; callers
 /// that ask while it runs wait for the same probe; cancellation interrupts it.
 ///

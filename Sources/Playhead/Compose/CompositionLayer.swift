@@ -1,4 +1,5 @@
 import Foundation
+import PlayheadMedia
 
 /// One layer of a composition: what it shows (a playlist of assets, looped or not, or a part of
 /// each), where (a rectangle of the canvas, in canvas pixels), how the picture sits in it

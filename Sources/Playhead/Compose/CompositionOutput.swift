@@ -1,5 +1,5 @@
-internal import CFFmpeg
 import Dispatch
+import PlayheadMedia
 
 /// The output thread of a composition: owns the sink (every call to it is made here, in order:
 /// `begin`, `write` per frame, then `finish` or `abort`) and writes each picture the render
@@ -74,7 +74,7 @@ final class CompositionOutput: Sendable {
                 let frame = VideoFrame(
                     presentationTime: canvas.time(ofFrame: written), duration: canvas.time(ofFrame: 1), index: written,
                     source: "composition", size: canvas.size, pixelFormat: pixelFormat, pixelFormatName: pixelFormat.rawValue,
-                    frame: pictures[slot].pointer, interrupt: interrupt)
+                    picture: pictures[slot], interrupt: interrupt)
                 if let clock {
                     let start = origin ?? clock.now()
                     origin = start

@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// What a render shows now, updated by the render thread after every frame: for a status report
 /// (a channel's `/status`).
 public struct CompositionProgress: Sendable {

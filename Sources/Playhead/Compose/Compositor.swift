@@ -1,5 +1,5 @@
-internal import CFFmpeg
 import Logging
+import PlayheadMedia
 
 /// Puts several layers into one picture, frame by frame, headless: the screen an app builds from
 /// player layers, written to any ``FrameSink``.
@@ -266,7 +266,7 @@ public final class Compositor: Sendable {
         var report = CompositionReport(framesWritten: 0, layers: [], error: nil)
         var layers: [LayerReader] = []
         var gone: [LayerReader] = []
-        let format = sink.pixelFormat == .rgb24 ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_YUV420P
+        let format: PictureFormat = sink.pixelFormat == .rgb24 ? .rgb24 : .yuv420p
         let outputFormat: OutputPixelFormat = sink.pixelFormat == .rgb24 ? .rgb24 : .yuv420p
         var output: CompositionOutput?
         var seenGeneration = -1
@@ -339,7 +339,7 @@ public final class Compositor: Sendable {
                     break
                 }
                 let picture = pictures[slot]
-                Self.paint(picture, with: canvas.background, format: format)
+                picture.fill(with: canvas.background)
                 for layer in layers { try layer.draw(at: time, into: picture) }
                 // The sound up to this picture's time (the layers' passes are known up to it).
                 started.sounds[slot].hasPicture = true
@@ -404,7 +404,7 @@ public final class Compositor: Sendable {
     private func sync(
         _ readers: inout [LayerReader], with layers: [(id: CompositionLayer.ID, layer: CompositionLayer)],
         updates: [CompositionLayer.ID: CompositionLayer], gone: inout [LayerReader], at time: MediaTime,
-        canvas: CompositionCanvas, format: AVPixelFormat, interrupt: InterruptFlag, loopBudget: LoopCacheBudget
+        canvas: CompositionCanvas, format: PictureFormat, interrupt: InterruptFlag, loopBudget: LoopCacheBudget
     ) {
         let wanted = Dictionary(uniqueKeysWithValues: layers.map { ($0.id, $0.layer) })
         for reader in readers where wanted[reader.id] == nil {
@@ -436,31 +436,6 @@ public final class Compositor: Sendable {
         }
         // Stable: equal z-indexes keep the order they were added in.
         readers.sort { ($0.layer.zIndex, $0.id.value) < ($1.layer.zIndex, $1.id.value) }
-    }
-
-    /// Fills the whole picture with `colour`.
-    static func paint(_ picture: OwnedFrame, with colour: RGBColor, format: AVPixelFormat) {
-        let frame = picture.pointer.pointee
-        let width = Int(frame.width), height = Int(frame.height)
-        if format == AV_PIX_FMT_RGB24 {
-            guard let base = frame.data.0 else { return }
-            // One row by pixel, the others copied from it.
-            for x in 0..<width {
-                base[3 * x] = colour.red
-                base[3 * x + 1] = colour.green
-                base[3 * x + 2] = colour.blue
-            }
-            for row in 1..<max(1, height) { (base + row * Int(frame.linesize.0)).update(from: base, count: 3 * width) }
-            return
-        }
-        let (y, u, v) = colour.limitedYUV
-        for (plane, value, w, h) in [
-            (frame.data.0, y, width, height), (frame.data.1, u, width / 2, height / 2), (frame.data.2, v, width / 2, height / 2),
-        ] {
-            guard let plane else { continue }
-            let stride = plane == frame.data.0 ? Int(frame.linesize.0) : (plane == frame.data.1 ? Int(frame.linesize.1) : Int(frame.linesize.2))
-            for row in 0..<h { (plane + row * stride).update(repeating: value, count: w) }
-        }
     }
 }
 

@@ -1,4 +1,4 @@
-internal import CFFmpeg
+import PlayheadMedia
 
 /// A filler playing in place of a failed item for its slot, on the render thread: its frame at
 /// each time (looping when the filler is shorter than the slot and its duration is known), or
@@ -62,7 +62,7 @@ final class FillerSlot {
     }
 
     /// The converter into the layer's rectangle (made once, for the filler's pictures).
-    func converter(layer: CompositionLayer, canvasSize: PixelSize, outputFormat: AVPixelFormat) throws(PlayheadError) -> FrameConverter {
+    func converter(layer: CompositionLayer, canvasSize: PixelSize, outputFormat: PictureFormat) throws(PlayheadError) -> FrameConverter {
         if let converter { return converter }
         guard let reader else { throw PlayheadError(code: .invalidState, message: "no filler open", file: asset?.source) }
         let made = LayerReader.converter(for: reader, layer: layer, canvasSize: canvasSize, outputFormat: outputFormat)

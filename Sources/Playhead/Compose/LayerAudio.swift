@@ -1,5 +1,5 @@
-internal import CFFmpeg
 import Foundation
+import PlayheadMedia
 
 /// One pass of a layer through one of its items, as its timeline played it: where on the layer's
 /// timeline it began, from what time of the item, and how long it lasted (nil while it plays).
@@ -154,7 +154,7 @@ final class AudioPullReader {
     init(asset: Asset, start: MediaTime, format: AudioStreamInfo, interrupt: InterruptFlag) throws(PlayheadError) {
         let demuxer = try asset.openDemuxer(interrupt: interrupt)
         do throws(PlayheadError) {
-            guard let audio = demuxer.audio, let stream = demuxer.context.stream(at: Int(audio.index)) else {
+            guard let audio = demuxer.audio else {
                 throw PlayheadError(code: .noStreams, message: "no audio track", file: demuxer.source)
             }
             // Encrypted sound is refused as the read rule refuses it (decoded without the key, it is noise).
@@ -164,8 +164,8 @@ final class AudioPullReader {
             // seek with the codec's pre-roll); the stage trims to `start`.
             try SeekRule.positionAudio(demuxer, facts: audio, at: start, scratch: try OwnedPacket())
             stage = try AudioStage(
-                stream: stream, format: AudioFormat(sampleRate: format.sampleRate, channelCount: format.channelCount),
-                start: start, end: nil, timelineStart: .zero, sink: collector, source: demuxer.source)
+                demuxer: demuxer, stream: audio.index, format: AudioFormat(sampleRate: format.sampleRate, channelCount: format.channelCount),
+                start: start, end: nil, timelineStart: .zero, sink: collector)
             try stage.begin()
         } catch {
             asset.giveBack(demuxer)
@@ -214,11 +214,10 @@ final class AudioPullReader {
                 next = end
                 continue
             }
-            switch demuxer.read(into: packet.pointer) {
-            case .packet:
-                defer { av_packet_unref(packet.pointer) }
-                try stage.feed(packet.pointer)
-            case .end(let reason):
+            switch try stage.feedNext(from: demuxer, using: packet) {
+            case nil:
+                continue
+            case let reason?:
                 if case .cancelled = reason { throw .cancelled(file: demuxer.source) }
                 // The one rule: sound cut short is a failure (reported), not an early silence.
                 if let failure = reason.failure { throw failure }

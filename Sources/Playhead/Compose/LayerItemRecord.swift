@@ -1,4 +1,5 @@
 import Foundation
+import PlayheadMedia
 
 /// What a composition's layer does when one of its items fails (missing, not media, damaged
 /// past use, cut short).

@@ -1,5 +1,5 @@
-internal import CFFmpeg
 import Foundation
+import PlayheadMedia
 
 /// Draws one layer into the canvas at each output time, on the compositor's thread: the frame of
 /// its playlist displayed at that time on the layer's own timeline (the last frame whose
@@ -12,7 +12,7 @@ final class LayerReader {
     private(set) var layer: CompositionLayer
     private var timeline: LayerTimeline
     private let interrupt: InterruptFlag
-    private let outputFormat: AVPixelFormat
+    private let outputFormat: PictureFormat
     private let canvasSize: PixelSize
 
     private var reader: MediaReader?
@@ -89,7 +89,7 @@ final class LayerReader {
     /// A reader whose timeline starts at canvas time `start` (a layer added while rendering starts
     /// its playlist when it is added).
     init(
-        id: CompositionLayer.ID, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: AVPixelFormat, interrupt: InterruptFlag,
+        id: CompositionLayer.ID, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: PictureFormat, interrupt: InterruptFlag,
         strict: Bool = false, start: MediaTime = .zero, failurePolicy: LayerFailurePolicy = .passOver,
         soundExtents: SoundExtentTable = SoundExtentTable(), loopBudget: LoopCacheBudget? = nil
     ) {
@@ -353,7 +353,7 @@ final class LayerReader {
             }
             // Half a tick of the stream's time base later: a frame whose time the container
             // rounded up (milliseconds in Matroska) is still the one displayed at its own instant.
-            let timeBase = reader.facts.timeBase.ffmpeg
+            let timeBase = reader.facts.timeBase
             let target = itemStart + offset + Self.halfTick(timeBase)
             try reader.seek(to: SeekRequest(time: target))
             let damageBefore = reader.damage.count
@@ -369,7 +369,7 @@ final class LayerReader {
             // The one rule: an item cut short fails where its data stops (it does not loop at the
             // cut); with `strict`, any damage fails it.
             if let failure = reader.verdict(for: held, strict: strict) { throw failure }
-            let end = MediaTime(ffmpegTimestamp: held.pts + held.duration, timeBase: timeBase)
+            let end = MediaTime(ticks: held.pts + held.duration, timeBase: timeBase)
             let window = reader.video.window
             let isLast = window.ended && held.pts >= (window.newestPTS ?? held.pts)
             if isLast, !(target < end) {
@@ -413,7 +413,7 @@ final class LayerReader {
         }
         let (target, tick) = recorded.target(at: offset)
         guard let (picture, isLast) = recorded.picture(at: tick) else { return .unknown }
-        let end = MediaTime(ffmpegTimestamp: picture.pts + picture.duration, timeBase: recorded.timeBase)
+        let end = MediaTime(ticks: picture.pts + picture.duration, timeBase: recorded.timeBase)
         if isLast, !(target < end) {
             let length = end - recorded.itemStart
             guard length > .zero else { return .unknown }
@@ -476,14 +476,14 @@ final class LayerReader {
         // the budget from the others while it fills, and give up anyway.
         if let duration = reader.facts.duration, duration.isNumeric, let frame = reader.facts.frameDuration, frame > .zero {
             let frames = duration.seconds / frame.seconds
-            let needed = frames * Double(LoopRecording.bytes(of: layout.content.size, format: outputFormat))
+            let needed = frames * Double(outputFormat.bytes(of: layout.content.size))
             if needed > Double(loopBudget.limit - loopBudget.used) {
                 unrecordable.insert(timeline.item)
                 return
             }
         }
         let recorded = LoopRecording(
-            layout: layout, format: outputFormat, itemStart: itemStart, timeBase: reader.facts.timeBase.ffmpeg, budget: loopBudget,
+            layout: layout, format: outputFormat, itemStart: itemStart, timeBase: reader.facts.timeBase, budget: loopBudget,
             source: reader.source)
         recording = (timeline.item, recorded)
         reader.video.recorder = recorded
@@ -516,7 +516,7 @@ final class LayerReader {
     }
 
     /// Half a tick of `timeBase`, as a time.
-    static func halfTick(_ timeBase: AVRational) -> MediaTime {
+    static func halfTick(_ timeBase: Rational) -> MediaTime {
         guard timeBase.num > 0, timeBase.den > 0, timeBase.den <= Int32.max / 2 else { return .zero }
         return MediaTime(value: Int64(timeBase.num), timescale: timeBase.den * 2)
     }
@@ -639,7 +639,7 @@ final class LayerReader {
     }
 
     /// A converter of `reader`'s pictures into `layer`'s rectangle of the canvas.
-    static func converter(for reader: MediaReader, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: AVPixelFormat) -> FrameConverter {
+    static func converter(for reader: MediaReader, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: PictureFormat) -> FrameConverter {
         let facts = reader.facts
         let rect = layer.rect
         var layout = layer.gravity.layout(
@@ -648,7 +648,7 @@ final class LayerReader {
         layout.canvas = canvasSize
         layout.content.x += rect.x
         layout.content.y += rect.y
-        return FrameConverter(layout: layout, outputFormat: outputFormat, source: reader.source)
+        return FrameConverter(layout: layout, format: outputFormat, source: reader.source)
     }
 
     private func closeItem() {

@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// A layer's own timeline over its playlist: which item plays at a layer time, from what point of
 /// that item, and when the content ends. Each pass through an item lasts until its last frame's
 /// end (found when the reader reaches it) or its time range's end, and the next pass starts

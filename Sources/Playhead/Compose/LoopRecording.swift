@@ -1,4 +1,4 @@
-internal import CFFmpeg
+import PlayheadMedia
 
 /// The memory a render's layers may keep recorded pictures in (``Compositor/loopCacheBytes``),
 /// shared by all its layers. Render thread only.
@@ -40,7 +40,7 @@ final class LoopRecording: DecodedFrameRecorder {
     let rect: PixelRect
     /// Where the item's frames start (as the layer counts its passes), and its stream's time base.
     let itemStart: MediaTime
-    let timeBase: AVRational
+    let timeBase: Rational
     private(set) var pictures: [Picture] = []
     /// Began at the stream's first frame (nothing restarted decoding since the reader opened).
     private(set) var beganAtStreamStart = true
@@ -51,29 +51,24 @@ final class LoopRecording: DecodedFrameRecorder {
     /// Given up (see the type's description): holds nothing and records nothing more.
     private(set) var isAbandoned = false
     private let scaler: FrameConverter
+    private let format: PictureFormat
     private let budget: LoopCacheBudget
     private let pictureBytes: Int
 
     /// A recording of pictures scaled by `layout` (whose content rectangle is where they go in the
     /// canvas), in `format`, drawing on `budget`.
-    init(layout: FrameLayout, format: AVPixelFormat, itemStart: MediaTime, timeBase: AVRational, budget: LoopCacheBudget, source: String) {
+    init(layout: FrameLayout, format: PictureFormat, itemStart: MediaTime, timeBase: Rational, budget: LoopCacheBudget, source: String) {
         rect = layout.content
         // The same scaling, into a picture of the content's size rather than into the canvas.
         var own = layout
         own.canvas = layout.content.size
         own.content = PixelRect(size: layout.content.size)
-        scaler = FrameConverter(layout: own, outputFormat: format, source: source)
+        scaler = FrameConverter(layout: own, format: format, source: source)
+        self.format = format
         self.itemStart = itemStart
         self.timeBase = timeBase
         self.budget = budget
-        pictureBytes = Self.bytes(of: rect.size, format: format)
-    }
-
-    /// What one picture of `size` takes, as `av_frame_get_buffer` lays it out (rows padded to 64
-    /// bytes, height to 32 rows).
-    static func bytes(of size: PixelSize, format: AVPixelFormat) -> Int {
-        let width = Int32((size.width + 63) & ~63), height = Int32((size.height + 31) & ~31)
-        return max(0, Int(av_image_get_buffer_size(format, width, height, 64)))
+        pictureBytes = format.bytes(of: rect.size)
     }
 
     deinit { budget.giveBack(pictureBytes * pictures.count) }
@@ -86,11 +81,11 @@ final class LoopRecording: DecodedFrameRecorder {
         if let last = pictures.last, pts <= last.pts { return abandon() }
         // A frame without a time after a restart was given one that decoding from the start
         // would not give it.
-        if !beganAtStreamStart, frame.pointer.pointee.best_effort_timestamp == FFmpegConstants.noPTS { return abandon() }
+        if !beganAtStreamStart, frame.bestEffortTimestamp == FFmpegConstants.noPTS { return abandon() }
         guard pictureBytes > 0, budget.take(pictureBytes) else { return abandon() }
         do throws(PlayheadError) {
             // Scaled over whole: no need to paint it first.
-            let picture = try OwnedFrame(size: rect.size, format: scaler.outputFormat, filled: false)
+            let picture = try OwnedFrame(size: rect.size, format: format, filled: false)
             try scaler.convert(frame, into: picture)
             pictures.append(Picture(pts: pts, duration: duration, picture: picture))
         } catch {
@@ -127,7 +122,7 @@ final class LoopRecording: DecodedFrameRecorder {
     /// its reader — as a time and in stream ticks (rounded down, as the reader rounds it).
     func target(at offset: MediaTime) -> (time: MediaTime, tick: Int64) {
         let time = itemStart + offset + LayerReader.halfTick(timeBase)
-        return (time, time.ffmpegTimestamp(in: timeBase, rounding: .down))
+        return (time, time.ticks(in: timeBase, rounding: .down))
     }
 
     /// Whether the recording can tell what is displayed at `target` (in stream ticks) and after it,

@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// The composition's sound: every layer's sound (``LayerAudio``: its passes, each read from its
 /// item where the layer gives sound, silence elsewhere) summed sample for sample at unity gain and
 /// clipped to 16 bits.

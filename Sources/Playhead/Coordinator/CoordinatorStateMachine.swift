@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// The pure rules of a ``PlaybackCoordinator``'s pool: at most `limit` sessions run; the rest
 /// wait in the order they came; a finished or cancelled session frees its slot for the next.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import PlayheadMedia
 import Synchronization
 
 /// Runs playback sessions, at most `maxConcurrentSessions` at once (default 4); later requests wait

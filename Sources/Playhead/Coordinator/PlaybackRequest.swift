@@ -1,4 +1,5 @@
 import Foundation
+import PlayheadMedia
 
 /// How often a session plays its item.
 public enum LoopPolicy: Sendable, Hashable {

@@ -1,5 +1,5 @@
-internal import CFFmpeg
 import Foundation
+import PlayheadMedia
 import Synchronization
 
 /// Decodes a file's best audio track alone, resamples it to interleaved signed 16-bit (the
@@ -90,23 +90,18 @@ public final class AudioSession: Sendable {
             let demuxer: Demuxer
             if let asset { demuxer = try asset.openDemuxer(interrupt: interrupt) } else { demuxer = try Demuxer.open(source, interrupt: interrupt) }
             defer { asset?.giveBack(demuxer) }
-            guard let audio = demuxer.audio, let stream = demuxer.context.stream(at: Int(audio.index)) else {
-                throw PlayheadError(code: .noStreams, message: "no audio track", file: source)
-            }
+            guard let audio = demuxer.audio else { throw PlayheadError(code: .noStreams, message: "no audio track", file: source) }
             demuxer.select([audio.index])
-            let stage = try AudioStage(stream: stream, format: format, start: nil, end: nil, timelineStart: .zero, sink: sink, source: source)
+            let stage = try AudioStage(
+                demuxer: demuxer, stream: audio.index, format: format, start: nil, end: nil, timelineStart: .zero, sink: sink)
             try stage.begin()
             result.sampleRate = stage.info?.sampleRate ?? 0
             result.channelCount = stage.info?.channelCount ?? 0
             let packet = try OwnedPacket()
-            reading: while !stage.reachedEnd {
-                switch demuxer.read(into: packet.pointer) {
-                case .packet:
-                    defer { av_packet_unref(packet.pointer) }
-                    try stage.feed(packet.pointer)
-                case .end(let end):
+            while !stage.reachedEnd {
+                if let end = try stage.feedNext(from: demuxer, using: packet) {
                     tally.dataEnd = end
-                    break reading
+                    break
                 }
             }
             if case .cancelled? = tally.dataEnd {

@@ -1,4 +1,4 @@
-internal import CFFmpeg
+import PlayheadMedia
 
 /// The audio thread of a session: owns the audio stage (decoder, resampler) and, through it, the
 /// audio sink. Each segment restarts the stage at the segment's audio start; the audio ends where
@@ -39,7 +39,7 @@ struct AudioThread {
                 case .packet:
                     guard active, holder.segment == segment else { return true }
                     if let cutoff = pipeline.videoCutoff.withLock({ $0 }), cutoff.segment == segment { stage.cut(at: cutoff.time) }
-                    try stage.feed(holder.packet.pointer)
+                    try stage.feed(holder.packet)
                     report(segment)
                     if stage.reachedEnd {
                         active = false

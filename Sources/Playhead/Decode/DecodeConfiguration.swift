@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// How a ``DecodeSession`` decodes and what frames it produces.
 public struct DecodeConfiguration: Sendable, Hashable {
     /// The canvas size; nil means the track's presentation size (after pixel aspect and rotation).
@@ -17,7 +19,7 @@ public struct DecodeConfiguration: Sendable, Hashable {
     public var frameQueueCapacity: Int { didSet { frameQueueCapacity = Self.clamp(frameQueueCapacity, 1, 64) } }
 
     /// The most decoder threads a session uses.
-    public static let maximumDecoderThreads = 16
+    public static let maximumDecoderThreads = StreamDecoder.maximumThreads
     /// Where to start; nil starts at the beginning.
     public var startTime: MediaTime?
     /// How far before and after `startTime` the first frame may lie. Zero (the default) is

@@ -1,7 +1,7 @@
-internal import CFFmpeg
 import Dispatch
 import Foundation
 import Logging
+import PlayheadMedia
 import Synchronization
 
 /// One run of a ``DecodeSession``, on worker threads: the demux thread opens the source (or takes
@@ -134,18 +134,16 @@ final class DecodePipeline: Sendable {
         if let videoFacts {
             let video = try VideoStageSetup.make(demuxer: demuxer, facts: videoFacts, sinkFormat: sinkFormat, configuration: configuration)
             setup.video = video
-            var info = FrameStreamInfo(
+            setup.info = FrameStreamInfo(
                 source: source, size: video.canvasSize, pixelFormat: sinkFormat,
                 frameRate: videoFacts.frameRate.map(\.doubleValue), layout: video.layout, timescale: videoFacts.timeBase.den,
-                timelineStart: timelineStart)
-            info.timestampsMayJump = demuxer.timestampsMayJump
-            setup.info = info
+                timelineStart: timelineStart, timestampsMayJump: demuxer.timestampsMayJump)
             tally.withLock { $0.outputSize = video.canvasSize }
         }
-        if let audioFacts, let audioSink, let stream = demuxer.context.stream(at: Int(audioFacts.index)) {
+        if let audioFacts, let audioSink {
             let stage = try AudioStage(
-                stream: stream, format: configuration.audioFormat, start: nil, end: nil, timelineStart: timelineStart,
-                sink: audioSink, source: source)
+                demuxer: demuxer, stream: audioFacts.index, format: configuration.audioFormat, start: nil, end: nil,
+                timelineStart: timelineStart, sink: audioSink)
             stage.timestampsMayJump = demuxer.timestampsMayJump
             setup.audio = (try PacketRoute(stream: audioFacts.index, capacity: Self.audioPacketCapacity), stage)
         }
@@ -157,8 +155,7 @@ final class DecodePipeline: Sendable {
     /// it, which keeps them in sync in a player.
     private static func timelineStart(_ demuxer: Demuxer, streams: [MediaTime?]) -> MediaTime {
         if let earliest = streams.compactMap({ $0 }).filter(\.isNumeric).min() { return earliest }
-        let start = demuxer.context.pointer.pointee.start_time
-        return start == FFmpegConstants.noPTS ? .zero : MediaTime(ffmpegTimestamp: start, timeBase: FFmpegConstants.timeBaseQ)
+        return demuxer.containerStart
     }
 
     /// Reads packets for each segment in turn and hands each to its stream's route, with the
@@ -198,25 +195,25 @@ final class DecodePipeline: Sendable {
                 reading = false
                 continue
             }
-            switch demuxer.read(into: scratch.pointer) {
+            switch demuxer.read(into: scratch) {
             case .packet:
-                let index = scratch.pointer.pointee.stream_index
+                let index = scratch.streamIndex
                 guard let (route, kind) = routes.first(where: { $0.route.stream == index }), !done.contains(kind) else {
-                    av_packet_unref(scratch.pointer)
+                    scratch.unref()
                     continue
                 }
                 guard let slot = route.free.receive() else {
-                    av_packet_unref(scratch.pointer)
+                    scratch.unref()
                     return
                 }
                 if control.isSuperseded(current) {
                     // A seek came while waiting for room: this packet is of the old segment.
                     route.free.send(slot)
-                    av_packet_unref(scratch.pointer)
+                    scratch.unref()
                     continue
                 }
                 let holder = route.slots[slot]
-                av_packet_move_ref(holder.packet.pointer, scratch.pointer)
+                holder.packet.move(from: scratch)
                 holder.segment = current
                 holder.content = .packet
                 route.ready.send(slot)
@@ -273,20 +270,20 @@ final class DecodePipeline: Sendable {
             if let audio = demuxer.audio { try SeekRule.positionAudio(demuxer, facts: audio, at: request.time, scratch: setup.scratch) }
             return SegmentStart(segment: segment, selection: .everything, timelineStart: request.time, audioStart: request.time)
         }
-        let tb = video.facts.timeBase.ffmpeg
+        let tb = video.facts.timeBase
         if segment.fromTheStart {
             // A retry: from the start of the data, decoding forward to the frame asked for.
             try demuxer.rewind()
             let selection = SeekRule.selection(for: request, facts: video.facts)
-            let audioStart = selection.low == .min ? nil : MediaTime(ffmpegTimestamp: selection.low, timeBase: tb)
+            let audioStart = selection.low == .min ? nil : MediaTime(ticks: selection.low, timeBase: tb)
             return SegmentStart(segment: segment, selection: selection, timelineStart: request.time, audioStart: audioStart)
         }
         let atStart = demuxer.isFresh
         let scratch = try OwnedPacket()
         let (selection, moved) = try SeekRule.position(
             demuxer, facts: video.facts, request: request,
-            from: atStart ? DecodePosition(atStart: true) : .unknown, scratch: scratch)
-        let audioStart = selection.low == .min ? nil : MediaTime(ffmpegTimestamp: selection.low, timeBase: tb)
+            from: atStart ? .atTheStart : .unknown, scratch: scratch)
+        let audioStart = selection.low == .min ? nil : MediaTime(ticks: selection.low, timeBase: tb)
         var start = SegmentStart(segment: segment, selection: selection, timelineStart: request.time, audioStart: audioStart)
         start.mayRetryFromTheStart = demuxer.canSeek && (moved || !atStart)
         return start

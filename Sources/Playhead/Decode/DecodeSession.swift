@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PlayheadMedia
 import Synchronization
 
 /// Decodes a source's best video track into a ``FrameSink``, and its best audio track into an

@@ -1,4 +1,4 @@
-internal import CFFmpeg
+import PlayheadMedia
 
 /// A sink that follows a session's segments: told, on the thread that feeds it, before the first
 /// frame (or buffer) of each segment. A player's presenters use it to place a seek's frames on
@@ -37,11 +37,11 @@ struct OutputStage {
                         control.firstFrame(of: segment, at: canvas.presentationTime)
                     }
                     let frame = canvas.frame
-                    if formatName == nil { formatName = FrameConverter.name(frame.format) }
+                    if formatName == nil { formatName = frame.formatName }
                     let view = VideoFrame(
                         presentationTime: canvas.presentationTime, duration: canvas.duration, index: canvas.index,
                         source: info.source, size: frame.size, pixelFormat: info.pixelFormat,
-                        pixelFormatName: formatName ?? "", frame: frame.pointer, segment: segment, control: control)
+                        pixelFormatName: formatName ?? "", picture: frame, segment: segment, control: control)
                     try sink.write(view)
                     let time = canvas.presentationTime
                     pipeline.tally.withLock {

@@ -1,4 +1,4 @@
-internal import CFFmpeg
+import PlayheadMedia
 
 /// How a segment begins, as the demux thread worked it out after positioning the demuxer: what
 /// the decoders select, and where the segment's media timeline starts.
@@ -108,7 +108,7 @@ struct PacketRoute: Sendable {
         while let slot = ready.receive() {
             let holder = slots[slot]
             defer {
-                av_packet_unref(holder.packet.pointer)
+                holder.packet.unref()
                 free.send(slot)
             }
             if superseded.isSuperseded(holder.segment) { continue }

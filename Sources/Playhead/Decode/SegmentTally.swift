@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// What a session's stages report about the current segment, gathered under one lock and judged
 /// in one place when the segment ends.
 struct SegmentTally {

@@ -1,4 +1,5 @@
 import Foundation
+import PlayheadMedia
 import Synchronization
 
 /// A session's control, shared by its stages and its owner: the latest segment (read without a
@@ -8,7 +9,7 @@ import Synchronization
 /// `@unchecked Sendable` because of `wake`: an `NSCondition` is thread-safe (every use here is
 /// `lock`/`wait`/`broadcast`/`unlock`), it is just not marked `Sendable`; everything else is
 /// `Locked` or atomic.
-final class SessionControl: @unchecked Sendable {
+final class SessionControl: SegmentWatch, @unchecked Sendable {
     typealias Machine = SessionStateMachine<CheckedContinuation<MediaTime?, Never>, DecodeResult>
 
     private let machine: Locked<Machine>

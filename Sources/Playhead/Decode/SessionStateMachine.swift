@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// One stretch of a session's playback: from its start, or from a seek, to the end of the data,
 /// the end time or the frame limit. Numbered: every packet, frame and buffer in flight carries
 /// its segment's number, and whatever belongs to an older segment than the latest is dropped.

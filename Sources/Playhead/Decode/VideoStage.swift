@@ -1,4 +1,4 @@
-internal import CFFmpeg
+import PlayheadMedia
 
 /// The video half of a session, made on the demux thread and handed to the video thread: the
 /// decoder and stepper, the fixed geometry, the converter, and the pools between the threads.
@@ -18,16 +18,13 @@ struct VideoStageSetup {
         configuration: DecodeConfiguration
     ) throws(PlayheadError) -> VideoStageSetup {
         let source = demuxer.source
-        guard let stream = demuxer.context.stream(at: Int(facts.index)) else {
-            throw demuxer.missingVideo(what: "no video track to decode")
-        }
-        let decoder = try StreamDecoder(stream: stream, threads: configuration.decoderThreads, source: source)
+        let stepper = try VideoFrameStepper(demuxer: demuxer, facts: facts, threads: configuration.decoderThreads)
         let applies = configuration.appliesPreferredTrackTransform
         let par = applies ? facts.pixelAspectRatio : .square
         let orientation = applies ? facts.orientation : .identity
         let stored = facts.storedSize
-        let outputFormat = sinkFormat.ffmpeg ?? AVPixelFormat(rawValue: stream.pointee.codecpar.pointee.format)
-        let alignment = Self.alignment(of: outputFormat)
+        let outputFormat = PictureFormat(sinkFormat, native: PictureFormat(of: facts))
+        let alignment = outputFormat.alignment
         // A canvas asked for is rounded up to the output's alignment and the picture placed in it
         // by the gravity; without one, the canvas is the picture, fitted once (its displayed size
         // rounded to the alignment, the picture filling it).
@@ -56,17 +53,10 @@ struct VideoStageSetup {
             frames.append(CanvasSlot(frame: passthrough ? try OwnedFrame() : try OwnedFrame(size: canvas, format: outputFormat)))
         }
         return VideoStageSetup(
-            facts: facts, stepper: try VideoFrameStepper(decoder: decoder, facts: facts),
-            converter: FrameConverter(layout: layout, outputFormat: outputFormat, source: source),
+            facts: facts, stepper: stepper, converter: FrameConverter(layout: layout, format: outputFormat, source: source),
             layout: layout, canvasSize: canvas, passthrough: passthrough,
             route: try PacketRoute(stream: facts.index, capacity: configuration.packetQueueCapacity),
             canvases: CanvasPool(frames))
-    }
-
-    /// 2 for formats with chroma at half resolution, so bars and content fall on the chroma grid.
-    static func alignment(of format: AVPixelFormat) -> Int {
-        guard let d = av_pix_fmt_desc_get(format) else { return 1 }
-        return 1 << Int(max(d.pointee.log2_chroma_w, d.pointee.log2_chroma_h))
     }
 }
 
@@ -116,7 +106,7 @@ struct VideoStage {
                 progress.index = 0
                 progress.limit = start.segment.frameLimit
                 // Frames from the end time on are not delivered: those whose tick is at or after it.
-                progress.end = start.segment.end.map { $0.ffmpegTimestamp(in: setup.facts.timeBase.ffmpeg, rounding: .up) }
+                progress.end = start.segment.end.map { $0.ticks(in: setup.facts.timeBase, rounding: .up) }
                 progress.superseded = false
                 progress.limitReached = false
                 setup.stepper.restart(start.selection)
@@ -124,7 +114,7 @@ struct VideoStage {
                 guard forward(.start(start), segment: progress.segment) else { return false }
             case .packet:
                 guard progress.active, holder.segment == progress.segment else { return true }
-                if !feed(holder.packet.pointer, progress) { finishOrRetry(progress) }
+                if !feed(holder.packet, progress) { finishOrRetry(progress) }
             case .end:
                 guard progress.active, holder.segment == progress.segment else { return true }
                 _ = feed(nil, progress)
@@ -148,7 +138,7 @@ struct VideoStage {
 
     /// Decodes a packet (nil: the end of the data). False when delivery stopped (limit, end time,
     /// a newer segment, a failure).
-    private func feed(_ packet: UnsafeMutablePointer<AVPacket>?, _ progress: Progress) -> Bool {
+    private func feed(_ packet: OwnedPacket?, _ progress: Progress) -> Bool {
         do throws(PlayheadError) {
             return try setup.stepper.feed(packet) { frame, pts, duration throws(PlayheadError) in
                 try deliver(frame, pts: pts, duration: duration, progress)
@@ -161,7 +151,7 @@ struct VideoStage {
     }
 
     private func deliver(_ frame: OwnedFrame, pts: Int64, duration: Int64, _ progress: Progress) throws(PlayheadError) -> Bool {
-        let tb = setup.facts.timeBase.ffmpeg
+        let tb = setup.facts.timeBase
         if let limit = progress.limit, progress.index >= limit {
             // A limit of zero frames delivers none.
             progress.limitReached = true
@@ -180,8 +170,7 @@ struct VideoStage {
         }
         let canvas = canvases.slots[slot]
         if setup.passthrough {
-            av_frame_unref(canvas.frame.pointer)
-            av_frame_move_ref(canvas.frame.pointer, frame.pointer)
+            canvas.frame.move(from: frame)
         } else {
             do throws(PlayheadError) {
                 try setup.converter.convert(frame, into: canvas.frame)
@@ -190,8 +179,8 @@ struct VideoStage {
                 throw error
             }
         }
-        let time = MediaTime(ffmpegTimestamp: pts, timeBase: tb)
-        let length = MediaTime(ffmpegTimestamp: duration, timeBase: tb)
+        let time = MediaTime(ticks: pts, timeBase: tb)
+        let length = MediaTime(ticks: duration, timeBase: tb)
         canvas.content = .frame
         canvas.segment = progress.segment
         canvas.presentationTime = time

@@ -1,5 +1,5 @@
-internal import CFFmpeg
 import Foundation
+import PlayheadMedia
 
 /// Makes still images of an asset's video at chosen times.
 ///
@@ -245,8 +245,8 @@ enum ImageGrabber {
             // Fitted once: the image is the picture, its size rounded (no bar beside it).
             let size = facts.storedSize.fittedCanvas(pixelAspectRatio: par, orientation: orientation, within: settings.maximumSize)
             let layout = VideoGravity.resize.layout(stored: facts.storedSize, pixelAspectRatio: par, orientation: orientation, canvas: size)
-            converter = FrameConverter(layout: layout, outputFormat: AV_PIX_FMT_RGB24, source: asset.source)
-            canvas = try OwnedFrame(size: size, format: AV_PIX_FMT_RGB24)
+            converter = FrameConverter(layout: layout, format: .rgb24, source: asset.source)
+            canvas = try OwnedFrame(size: size, format: .rgb24)
         } catch {
             fail(error)
             return
@@ -272,13 +272,13 @@ enum ImageGrabber {
                 // The one rule: a frame taken as displayed because the data ended there, when the
                 // data was cut short, is not the frame displayed at the time (that one is missing).
                 if let failure = reader.verdict(for: held, strict: settings.strict) { throw failure }
-                let timeBase = reader.facts.timeBase.ffmpeg
-                let actual = MediaTime(ffmpegTimestamp: held.pts, timeBase: timeBase)
+                let timeBase = reader.facts.timeBase
+                let actual = MediaTime(ticks: held.pts, timeBase: timeBase)
                 // Past the data's end (a complete end: one cut short failed above; its very end still
                 // shows the last frame, as at a clip's duration), by evidence: the
                 // last frame lasts its duration, or as long as the frame before it did when that
                 // is longer (a declared 1 ms is not the last frame's length).
-                let lastEnd = MediaTime(ffmpegTimestamp: held.pts + max(held.duration, reader.video.lastInterval), timeBase: timeBase)
+                let lastEnd = MediaTime(ticks: held.pts + max(held.duration, reader.video.lastInterval), timeBase: timeBase)
                 if reader.end != nil, reader.video.window.ended, held.pts >= (reader.video.window.newestPTS ?? held.pts), item.time > lastEnd {
                     throw PlayheadError(
                         code: .invalidArgument, message: "no frame at \(item.time.seconds) s: the video ends at \(lastEnd.seconds) s",
@@ -316,15 +316,15 @@ enum ImageGrabber {
         after held: DisplayedFrameWindow<OwnedFrame>.Held, limit: MediaTime, reader: MediaReader, converter: FrameConverter,
         canvas: OwnedFrame, settings: ImageSettings
     ) throws(PlayheadError) -> (image: GeneratedImage, time: MediaTime)? {
-        let timeBase = reader.facts.timeBase.ffmpeg
-        let blankAt = MediaTime(ffmpegTimestamp: held.pts, timeBase: timeBase)
+        let timeBase = reader.facts.timeBase
+        let blankAt = MediaTime(ticks: held.pts, timeBase: timeBase)
         let step = max(1, held.duration, reader.video.lastInterval)
         let walk = PictureWalk(reader: reader, converter: converter, canvas: canvas, strict: settings.strict)
         if let after = try walk.firstPicture(from: held.pts.addingReportingOverflow(step).partialValue, through: blankAt + limit, last: false) {
             return after
         }
-        let earliest = MediaTime(ffmpegTimestamp: held.pts, timeBase: timeBase) - limit
-        return try walk.firstPicture(from: earliest.ffmpegTimestamp(in: timeBase), through: blankAt, last: true, before: held.pts)
+        let earliest = MediaTime(ticks: held.pts, timeBase: timeBase) - limit
+        return try walk.firstPicture(from: earliest.ticks(in: timeBase), through: blankAt, last: true, before: held.pts)
     }
 }
 
@@ -342,13 +342,13 @@ private struct PictureWalk {
     func firstPicture(
         from start: Int64, through end: MediaTime, last: Bool, before: Int64? = nil
     ) throws(PlayheadError) -> (image: GeneratedImage, time: MediaTime)? {
-        let timeBase = reader.facts.timeBase.ffmpeg
+        let timeBase = reader.facts.timeBase
         var target = start
         var previous: Int64?
         var step: Int64 = 1
         var found: (image: GeneratedImage, time: MediaTime)?
         while true {
-            let time = MediaTime(ffmpegTimestamp: target, timeBase: timeBase)
+            let time = MediaTime(ticks: target, timeBase: timeBase)
             guard time <= end, let request = SeekRequest.resolving(time: time, toleranceBefore: .zero, toleranceAfter: .zero) else { break }
             try reader.seek(to: request)
             guard let frame = try reader.selectedFrame(), reader.verdict(for: frame, strict: strict) == nil else { break }
@@ -364,7 +364,7 @@ private struct PictureWalk {
             try converter.convert(frame.frame, into: canvas)
             let image = GeneratedImage.from(canvas)
             if !image.isBlank {
-                found = (image, MediaTime(ffmpegTimestamp: frame.pts, timeBase: timeBase))
+                found = (image, MediaTime(ticks: frame.pts, timeBase: timeBase))
                 if !last { break }
             }
             step = max(1, frame.duration, reader.video.lastInterval)

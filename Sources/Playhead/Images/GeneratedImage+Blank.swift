@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 extension GeneratedImage {
     /// Whether the picture is blank: almost uniform — black, white or one colour, as at a fade or
     /// the first frames of a clip. At least 99.5% of its pixels (sampled on a grid of at most about

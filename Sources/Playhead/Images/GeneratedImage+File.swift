@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 extension GeneratedImage {
     /// Encodes the image and writes it to `path` on a worker thread, safely (``SafeFile``): under
     /// a temporary name, synced, then given `path` only if nothing is there (`output.outputExists`

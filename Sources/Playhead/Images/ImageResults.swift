@@ -1,4 +1,5 @@
 import Foundation
+import PlayheadMedia
 import Synchronization
 
 /// The answers of ``AssetImageGenerator/images(for:)``: one per requested time, in ascending time

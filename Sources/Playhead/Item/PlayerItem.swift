@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// One thing to play: an ``Asset`` with its playback status and events.
 ///
 /// ```swift

@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// Where a ``PlayerItem`` stands. It only moves forward: `unknown` → `readyToPlay` or `failed`,
 /// and `readyToPlay` → `failed` when playback fails; `failed` is final.
 public enum PlayerItemStatus: Sendable, Hashable {

@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// The pure rules of a ``PlayerItem``'s status and event delivery: which transitions are allowed,
 /// which observers get which events, and who delivers them. It performs nothing; ``PlayerItem``
 /// holds it under a lock and delivers what it returns after unlocking.

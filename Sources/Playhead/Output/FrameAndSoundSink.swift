@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// A picture sink and a separate sound sink used as one ``AudioCarryingFrameSink``: a
 /// composition's frames go to one (Y4M, PNG, …) and its sound to the other (a WAV file, memory),
 /// sample for sample as an MP4 would carry it.

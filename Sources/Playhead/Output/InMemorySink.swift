@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// Keeps a copy of every frame in memory, packed (no row padding): for tests and small jobs.
 public final class InMemorySink: FrameSink, Sendable {
     /// One kept frame.

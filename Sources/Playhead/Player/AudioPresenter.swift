@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// The audio sink of one item's decode session inside a player. Like ``ItemPresenter`` for video,
 /// it holds audio back until the item may present (pre-roll), then hands it to the player's audio
 /// output: at once in as-fast-as-possible mode, or at its time in realtime mode. Audio is never

@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// The sink of one item's decode session inside a player. It holds frames back until the item is
 /// allowed to present (pre-roll), then hands them to the player's output: at once in
 /// as-fast-as-possible mode, or at their time on the playback clock in realtime mode, dropping

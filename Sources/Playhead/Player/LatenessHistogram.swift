@@ -1,4 +1,5 @@
 import Foundation
+import PlayheadMedia
 
 /// Lateness values (seconds) kept in fixed space: a histogram of buckets 5 % wide from 0.1 ms to
 /// about 12 s, with the exact count, total and largest value. Percentiles are within 5 % of the

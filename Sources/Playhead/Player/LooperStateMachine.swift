@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// The pure rules of a ``PlayerLooper``: keep the current iteration and one pre-rolled copy queued,
 /// count completed loops, stop after `loopCount` or when disabled.
 struct LooperStateMachine: Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import PlayheadMedia
 
 /// The clock that paces realtime playback. Injectable, so timing is tested without sleeping.
 /// `sleep` is called on presentation threads (never on Swift's cooperative pool).

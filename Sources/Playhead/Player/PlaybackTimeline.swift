@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// The presentation timeline shared by a player's item presenters: one continuous media position
 /// across items (so the next item starts exactly where the previous one ended), mapped onto the
 /// clock by an anchor and the rate. Also the statistics of what was presented.

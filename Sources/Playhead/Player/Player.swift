@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// Plays one item at a time into an output sink (and its audio into an audio sink, when given):
 /// play, pause, rate, seek, a playback clock, and what to do at the item's end (`.pause` by
 /// default). ``QueuePlayer`` plays several in sequence.

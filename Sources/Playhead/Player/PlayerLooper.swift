@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// Plays an item (or a time range of it) over and over on a ``QueuePlayer``, `loopCount` times or
 /// until ``disableLooping()``. It keeps the current iteration and one more copy in the queue, so the
 /// next iteration is pre-rolled before the current one ends: the seam adds no gap, and no frame is

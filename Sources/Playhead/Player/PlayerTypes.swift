@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// How a player presents.
 public struct PlayerConfiguration: Sendable, Hashable {
     /// `true`: frames reach the output at their presentation time on the playback clock (late

@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// Where an item's frames and samples go on a player's timeline when the source's timestamps
 /// jump (two captures joined, a wrap FFmpeg did not correct): realtime presentation follows the
 /// jump instead of waiting it out. Shared by an item run's two presenters (video and audio) so

@@ -1,4 +1,5 @@
 import Foundation
+import PlayheadMedia
 
 /// Where an item's presenters (video and audio) wait until the item may present. It opens once,
 /// at a position of the player's timeline where the item's session timeline begins, so the two

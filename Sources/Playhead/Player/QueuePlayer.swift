@@ -1,4 +1,5 @@
 import Foundation
+import PlayheadMedia
 
 /// Plays a queue of items, one after another, into one output sink (and one audio sink, when
 /// given), advancing at each item's end.

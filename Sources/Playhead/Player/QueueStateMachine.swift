@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// What a player does when its current item ends.
 public enum ActionAtItemEnd: Sendable, Hashable {
     /// Go on with the next item (a queue player's default).

@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// The one audio sink of a player, fed in turn by the audio presenters of successive items (and
 /// loop iterations), sample for sample. It holds the player's audio format: the configured one,
 /// its missing fields taken from the first item that presents audio; every item's audio is
@@ -80,11 +82,4 @@ final class SharedAudioOutput: Sendable {
             return format
         }
     }
-}
-
-/// An audio sink that chooses the format a session converts to, before any audio is decoded (a
-/// player's presenters, which convert every item to the player's one format).
-protocol AudioFormatNegotiating: AudioSink {
-    /// The format to convert `source` to. May block until it is known; throws when cancelled.
-    func outputFormat(for source: AudioStreamInfo) throws(PlayheadError) -> AudioFormat
 }

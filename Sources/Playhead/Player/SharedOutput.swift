@@ -1,3 +1,4 @@
+import PlayheadMedia
 import Synchronization
 
 /// The one output sink of a player, used in turn by the presenters of successive items.

@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// Follows jumps in a stream's timestamps (two captures joined, a wrap FFmpeg did not correct)
 /// instead of waiting them out or dropping what follows: each stream keeps an offset that is added
 /// to its timestamps, changed at a discontinuity so that the packet after it lands where the

@@ -1,4 +1,5 @@
 import Foundation
+import PlayheadMedia
 
 extension ContactSheet {
     /// A time as a sheet labels it, counted from the clip's start: `MM:SS.ss` for a clip shorter

@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// A copy of one presented frame that belongs to whoever holds it: what a ``VideoOutput`` hands
 /// to a render loop, and a ``FrameStream`` to its consumer.
 ///

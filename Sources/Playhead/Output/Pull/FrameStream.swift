@@ -1,4 +1,5 @@
 import Dispatch
+import PlayheadMedia
 
 /// Every presented frame, as an `AsyncSequence` with back-pressure: give it to a ``Player``,
 /// ``QueuePlayer`` or ``DecodeSession`` as the output and iterate it.

@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// What a ``FrameStream`` knows, without locks or threads: the frames waiting for the consumer,
 /// whether the consumer is there or gone, and the consumer's suspended `next()` if any. Every
 /// method returns what the caller must do (resume a continuation, wait for room) outside the lock.

@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// What a ``VideoOutput`` knows, without locks or threads: the last few frames received, in the
 /// order they came, and which of them was last handed out.
 ///

@@ -1,3 +1,5 @@
+import PlayheadMedia
+
 /// Frames pulled into an app's own render loop, the way `AVPlayerItemVideoOutput` hands pixel
 /// buffers: give it to a ``Player``, ``QueuePlayer`` or ``DecodeSession`` as the output, and ask
 /// it, whenever the loop draws, for the frame to show at an item time.

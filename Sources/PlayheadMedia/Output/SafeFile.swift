@@ -1,0 +1,297 @@
+internal import CPlayheadSystem
+import Foundation
+import Glibc
+
+/// A file written safely: created under an unpredictable temporary name in its target's folder
+/// with `O_CREAT | O_EXCL | O_NOFOLLOW` (so a name or a link planted there is never followed or
+/// overwritten), written, synced to disk, and only then given its final name; the folder is synced
+/// after the rename, so that a crash never leaves a final name pointing at missing data.
+///
+/// Not `Sendable`: used by the one thread that writes the output.
+package final class SafeFile {
+    /// Where the file ends up.
+    let path: String
+    /// Where it is while being written.
+    let temporaryPath: String
+    private(set) var descriptor: Int32
+    private(set) var bytesWritten: Int64 = 0
+    /// Whether completing it (as a ``MuxTarget``) may replace a file already at ``path``; when
+    /// not, the name is taken atomically or the completion fails with `output.outputExists`.
+    var replacesExisting = true
+    /// The file itself (it keeps its device and inode when renamed into place).
+    let identity: FileIdentity
+
+    /// The temporary names of every file being written now, for a process that must stop at once
+    /// (``removeTemporaries()``).
+    /// A temporary file is created under this lock, and registered at once; once `closed`, none is.
+    private static let live = Locked<(paths: Set<String>, closed: Bool)>(([], false))
+
+    /// Told of every file just before it takes its final name: its open descriptor and that name.
+    /// Set by the command-line tool (its run folders' written-file logs); the library sets none.
+    private static let commitHook = Locked<(@Sendable (Int32, String) -> Void)?>(nil)
+
+    /// Sets (or, with nil, removes) the hook every commit calls before a file takes its name.
+    /// - Parameter hook: called on the committing thread with the file's descriptor (to `fstat`,
+    ///   not to write) and its final path.
+    package static func setCommitHook(_ hook: (@Sendable (Int32, String) -> Void)?) {
+        commitHook.withLock { $0 = hook }
+    }
+
+    /// Removes every file still being written, and lets no other be created (a second signal:
+    /// the process ends now, and leaves no temporary file; what was not finished is not there).
+    package static func removeTemporaries() {
+        live.withLock { state in
+            state.closed = true
+            for path in state.paths { unlink(path) }
+        }
+    }
+
+    private init(path: String, temporaryPath: String, descriptor: Int32) {
+        self.path = path
+        self.temporaryPath = temporaryPath
+        self.descriptor = descriptor
+        var info = stat()
+        identity =
+            fstat(descriptor, &info) == 0
+            ? FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            : FileIdentity(device: 0, inode: 0)
+    }
+
+    deinit { discard() }
+
+    /// Creates the temporary file for `path`: `.<name>.<random>.partial` beside it (a name too
+    /// long to take the additions is cut, so any name the file system holds can be written).
+    package static func create(for path: String) throws(PlayheadError) -> SafeFile {
+        let (folder, full) = split(path)
+        let name = full.utf8.count > 200 ? String(decoding: full.utf8.prefix(120), as: UTF8.self) + "~" : full
+        for _ in 0..<16 {
+            let candidate = folder + "." + name + "." + randomSuffix() + ".partial"
+            // Created and registered in one step, so that a process stopping at once removes it.
+            let (fd, code, closing) = live.withLock { state -> (Int32, Int32, Bool) in
+                guard !state.closed else { return (-1, 0, true) }
+                let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+                let code = errno
+                if fd >= 0 { state.paths.insert(candidate) }
+                return (fd, code, false)
+            }
+            if closing { throw PlayheadError(code: .cancelled, message: "the process is stopping", file: path) }
+            if fd >= 0 { return SafeFile(path: path, temporaryPath: candidate, descriptor: fd) }
+            errno = code
+            // Taken (by chance, or planted): another name. Anything else is a real failure.
+            guard errno == EEXIST || errno == ELOOP else { throw posixError("could not create", path: candidate, file: path) }
+        }
+        throw PlayheadError(code: .outputOpenFailed, message: "could not find a free temporary name beside \(path)", file: path)
+    }
+
+    /// Writes all of `bytes` at the current offset.
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(PlayheadError) {
+        let failure = DescriptorWrite.all(bytes, to: descriptor)
+        if failure != 0 {
+            errno = failure
+            throw Self.posixError("could not write", path: temporaryPath, file: path)
+        }
+        bytesWritten += Int64(bytes.count)
+    }
+
+    /// Moves the write offset (`whence` as for `lseek`); the new offset, or a negative errno.
+    func seek(_ offset: Int64, whence: Int32) -> Int64 {
+        let result = lseek(descriptor, off_t(offset), whence)
+        return result < 0 ? -Int64(errno) : Int64(result)
+    }
+
+    /// The file as it is now, stamped with its size and modification time (which renaming it
+    /// keeps): what an ``OwnershipManifest`` records.
+    package func stampedIdentity() -> FileIdentity {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return identity }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), stamp: Self.stamp(info))
+    }
+
+    /// A file's size and modification time, as a stamp.
+    static func stamp(_ info: stat) -> String {
+        stamp(size: Int64(info.st_size), seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))
+    }
+
+    /// A file's size and modification time, as the stamp ownership records keep.
+    /// - Parameters:
+    ///   - size: the size in bytes.
+    ///   - seconds: the modification time's seconds.
+    ///   - nanoseconds: its nanoseconds.
+    /// - Returns: `size:seconds.nanoseconds`.
+    package static func stamp(size: Int64, seconds: Int, nanoseconds: Int) -> String { "\(size):\(seconds).\(nanoseconds)" }
+
+    /// The file's size so far.
+    var size: Int64 {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 ? Int64(info.st_size) : -1
+    }
+
+    /// Syncs the data and gives the file its final name. With `replacing` false, an existing file
+    /// at the final name is left alone and `output.outputExists`-style `writeFailed` is thrown.
+    /// `syncFolder` false leaves syncing the folder to the caller (many files in one folder: one
+    /// ``syncFolder(of:)`` at the end).
+    package func commit(replacing: Bool = true, syncFolder: Bool = true) throws(PlayheadError) {
+        guard descriptor >= 0 else { throw PlayheadError(code: .invalidState, message: "the file was already closed", file: path) }
+        if fdatasync(descriptor) != 0 {
+            let error = Self.posixError("could not write", path: temporaryPath, file: path)
+            discard()
+            throw error
+        }
+        // Whoever watches commits (the command-line tool notes the files of its own folders) is
+        // told before the file takes its name.
+        if let hook = Self.commitHook.withLock({ $0 }) { hook(descriptor, path) }
+        close(descriptor)
+        descriptor = -1
+        defer { Self.live.withLock { _ = $0.paths.remove(temporaryPath) } }
+        if replacing {
+            guard rename(temporaryPath, path) == 0 else {
+                let error = Self.posixError("could not rename into place", path: path, file: path)
+                unlink(temporaryPath)
+                throw error
+            }
+        } else {
+            // link() fails when the name exists: the final name is taken atomically or not at all.
+            guard link(temporaryPath, path) == 0 else {
+                let code = errno
+                let error =
+                    code == EEXIST
+                    ? PlayheadError(code: .outputExists, message: "\(path) already exists and is not this run's: left alone", file: path)
+                    : Self.posixError("could not put into place", path: path, file: path)
+                unlink(temporaryPath)
+                throw error
+            }
+            unlink(temporaryPath)
+        }
+        if syncFolder { Self.syncFolder(of: path) }
+    }
+
+    /// Closes and removes the temporary file (nothing reaches the final name).
+    package func discard() {
+        guard descriptor >= 0 else { return }
+        close(descriptor)
+        descriptor = -1
+        unlink(temporaryPath)
+        Self.live.withLock { _ = $0.paths.remove(temporaryPath) }
+    }
+
+    /// Reads what `descriptor` holds, up to about `limit` bytes (a small record of ours).
+    package static func readAll(_ descriptor: Int32, limit: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while bytes.count < limit {
+            let n = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+        return bytes
+    }
+
+    /// Writes `bytes` to `path` in one go, safely.
+    package static func write(_ bytes: UnsafeRawBufferPointer, to path: String, replacing: Bool = true, syncFolder: Bool = true) throws(PlayheadError)
+    {
+        let file = try create(for: path)
+        try file.write(bytes)
+        try file.commit(replacing: replacing, syncFolder: syncFolder)
+    }
+
+    /// Writes `bytes` to `path` in one go, safely. `room`: see ``reserveRoom(_:)``.
+    package static func write(
+        _ bytes: [UInt8], to path: String, replacing: Bool = true, syncFolder: Bool = true, room: Int = 0
+    )
+        throws(PlayheadError)
+    {
+        do throws(PlayheadError) {
+            let file = try create(for: path)
+            try file.write(bytes)
+            file.reserveRoom(room)
+            try file.commit(replacing: replacing, syncFolder: syncFolder)
+        } catch {
+            guard error.code == .diskFull, replacing, rewriteInPlace(bytes, at: path) != nil else { throw error }
+        }
+    }
+
+    /// Sets aside room for the file to grow to `bytes` without taking space from the disk (the
+    /// blocks are allocated; the size stays as written), so that a later version of a record can
+    /// be written in place when the disk is full (``rewriteInPlace(_:at:)``). A disk that has no
+    /// such room already gets none: nothing else changes.
+    package func reserveRoom(_ bytes: Int) {
+        if bytes > 0, descriptor >= 0 { _ = playhead_reserve_room(descriptor, Int64(bytes)) }
+    }
+
+    /// The last resort for a small record (a summary, a folder's manifest) on a full disk, where
+    /// no new copy can be made: `bytes` written over the regular file already at `path`, when the
+    /// space that file holds takes them (no block is added, so the disk's being full does not
+    /// matter). Not atomic as a rename is: a crash during it can leave the record torn, which is
+    /// still better than a summary that says `running` for good. Returns the file as written, or
+    /// nil when it cannot be done (no such file, a link or a file with other names, another
+    /// user's, too little room in it).
+    package static func rewriteInPlace(_ bytes: [UInt8], at path: String) -> FileIdentity? {
+        let fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        // Only a file of this user's with no other name (a hard link planted at the name would
+        // have the bytes written into someone else's file), holding room enough.
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1, info.st_uid == geteuid(),
+            Int(info.st_blocks) * 512 >= bytes.count
+        else { return nil }
+        let written = bytes.withUnsafeBytes { raw in DescriptorWrite.all(raw, to: fd) }
+        guard written == 0, ftruncate(fd, off_t(bytes.count)) == 0, fdatasync(fd) == 0, fstat(fd, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), stamp: stamp(info))
+    }
+
+    /// Writes all of `bytes` at the current offset.
+    package func write(_ bytes: [UInt8]) throws(PlayheadError) {
+        let failure: PlayheadError? = bytes.withUnsafeBytes { raw in
+            do throws(PlayheadError) {
+                try write(raw)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Syncs the folder holding `path`, so that renames in it survive a crash.
+    package static func syncFolder(of path: String) {
+        let (folder, _) = split(path)
+        syncFolder(folder)
+    }
+
+    /// Syncs `folder` itself (its names).
+    package static func syncFolder(_ folder: String) {
+        let fd = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+
+    /// `("dir/", "name")` for `dir/name`; `("", name)` without a slash.
+    static func split(_ path: String) -> (folder: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return ("", path) }
+        return (String(path[...slash]), String(path[path.index(after: slash)...]))
+    }
+
+    package static func randomSuffix() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(generator.next() as UInt64, radix: 36)
+    }
+
+    package static func posixError(_ what: String, path: String, file: String) -> PlayheadError {
+        let code = errno
+        let text = String(cString: strerror(code))
+        return PlayheadError(code: errorCode(for: code, otherwise: .writeFailed), message: "\(what) \(path): \(text)", file: file)
+    }
+
+    /// The code for a failed write's or creation's error number: a full disk, a name too long,
+    /// else `otherwise`.
+    package static func errorCode(for number: Int32, otherwise: PlayheadError.Code) -> PlayheadError.Code {
+        switch number {
+        case ENOSPC, EDQUOT: return .diskFull
+        case ENAMETOOLONG: return .nameTooLong
+        default: return otherwise
+        }
+    }
+}

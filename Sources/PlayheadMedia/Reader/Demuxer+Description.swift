@@ -1,0 +1,97 @@
+internal import CFFmpeg
+
+extension Demuxer {
+    /// Everything the container and its streams say, for an ``Asset``'s keys. Durations are the
+    /// declared ones when believable (``DeclaredDuration``), unknown otherwise.
+    package func describe() -> AssetDescription {
+        let ctx = context.pointer.pointee
+        let streams = context.streams
+        let duration = DeclaredDuration.asset(container: ctx.duration, streams: streams.map(\.pointee), in: context.pointer)
+        let containerStart = self.containerStart
+        let tracks = streams.map { makeTrack($0, containerStart: containerStart, containerDuration: duration) }
+        return AssetDescription(
+            formatName: context.formatName,
+            formatLongName: ctx.iformat.flatMap { $0.pointee.long_name.map { String(cString: $0) } },
+            duration: duration ?? .indefinite,
+            startTime: containerStart,
+            bitRate: ctx.bit_rate > 0 && duration != nil ? Int(ctx.bit_rate) : nil,
+            tracks: tracks,
+            metadata: Self.dictionary(ctx.metadata),
+            isOneShot: !canSeek,
+            byteCount: byteCount
+        )
+    }
+
+    /// The size of the one file read, when the I/O layer knows it (a playlist's size is not the media's).
+    private var byteCount: Int64? {
+        guard canSeek, !context.formatName.contains("hls"), let pb = context.pointer.pointee.pb else { return nil }
+        let size = avio_size(pb)
+        return size > 0 ? size : nil
+    }
+
+    private func makeTrack(_ stream: UnsafeMutablePointer<AVStream>, containerStart: MediaTime, containerDuration: MediaTime?) -> AssetTrack {
+        let st = stream.pointee
+        let par = st.codecpar.pointee
+        let mediaType = Self.mediaType(par.codec_type)
+        let start = MediaTime(ffmpegTimestamp: st.start_time, timeBase: st.time_base)
+        let trackStart = start.isNumeric ? start : containerStart
+        // Streams without a duration of their own (Matroska's) span the container.
+        let duration = DeclaredDuration.stream(st, in: context.pointer) ?? containerDuration.map { $0 - (trackStart - containerStart) } ?? .indefinite
+        var track = AssetTrack(
+            index: Int(st.index),
+            trackID: st.id != 0 ? Int(st.id) : Int(st.index) + 1,
+            mediaType: mediaType,
+            codecName: String(cString: avcodec_get_name(par.codec_id)),
+            isPlayable: avcodec_find_decoder(par.codec_id) != nil && encryption[st.index] == nil,
+            bitRate: par.bit_rate > 0 ? Int(par.bit_rate) : nil,
+            frameCount: st.nb_frames > 0 ? Int(st.nb_frames) : nil,
+            timeRange: TimeRange(start: trackStart, duration: duration),
+            language: Self.dictionary(st.metadata)["language"].flatMap { $0 == "und" ? nil : $0 }
+        )
+        track.encryptionScheme = encryption[st.index]
+        switch mediaType {
+        case .video:
+            let facts = VideoStreamFacts(stream: stream, format: context.pointer)
+            track.video = VideoTrackInfo(
+                naturalSize: facts.storedSize, pixelAspectRatio: facts.pixelAspectRatio, orientation: facts.orientation,
+                pixelFormat: facts.pixelFormatName, nominalFrameRate: facts.frameRate.map(\.doubleValue),
+                color: facts.color)
+        case .audio:
+            var layout = par.ch_layout
+            let description = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 128) { buffer -> String? in
+                guard let base = buffer.baseAddress, av_channel_layout_describe(&layout, base, buffer.count) > 0 else { return nil }
+                return String(cString: base)
+            }
+            track.audio = AudioTrackInfo(
+                sampleRate: Int(par.sample_rate),
+                channelCount: Int(par.ch_layout.nb_channels),
+                channelLayout: description,
+                sampleFormat: av_get_sample_fmt_name(AVSampleFormat(rawValue: par.format)).map { String(cString: $0) }
+            )
+        default:
+            break
+        }
+        return track
+    }
+
+    static func mediaType(_ type: AVMediaType) -> MediaType {
+        switch type {
+        case AVMEDIA_TYPE_VIDEO: return .video
+        case AVMEDIA_TYPE_AUDIO: return .audio
+        case AVMEDIA_TYPE_SUBTITLE: return .subtitle
+        case AVMEDIA_TYPE_DATA: return .data
+        case AVMEDIA_TYPE_ATTACHMENT: return .attachment
+        default: return .unknown
+        }
+    }
+
+    static func dictionary(_ dict: OpaquePointer?) -> [String: String] {
+        var result: [String: String] = [:]
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
+        while let next = av_dict_get(dict, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            result[String(cString: next.pointee.key)] = String(cString: next.pointee.value)
+            entry = next
+        }
+        return result
+    }
+}
