@@ -198,7 +198,10 @@ struct PlayoutCommand: AsyncParsableCommand {
         let summary =
             "channel: \(report.framesWritten) frames (\(String(format: "%.3f", Double(report.framesWritten) / rate.value)) s), "
             + "\(report.lateFrames) late; "
-            + outputs.map { "\($0.target) \($0.state.rawValue) (\($0.connects) connects, \($0.drops) drops, \($0.framesDropped) frames dropped)" }
+            + outputs.map { output in
+                "\(output.target) \(output.state.rawValue) (\(output.connects) connects, \(output.drops) drops, \(output.framesDropped) frames dropped"
+                    + (output.lastError.map { "; \($0)" } ?? "") + ")"
+            }
             .joined(separator: "; ")
         Console.err(summary + (report.error.map { " — \($0.message)" } ?? "") + "\n")
         if let error = report.error, error.code != .cancelled, signal == nil { throw CommandFailure(description: error.description) }

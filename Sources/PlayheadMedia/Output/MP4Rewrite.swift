@@ -15,25 +15,15 @@ enum MP4Rewrite {
     /// not yet written). `ends` gives, per stream index, where it must end (in the stream's time
     /// base): the picture's last frame's end, the last sample given to the sound's encoder (the
     /// AAC padding after it is cut by the edit list, so the sound lasts as long as it was given).
-    static func copy(from fragmented: String, into target: MuxedFile, ends: [Int32: Int64]) throws(PlayheadError) {
-        let input = try FormatContext.open(MediaInput(fragmented), interrupt: InterruptFlag())
-        var outputStreams: [Int32: UnsafeMutablePointer<AVStream>] = [:]
-        for stream in input.streams {
-            guard let parameters = stream.pointee.codecpar,
-                parameters.pointee.codec_type == AVMEDIA_TYPE_VIDEO || parameters.pointee.codec_type == AVMEDIA_TYPE_AUDIO
-            else { continue }
-            guard let made = avformat_new_stream(target.context, nil), let copied = made.pointee.codecpar else {
-                throw PlayheadError(code: .outputOpenFailed, message: "could not add a stream", file: target.path)
-            }
-            let result = avcodec_parameters_copy(copied, parameters)
-            guard result >= 0 else {
-                throw FFmpegError.error(
-                    .outputOpenFailed, "could not describe the stream", function: "avcodec_parameters_copy", result: result, file: target.path)
-            }
-            copied.pointee.codec_tag = 0
-            made.pointee.time_base = stream.pointee.time_base
-            outputStreams[stream.pointee.index] = made
+    static func copy(from fragmented: String, into target: Muxer, ends: [Int32: Int64]) throws(PlayheadError) {
+        // Read back by the one read rule (a demuxer of the file's picture and sound).
+        let input = try Demuxer.open(fragmented, interrupt: InterruptFlag())
+        var outputStreams: [Int32: Int32] = [:]
+        for index in [input.video?.index, input.audio?.index].compactMap({ $0 }) {
+            guard let stream = input.context.stream(at: Int(index)), let parameters = stream.pointee.codecpar else { continue }
+            outputStreams[index] = try target.addStream(copying: parameters, timeBase: stream.pointee.time_base)
         }
+        input.select(Set(outputStreams.keys))
         try target.writeHeader()
         let packet = try OwnedPacket()
         // Each stream's last packet waits for the next, so the last one can be given its duration.
@@ -41,20 +31,21 @@ enum MP4Rewrite {
         /// Per stream, how far its first packet's presentation lies after its decoding (the
         /// reordering delay the edit list hides).
         var lead: [Int32: Int64] = [:]
-        while true {
-            let read = av_read_frame(input.pointer, packet.pointer)
-            if read == FFmpegError.eof { break }
-            guard read >= 0 else {
-                throw FFmpegError.error(
-                    .writeFailed, "could not read back the fragmented file", function: "av_read_frame", result: read, file: target.path)
+        reading: while true {
+            switch input.read(into: packet) {
+            case .packet: break
+            case .end(let end):
+                if let failure = end.failure {
+                    throw failure.with(code: .writeFailed, message: "could not read back the fragmented file: \(failure.message)")
+                }
+                break reading
             }
             let index = packet.pointer.pointee.stream_index
-            guard let output = outputStreams[index], let stream = input.stream(at: Int(index)) else {
-                av_packet_unref(packet.pointer)
+            guard let output = outputStreams[index], let stream = input.context.stream(at: Int(index)) else {
+                packet.unref()
                 continue
             }
-            av_packet_rescale_ts(packet.pointer, stream.pointee.time_base, output.pointee.time_base)
-            packet.pointer.pointee.stream_index = output.pointee.index
+            av_packet_rescale_ts(packet.pointer, stream.pointee.time_base, target.timeBase(of: output))
             if lead[index] == nil {
                 let p = packet.pointer.pointee
                 lead[index] = p.pts != FFmpegConstants.noPTS && p.dts != FFmpegConstants.noPTS ? max(0, p.pts - p.dts) : 0
@@ -64,7 +55,7 @@ enum MP4Rewrite {
                 if p.duration <= 0, p.dts != FFmpegConstants.noPTS, packet.pointer.pointee.dts != FFmpegConstants.noPTS {
                     previous.pointer.pointee.duration = packet.pointer.pointee.dts - p.dts
                 }
-                try target.writeInterleaved(previous.pointer)
+                try target.write(previous.pointer, stream: output)
                 av_packet_move_ref(previous.pointer, packet.pointer)
             } else {
                 let held = try OwnedPacket()
@@ -73,17 +64,17 @@ enum MP4Rewrite {
             }
         }
         for (index, last) in pending.sorted(by: { $0.key < $1.key }) {
-            guard let output = outputStreams[index], let stream = input.stream(at: Int(index)) else { continue }
+            guard let output = outputStreams[index], let stream = input.context.stream(at: Int(index)) else { continue }
             let p = last.pointer.pointee
             let decodeTime = p.dts != FFmpegConstants.noPTS ? p.dts : p.pts
             if let end = ends[index], decodeTime != FFmpegConstants.noPTS {
                 // The track's media lasts from its first decoding time to the last packet's end,
                 // and its edit list shows that much from the first presentation time: the last
                 // packet in decoding order lasts to the stream's end less the reordering delay.
-                let endInOutput = av_rescale_q(end, stream.pointee.time_base, output.pointee.time_base)
+                let endInOutput = av_rescale_q(end, stream.pointee.time_base, target.timeBase(of: output))
                 last.pointer.pointee.duration = max(1, endInOutput - decodeTime - (lead[index] ?? 0))
             }
-            try target.writeInterleaved(last.pointer)
+            try target.write(last.pointer, stream: output)
         }
     }
 }

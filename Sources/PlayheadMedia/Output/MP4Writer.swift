@@ -16,9 +16,9 @@ final class MP4Writer {
     /// says so, so that the end of the output cannot pass for a success.
     private var failure: PlayheadError?
 
-    private var muxer: MuxedFile?
+    private var muxer: Muxer?
     private var encoder: FrameEncoder?
-    private var videoStream: UnsafeMutablePointer<AVStream>?
+    private var videoStream: Int32?
     /// The encoder may keep a reference to what it is given: frames go through a copy it owns.
     private var staging: OwnedFrame?
     private var lastPTS: Int64 = -1
@@ -58,7 +58,7 @@ final class MP4Writer {
     static let longestLeadingSilence = 600.0
     private var audioInfo: AudioStreamInfo?
     private var audioEncoder: AudioEncoder?
-    private var audioStream: UnsafeMutablePointer<AVStream>?
+    private var audioStream: Int32?
     /// Packets encoded before the header: (is sound, packet in its encoder's time base).
     private var held: [(sound: Bool, packet: OwnedPacket)] = []
     private var heldBytes = 0
@@ -105,7 +105,7 @@ final class MP4Writer {
             named: "libx264", size: info.size, format: AV_PIX_FMT_YUV420P, timeBase: timeBase, target: path,
             options: ["preset": preset, "crf": String(crf)], threads: 0, globalHeader: true, groupOfPictures: perSecond,
             frameRate: AVRational(num: tick.den, den: tick.num))
-        videoStream = try Self.addStream(to: muxer, from: encoder.context, path: path)
+        videoStream = try muxer.addStream(from: encoder.context)
         staging = try OwnedFrame(size: info.size, format: AV_PIX_FMT_YUV420P)
         self.encoder = encoder
         try perform(action)
@@ -317,14 +317,13 @@ final class MP4Writer {
     private func writeHeader() throws(PlayheadError) {
         let muxer = try openedMuxer()
         if plan.sound == .began, let audioInfo {
-            audioStream = try Self.addStream(to: muxer, from: soundEncoder(audioInfo).context, path: path)
+            audioStream = try muxer.addStream(from: soundEncoder(audioInfo).context)
         }
-        // Fragmented (a killed run leaves a file that plays up to its last fragment), with the
-        // header held until the first fragment: it then carries edit lists, so the picture's
-        // reordering delay and the AAC priming are hidden and both streams start at 0 in sync
-        // (an empty header up front could not say so: the muxer would move each stream to 0 on
-        // its own, the sound ahead of the picture).
-        try muxer.writeHeader(options: ["movflags": "frag_keyframe+delay_moov+default_base_moof"])
+        // Fragmented, the header held until the first fragment (the muxer's MP4 rule): it then
+        // carries edit lists, so the picture's reordering delay and the AAC priming are hidden and
+        // both streams start at 0 in sync (an empty header up front could not say so: the muxer
+        // would move each stream to 0 on its own, the sound ahead of the picture).
+        try muxer.writeHeader()
         // What was held back, in time order across the two streams.
         let waiting = held.enumerated().sorted { a, b in
             let (ta, tb) = (heldTime(a.element), heldTime(b.element))
@@ -341,14 +340,13 @@ final class MP4Writer {
         // Where the picture ends, for the plain file's last sample.
         var ends: [Int32: Int64] = [:]
         if let encoder, let videoStream, pictureEnd > 0 {
-            ends[videoStream.pointee.index] = av_rescale_q(pictureEnd, encoder.context.pointee.time_base, videoStream.pointee.time_base)
+            ends[videoStream] = av_rescale_q(pictureEnd, encoder.context.pointee.time_base, muxer.timeBase(of: videoStream))
         }
         if let audioEncoder, let audioStream, audioFramesWritten > 0 {
-            ends[audioStream.pointee.index] = av_rescale_q(
-                Int64(audioFramesWritten), audioEncoder.context.pointee.time_base, audioStream.pointee.time_base)
+            ends[audioStream] = av_rescale_q(Int64(audioFramesWritten), audioEncoder.context.pointee.time_base, muxer.timeBase(of: audioStream))
         }
         release()
-        try muxer.finishRewrittenAsPlainMP4(ends: ends)
+        try muxer.finish(ends: ends)
     }
 
     private func release() {
@@ -388,13 +386,13 @@ final class MP4Writer {
         if sound {
             // A sound the plan left out (it began too late) has no stream: its packets are dropped.
             guard let audioEncoder, let audioStream else { return }
-            packet.pointee.stream_index = audioStream.pointee.index
-            av_packet_rescale_ts(packet, audioEncoder.context.pointee.time_base, audioStream.pointee.time_base)
+            packet.pointee.stream_index = audioStream
+            av_packet_rescale_ts(packet, audioEncoder.context.pointee.time_base, muxer.timeBase(of: audioStream))
         } else {
             guard let encoder, let videoStream else { return }
-            packet.pointee.stream_index = videoStream.pointee.index
+            packet.pointee.stream_index = videoStream
             restoreTiming(of: packet)
-            av_packet_rescale_ts(packet, encoder.context.pointee.time_base, videoStream.pointee.time_base)
+            av_packet_rescale_ts(packet, encoder.context.pointee.time_base, muxer.timeBase(of: videoStream))
             // Each picture packet waits for the next: the last one's duration must reach the end
             // of the last frame shown (its decode time lags by the reordering delay).
             let pending: OwnedPacket
@@ -415,10 +413,10 @@ final class MP4Writer {
         try send(packet, to: muxer)
     }
 
-    private func send(_ packet: UnsafeMutablePointer<AVPacket>, to muxer: MuxedFile) throws(PlayheadError) {
+    private func send(_ packet: UnsafeMutablePointer<AVPacket>, to muxer: Muxer) throws(PlayheadError) {
         // With two streams, the muxer interleaves them by time.
         do throws(PlayheadError) {
-            if audioStream != nil && videoStream != nil { try muxer.writeInterleaved(packet) } else { try muxer.write(packet) }
+            try muxer.write(packet, stream: packet.pointee.stream_index)
         } catch {
             throw giveUp(error)
         }
@@ -430,7 +428,7 @@ final class MP4Writer {
         hasPendingPicture = false
         defer { av_packet_unref(pending.pointer) }
         if pictureEnd > 0, pending.pointer.pointee.dts != FFmpegConstants.noPTS {
-            let end = av_rescale_q(pictureEnd, encoder.context.pointee.time_base, videoStream.pointee.time_base)
+            let end = av_rescale_q(pictureEnd, encoder.context.pointee.time_base, muxer.timeBase(of: videoStream))
             pending.pointer.pointee.duration = max(pending.pointer.pointee.duration, end - pending.pointer.pointee.dts)
         }
         try send(pending.pointer, to: muxer)
@@ -470,9 +468,9 @@ final class MP4Writer {
         return Double(dts) * Double(base.num) / Double(base.den)
     }
 
-    private func openedMuxer() throws(PlayheadError) -> MuxedFile {
+    private func openedMuxer() throws(PlayheadError) -> Muxer {
         if let muxer { return muxer }
-        let made = try MuxedFile(path: path, format: "mp4", replacing: replacing)
+        let made = try Muxer(.mp4, to: .file(path: path, replacing: replacing))
         muxer = made
         return made
     }
@@ -509,20 +507,5 @@ final class MP4Writer {
                 code: .invalidArgument, message: "AAC takes 8 … 192 kHz and 1 … 8 channels, not \(info.sampleRate) Hz × \(info.channelCount)",
                 file: path)
         }
-    }
-
-    private static func addStream(
-        to muxer: MuxedFile, from context: UnsafeMutablePointer<AVCodecContext>, path: String
-    ) throws(PlayheadError) -> UnsafeMutablePointer<AVStream> {
-        guard let stream = avformat_new_stream(muxer.context, nil), let parameters = stream.pointee.codecpar else {
-            throw PlayheadError(code: .outputOpenFailed, message: "could not add a stream", file: path)
-        }
-        let copied = avcodec_parameters_from_context(parameters, context)
-        guard copied >= 0 else {
-            throw FFmpegError.error(
-                .outputOpenFailed, "could not describe the stream", function: "avcodec_parameters_from_context", result: copied, file: path)
-        }
-        stream.pointee.time_base = context.pointee.time_base
-        return stream
     }
 }

@@ -11,8 +11,8 @@ protocol MuxTarget: AnyObject {
     func seek(_ offset: Int64, whence: Int32) -> Int64
     /// The size so far, or -1 when unknown.
     var size: Int64 { get }
-    /// The output is complete.
-    func complete() throws(PlayheadError)
+    /// The output is complete; returns where it ended up.
+    func complete() throws(PlayheadError) -> String
     /// The output is given up: what passes for complete is removed.
     func discard()
     /// Cuts what was written back to its first `length` bytes; false when it cannot (a stream).
@@ -20,7 +20,11 @@ protocol MuxTarget: AnyObject {
 }
 
 extension SafeFile: MuxTarget {
-    func complete() throws(PlayheadError) { try commit(replacing: replacesExisting) }
+    func complete() throws(PlayheadError) -> String {
+        if keepsBesideWhenTaken, !replacesExisting { return try commitBeside() }
+        try commit(replacing: replacesExisting)
+        return path
+    }
     func truncate(to length: Int64) -> Bool { descriptor >= 0 && ftruncate(descriptor, off_t(length)) == 0 }
 }
 
@@ -43,7 +47,7 @@ final class StreamTarget: MuxTarget {
 
     func seek(_ offset: Int64, whence: Int32) -> Int64 { -Int64(ESPIPE) }
     var size: Int64 { -1 }
-    func complete() throws(PlayheadError) {}
+    func complete() throws(PlayheadError) -> String { path }
     func discard() {}
     func truncate(to length: Int64) -> Bool { false }
 }

@@ -18,6 +18,10 @@ package final class SafeFile {
     /// Whether completing it (as a ``MuxTarget``) may replace a file already at ``path``; when
     /// not, the name is taken atomically or the completion fails with `output.outputExists`.
     var replacesExisting = true
+    /// Not replacing, whether a name taken by someone else is left to them and the file takes a
+    /// free name beside it (``commitBeside()``) rather than being thrown away: a recording of
+    /// hours is never lost for its name.
+    var keepsBesideWhenTaken = false
     /// The file itself (it keeps its device and inode when renamed into place).
     let identity: FileIdentity
 
@@ -163,6 +167,43 @@ package final class SafeFile {
             unlink(temporaryPath)
         }
         if syncFolder { Self.syncFolder(of: path) }
+    }
+
+    /// Commits without replacing: under ``path`` when it is free, else under the first free name
+    /// of `NAME-2.EXT`, `NAME-3.EXT`, … beside it.
+    /// - Returns: the name the file took.
+    /// - Throws: as ``commit(replacing:syncFolder:)`` does, but for a name taken (after 1000 tries,
+    ///   `output.outputExists`).
+    func commitBeside() throws(PlayheadError) -> String {
+        guard descriptor >= 0 else { throw PlayheadError(code: .invalidState, message: "the file was already closed", file: path) }
+        if fdatasync(descriptor) != 0 {
+            let error = Self.posixError("could not write", path: temporaryPath, file: path)
+            discard()
+            throw error
+        }
+        let (folder, full) = Self.split(path)
+        let dot = full.lastIndex(of: ".").flatMap { $0 == full.startIndex ? nil : $0 }
+        let stem = dot.map { String(full[..<$0]) } ?? full
+        let suffix = dot.map { String(full[$0...]) } ?? ""
+        for attempt in 1...1000 {
+            let candidate = attempt == 1 ? path : folder + stem + "-\(attempt)" + suffix
+            if let hook = Self.commitHook.withLock({ $0 }) { hook(descriptor, candidate) }
+            if link(temporaryPath, candidate) == 0 {
+                close(descriptor)
+                descriptor = -1
+                unlink(temporaryPath)
+                Self.live.withLock { _ = $0.paths.remove(temporaryPath) }
+                Self.syncFolder(of: candidate)
+                return candidate
+            }
+            guard errno == EEXIST else {
+                let error = Self.posixError("could not put into place", path: candidate, file: path)
+                discard()
+                throw error
+            }
+        }
+        discard()
+        throw PlayheadError(code: .outputExists, message: "\(path) and a thousand names beside it are taken", file: path)
     }
 
     /// Closes and removes the temporary file (nothing reaches the final name).

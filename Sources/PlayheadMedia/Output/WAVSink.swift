@@ -9,8 +9,8 @@ import Foundation
 public final class WAVSink: AudioSink {
     public let path: String
     private struct State {
-        var muxer: MuxedFile?
-        var stream: UnsafeMutablePointer<AVStream>?
+        var muxer: Muxer?
+        var stream: Int32?
         var format: (rate: Int, channels: Int)?
         var framesWritten = 0
         var partial = false
@@ -50,19 +50,17 @@ public final class WAVSink: AudioSink {
                 try check(format, rate: info.sampleRate, channels: info.channelCount, what: "this stream is")
                 return
             }
-            let muxer = try MuxedFile(path: path, format: "wav", replacing: replacing)
-            guard let stream = avformat_new_stream(muxer.context, nil), let parameters = stream.pointee.codecpar else {
-                throw PlayheadError(code: .outputOpenFailed, message: "could not add a stream", file: path)
+            let muxer = try Muxer(.wav, to: .file(path: path, replacing: replacing))
+            let stream = try muxer.addStream(timeBase: AVRational(num: 1, den: Int32(info.sampleRate))) { parameters in
+                parameters.pointee.codec_type = AVMEDIA_TYPE_AUDIO
+                parameters.pointee.codec_id = AV_CODEC_ID_PCM_S16LE
+                parameters.pointee.sample_rate = Int32(info.sampleRate)
+                parameters.pointee.format = AV_SAMPLE_FMT_S16.rawValue
+                av_channel_layout_default(&parameters.pointee.ch_layout, Int32(info.channelCount))
+                parameters.pointee.bits_per_coded_sample = 16
+                parameters.pointee.block_align = Int32(2 * info.channelCount)
+                parameters.pointee.bit_rate = Int64(16 * info.channelCount * info.sampleRate)
             }
-            parameters.pointee.codec_type = AVMEDIA_TYPE_AUDIO
-            parameters.pointee.codec_id = AV_CODEC_ID_PCM_S16LE
-            parameters.pointee.sample_rate = Int32(info.sampleRate)
-            parameters.pointee.format = AV_SAMPLE_FMT_S16.rawValue
-            av_channel_layout_default(&parameters.pointee.ch_layout, Int32(info.channelCount))
-            parameters.pointee.bits_per_coded_sample = 16
-            parameters.pointee.block_align = Int32(2 * info.channelCount)
-            parameters.pointee.bit_rate = Int64(16 * info.channelCount * info.sampleRate)
-            stream.pointee.time_base = AVRational(num: 1, den: Int32(info.sampleRate))
             try muxer.writeHeader()
             s.packet = try OwnedPacket()
             s.muxer = muxer
@@ -91,12 +89,11 @@ public final class WAVSink: AudioSink {
             p.pointee.pts = Int64(s.framesWritten)
             p.pointee.dts = Int64(s.framesWritten)
             p.pointee.duration = Int64(buffer.frameCount)
-            p.pointee.stream_index = stream.pointee.index
             defer {
                 p.pointee.data = nil
                 p.pointee.size = 0
             }
-            try muxer.write(p)
+            try muxer.write(p, stream: stream)
             s.framesWritten += buffer.frameCount
         }
     }

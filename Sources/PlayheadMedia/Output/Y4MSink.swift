@@ -10,8 +10,8 @@ public final class Y4MSink: FrameSink {
     public private(set) var framesWritten = 0
     /// `true` when the file was given up part way and kept with what it had.
     public private(set) var isPartial = false
-    private var muxer: MuxedFile?
-    private var stream: UnsafeMutablePointer<AVStream>?
+    private var muxer: Muxer?
+    private var stream: Int32 = 0
     private var encoder: FrameEncoder?
     private var nextPTS: Int64 = 0
     private var size: PixelSize?
@@ -59,27 +59,19 @@ public final class Y4MSink: FrameSink {
         }
         guard muxer == nil else { return }
         size = info.size
-        let muxer: MuxedFile
-        if let descriptor {
-            muxer = try MuxedFile(descriptor: descriptor, name: path, format: "yuv4mpegpipe")
-        } else {
-            muxer = try MuxedFile(path: path, format: "yuv4mpegpipe", replacing: replacing)
-        }
-        guard let stream = avformat_new_stream(muxer.context, nil), let parameters = stream.pointee.codecpar else {
-            throw PlayheadError(code: .outputOpenFailed, message: "could not add a stream", file: path)
-        }
+        let muxer = try Muxer(.y4m, to: descriptor.map { .descriptor($0, name: path) } ?? .file(path: path, replacing: replacing))
         // Y4M records the frame rate from the stream's time base: one tick per frame.
         let tick = info.frameRate.map { Self.rational(forRate: $0) } ?? AVRational(num: 1, den: 25)
-        stream.pointee.time_base = tick
-        parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
-        parameters.pointee.codec_id = AV_CODEC_ID_WRAPPED_AVFRAME
-        parameters.pointee.width = Int32(info.size.width)
-        parameters.pointee.height = Int32(info.size.height)
-        parameters.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        stream = try muxer.addStream(timeBase: tick) { parameters in
+            parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
+            parameters.pointee.codec_id = AV_CODEC_ID_WRAPPED_AVFRAME
+            parameters.pointee.width = Int32(info.size.width)
+            parameters.pointee.height = Int32(info.size.height)
+            parameters.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        }
         encoder = try FrameEncoder(codec: AV_CODEC_ID_WRAPPED_AVFRAME, size: info.size, format: AV_PIX_FMT_YUV420P, timeBase: tick, target: path)
         try muxer.writeHeader()
         self.muxer = muxer
-        self.stream = stream
     }
 
     /// Appends one frame.
@@ -87,13 +79,12 @@ public final class Y4MSink: FrameSink {
     /// - Throws: ``PlayheadError`` with `state.invalidState` before ``begin(_:)`` or after ``finish()``;
     ///   `output.encodeFailed`, or `output.writeFailed` (`output.diskFull`, …) when the frame cannot be written.
     public func write(_ frame: VideoFrame) throws(PlayheadError) {
-        guard let encoder, let muxer, let stream else { throw PlayheadError(code: .invalidState, message: "write before begin", file: path) }
+        guard let encoder, let muxer else { throw PlayheadError(code: .invalidState, message: "write before begin", file: path) }
         frame.frame.pointee.pts = nextPTS
         nextPTS += 1
+        let stream = self.stream
         try encoder.encode(frame.frame) { packet throws(PlayheadError) in
-            packet.pointee.stream_index = stream.pointee.index
-            av_packet_rescale_ts(packet, encoder.context.pointee.time_base, stream.pointee.time_base)
-            try muxer.write(packet)
+            try muxer.write(packet, stream: stream, from: encoder.context.pointee.time_base)
         }
         framesWritten += 1
     }
@@ -104,7 +95,6 @@ public final class Y4MSink: FrameSink {
     public func finish() throws(PlayheadError) {
         guard let muxer else { return }
         self.muxer = nil
-        stream = nil
         encoder = nil
         try muxer.finish()
     }
@@ -113,7 +103,6 @@ public final class Y4MSink: FrameSink {
     public func abort() {
         guard let muxer else { return }
         self.muxer = nil
-        stream = nil
         encoder = nil
         isPartial = muxer.keepWhatWasWritten()
     }

@@ -144,18 +144,21 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
             abort()
             throw error
         }
-        let writers = try state.withLock { (s: inout State) throws(PlayheadError) -> [TargetWriter] in
-            guard !s.finished else { return [] }
+        let (writers, ends) = try state.withLock { (s: inout State) throws(PlayheadError) -> ([TargetWriter], ChannelEnds?) in
+            guard !s.finished else { return ([], nil) }
             s.finished = true
-            if let encoder = s.encoder?.encoder {
-                let writers = s.writers
-                try encoder.finish(
-                    video: { packet in for writer in writers { writer.send(packet, video: true) } },
-                    audio: { packet in for writer in writers { writer.send(packet, video: false) } })
-            }
-            return s.writers
+            guard let encoder = s.encoder?.encoder else { return (s.writers, nil) }
+            let writers = s.writers
+            try encoder.finish(
+                video: { packet in for writer in writers { writer.send(packet, video: true) } },
+                audio: { packet in for writer in writers { writer.send(packet, video: false) } })
+            // Frame n is stamped n, sample m is m: the channel ends at the counts given.
+            let ends = ChannelEnds(
+                video: Int64(s.framesEncoded), videoTimeBase: encoder.videoTimeBase, sound: encoder.audio == nil ? nil : s.samplesEncoded,
+                soundTimeBase: encoder.audioTimeBase)
+            return (writers, ends)
         }
-        for writer in writers { writer.finish(timeout: writeTimeout + 5) }
+        for writer in writers { writer.finish(timeout: writeTimeout + 5, ends: ends) }
         state.withLock { $0.encoder = nil }
     }
 

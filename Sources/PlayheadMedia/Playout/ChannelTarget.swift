@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import Glibc
 
 /// Where a channel's stream goes: written through libavformat's muxers and protocols.
 ///
@@ -48,12 +49,35 @@ public struct ChannelTarget: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The muxer that writes it.
-    var formatName: String {
+    var container: Muxer.Container {
         switch kind {
-        case .hls: return "hls"
-        case .rtmp: return "flv"
-        case .srt, .udp, .transportStreamFile, .standardOutput: return "mpegts"
-        case .mp4File: return "mp4"
+        case .hls: return .hls
+        case .rtmp: return .flv
+        case .srt, .udp, .transportStreamFile, .standardOutput: return .mpegts
+        case .mp4File: return .mp4
+        }
+    }
+
+    /// Where the muxer writes it.
+    func destination(deadline: OutputDeadline, openTimeout: Double) -> Muxer.Destination {
+        switch kind {
+        case .transportStreamFile, .mp4File: return .file(path: location, replacing: false, keptBeside: true)
+        case .standardOutput: return .descriptor(STDOUT_FILENO, name: "standard output")
+        case .rtmp, .srt, .udp: return .network(url: location, deadline: deadline, openTimeout: openTimeout)
+        case .hls: return .muxerFiles(playlist: location, deadline: deadline)
+        }
+    }
+
+    /// The header's options for this target (the container's own are the muxer's).
+    func headerOptions(segmentSeconds: Double) -> [String: String] {
+        switch kind {
+        case .hls:
+            return [
+                "hls_time": String(segmentSeconds), "hls_list_size": "6",
+                "hls_flags": "delete_segments+program_date_time+temp_file+independent_segments",
+            ]
+        case .rtmp: return ["flvflags": "no_duration_filesize"]
+        default: return [:]
         }
     }
 
@@ -62,7 +86,7 @@ public struct ChannelTarget: Sendable, Hashable, CustomStringConvertible {
 
     /// The muxer repeats the picture's parameter sets in-band before every keyframe (MPEG-TS
     /// readers join at any keyframe).
-    var needsInBandParameters: Bool { formatName == "mpegts" || kind == .hls }
+    var needsInBandParameters: Bool { container == .mpegts || container == .hls }
 
     public var description: String { SourceRedaction.redacted(location) }
 }

@@ -33,23 +33,36 @@ final class OutputDeadline: Sendable {
     }
 }
 
-/// One open output of a channel: a muxer with the channel's two streams, its header written.
-/// Recordings and standard output are written through a ``MuxedFile`` (a recording under a
-/// temporary name, renamed when complete, kept as a partial file when given up); HLS and network
-/// streams are opened by libavformat's own protocols (HLS writes many files: its segments, and a
-/// playlist rewritten under a temporary name, see docs/decisions).
+/// One open output of a channel: a ``Muxer`` with the channel's two streams, its header written —
+/// what a target adds to the muxer is its deadlines (an open, a write that takes too long fails)
+/// and, for a stream that players join anywhere, the parameter sets repeated before each keyframe.
+/// Recordings are files like any other (a temporary name, renamed when complete — a recording
+/// whose name was taken meanwhile takes a free name beside it; given up, its valid part is kept,
+/// and an MP4 is made plain with edit lists); HLS and network streams are opened by libavformat's
+/// own protocols (HLS writes many files: its segments, and a playlist rewritten under a temporary
+/// name, see docs/decisions).
+/// Where a channel's picture and sound end: frames and samples given to the encoders, each in its
+/// packets' time base.
+struct ChannelEnds {
+    var video: Int64
+    var videoTimeBase: AVRational
+    var sound: Int64?
+    var soundTimeBase: AVRational
+}
+
 final class TargetConnection {
     let target: ChannelTarget
-    let context: UnsafeMutablePointer<AVFormatContext>
-    private let muxed: MuxedFile?
-    private var ownsIO = false
+    private let muxer: Muxer
     private var finished = false
-    /// Per stream: the bitstream filter that repeats the picture's parameter sets before each
-    /// keyframe (MPEG-TS readers join anywhere), when the target needs it.
+    /// The bitstream filter that repeats the picture's parameter sets before each keyframe
+    /// (MPEG-TS readers join anywhere), when the target needs it.
     private var repeater: ExtradataRepeater?
     private let deadline: OutputDeadline
     let videoIndex: Int32
     let audioIndex: Int32?
+    /// Where each stream's packets written end, in the stream's time base (a recording's plain
+    /// MP4 ends its tracks there).
+    private var ends: [Int32: Int64] = [:]
 
     /// Opens `target` with streams like `video` and `audio` (encoder contexts) and writes its header.
     init(
@@ -58,175 +71,59 @@ final class TargetConnection {
     ) throws(PlayheadError) {
         self.target = target
         self.deadline = deadline
-        let name = target.description
-        switch target.kind {
-        case .transportStreamFile, .mp4File:
-            let file = try MuxedFile(path: target.location, format: target.formatName, replacing: false)
-            muxed = file
-            context = file.context
-        case .standardOutput:
-            let stream = try MuxedFile(descriptor: STDOUT_FILENO, name: "standard output", format: "mpegts")
-            muxed = stream
-            context = stream.context
-        case .hls, .rtmp, .srt, .udp:
-            var allocated: UnsafeMutablePointer<AVFormatContext>?
-            let result = avformat_alloc_output_context2(&allocated, nil, target.formatName, target.location)
-            guard result >= 0, let allocated else {
-                throw FFmpegError.error(
-                    .outputOpenFailed, "could not set up the \(target.formatName) muxer", function: "avformat_alloc_output_context2",
-                    result: result, file: name)
-            }
-            muxed = nil
-            context = allocated
-            context.pointee.interrupt_callback = deadline.callback
-        }
-        let made = context
-        var indexes: (Int32, Int32?) = (0, nil)
-        do throws(PlayheadError) {
-            let videoStream = try Self.addStream(to: made, from: video, name: name)
-            var audioStream: Int32?
-            if let audio { audioStream = try Self.addStream(to: made, from: audio, name: name) }
-            indexes = (videoStream, audioStream)
-        } catch {
-            if muxed == nil { avformat_free_context(made) }
-            throw error
-        }
-        videoIndex = indexes.0
-        audioIndex = indexes.1
-        do throws(PlayheadError) {
-            if target.needsInBandParameters, let stream = context.pointee.streams[Int(videoIndex)] {
-                repeater = try ExtradataRepeater(parameters: stream.pointee.codecpar, timeBase: video.pointee.time_base, name: name)
-            }
-            try open(segmentSeconds: segmentSeconds, openTimeout: openTimeout)
-        } catch {
-            close()
-            throw error
-        }
-    }
-
-    deinit { close() }
-
-    private static func addStream(
-        to context: UnsafeMutablePointer<AVFormatContext>, from codec: UnsafeMutablePointer<AVCodecContext>,
-        name: String
-    ) throws(PlayheadError) -> Int32 {
-        guard let stream = avformat_new_stream(context, nil), let parameters = stream.pointee.codecpar else {
-            throw PlayheadError(code: .outputOpenFailed, message: "could not add a stream", file: name)
-        }
-        let result = avcodec_parameters_from_context(parameters, codec)
-        guard result >= 0 else {
-            throw FFmpegError.error(
-                .outputOpenFailed, "could not describe the stream", function: "avcodec_parameters_from_context", result: result, file: name)
-        }
-        stream.pointee.time_base = codec.pointee.time_base
-        return stream.pointee.index
-    }
-
-    private func open(segmentSeconds: Double, openTimeout: Double) throws(PlayheadError) {
-        let name = target.description
-        var options: [String: String] = [:]
-        switch target.kind {
-        case .hls:
-            options = [
-                "hls_time": String(segmentSeconds), "hls_list_size": "6",
-                "hls_flags": "delete_segments+program_date_time+temp_file+independent_segments",
-            ]
-        case .mp4File:
-            options = ["movflags": "frag_keyframe+empty_moov+default_base_moof"]
-        case .rtmp, .srt, .udp:
-            deadline.arm(openTimeout)
-            defer { deadline.arm(0) }
-            var io: UnsafeMutablePointer<AVIOContext>?
-            var callback = deadline.callback
-            var protocolOptions: OpaquePointer?
-            // Microseconds a read or write may block before it fails (TCP based protocols).
-            av_dict_set(&protocolOptions, "rw_timeout", String(Int(openTimeout * 1_000_000)), 0)
-            defer { av_dict_free(&protocolOptions) }
-            let result = avio_open2(&io, target.location, AVIO_FLAG_WRITE, &callback, &protocolOptions)
-            guard result >= 0, let io else {
-                throw FFmpegError.error(.outputOpenFailed, "could not connect", function: "avio_open2", result: result, file: name)
-            }
-            context.pointee.pb = io
-            ownsIO = true
-            if target.kind == .rtmp { options = ["flvflags": "no_duration_filesize"] }
-        case .transportStreamFile, .standardOutput:
-            break
-        }
         deadline.arm(openTimeout)
         defer { deadline.arm(0) }
-        if let muxed {
-            try muxed.writeHeader(options: options)
-            return
+        let muxer = try Muxer(target.container, to: target.destination(deadline: deadline, openTimeout: openTimeout))
+        self.muxer = muxer
+        videoIndex = try muxer.addStream(from: video)
+        audioIndex = try audio.map { (audio) throws(PlayheadError) in try muxer.addStream(from: audio) }
+        if target.needsInBandParameters, let stream = muxer.context.pointee.streams[Int(videoIndex)] {
+            repeater = try ExtradataRepeater(parameters: stream.pointee.codecpar, timeBase: video.pointee.time_base, name: target.description)
         }
-        var dictionary: OpaquePointer?
-        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
-        defer { av_dict_free(&dictionary) }
-        let result = avformat_write_header(context, &dictionary)
-        guard result >= 0 else {
-            throw FFmpegError.error(.outputOpenFailed, "could not write the header", function: "avformat_write_header", result: result, file: name)
-        }
+        try muxer.writeHeader(options: target.headerOptions(segmentSeconds: segmentSeconds))
     }
 
     /// Writes one packet (taken: left blank), its timestamps in `timeBase`; a write that blocks
     /// longer than `timeout` seconds fails.
     func write(_ packet: UnsafeMutablePointer<AVPacket>, video: Bool, timeBase: AVRational, timeout: Double) throws(PlayheadError) {
-        guard let index = video ? videoIndex : audioIndex, let stream = context.pointee.streams[Int(index)] else { return }
+        guard let index = video ? videoIndex : audioIndex else { return }
         if video, let repeater { try repeater.filter(packet) }
-        packet.pointee.stream_index = index
-        av_packet_rescale_ts(packet, timeBase, stream.pointee.time_base)
+        let tb = muxer.timeBase(of: index)
+        let end = av_rescale_q(packet.pointee.pts + max(0, packet.pointee.duration), timeBase, tb)
+        ends[index] = max(ends[index] ?? end, end)
         deadline.arm(timeout)
         defer { deadline.arm(0) }
-        if let muxed {
-            try muxed.writeInterleaved(packet)
-            return
-        }
-        let result = av_interleaved_write_frame(context, packet)
-        guard result >= 0 else {
-            throw FFmpegError.error(.writeFailed, "could not write", function: "av_interleaved_write_frame", result: result, file: target.description)
-        }
+        try muxer.write(packet, stream: index, from: timeBase)
     }
 
-    /// Completes the output: the trailer (a recording is renamed into place).
-    func finish(timeout: Double) throws(PlayheadError) {
-        guard !finished else { return }
+    /// Completes the output: the trailer (a recording takes its name).
+    /// - Parameters:
+    ///   - timeout: seconds the completion may block on a stalled peer.
+    ///   - ends: where the channel's picture and sound end (the last frame's end, the last sample
+    ///     given to the encoder), in the time bases of the packets: a recording's plain MP4 ends
+    ///     its tracks there, cutting the AAC padding.
+    /// - Returns: where a recording ended up (its name, or a free one beside it).
+    @discardableResult
+    func finish(timeout: Double, ends given: ChannelEnds? = nil) throws(PlayheadError) -> String {
+        guard !finished else { return muxer.path }
         finished = true
+        if let given {
+            ends[videoIndex] = av_rescale_q(given.video, given.videoTimeBase, muxer.timeBase(of: videoIndex))
+            if let audioIndex, let sound = given.sound {
+                ends[audioIndex] = av_rescale_q(sound, given.soundTimeBase, muxer.timeBase(of: audioIndex))
+            }
+        }
         deadline.arm(timeout)
         defer { deadline.arm(0) }
-        if let muxed {
-            try muxed.finish()
-            return
-        }
-        let result = av_write_trailer(context)
-        close()
-        guard result >= 0 else {
-            throw FFmpegError.error(.writeFailed, "could not complete", function: "av_write_trailer", result: result, file: target.description)
-        }
+        return try muxer.finish(ends: ends)
     }
 
     /// Gives up: a recording keeps what it has as a partial file; a stream is closed.
     func abandon() {
         guard !finished else { return }
         finished = true
-        if let muxed {
-            muxed.keepWhatWasWritten()
-            return
-        }
-        close()
+        muxer.keepWhatWasWritten()
     }
-
-    private func close() {
-        guard muxed == nil else { return }
-        if ownsIO {
-            avio_closep(&context.pointee.pb)
-            ownsIO = false
-        }
-        if !finishedContext {
-            finishedContext = true
-            avformat_free_context(context)
-        }
-    }
-
-    private var finishedContext = false
 }
 
 /// Repeats the picture's parameter sets (SPS/PPS, from the encoder's global header) before every

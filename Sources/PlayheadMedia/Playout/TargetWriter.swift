@@ -20,24 +20,22 @@ public struct ChannelTargetStatus: Sendable, Codable {
 }
 
 /// Writes the channel's packets to one target on a thread of its own, so that a slow or dropped
-/// target never holds up the channel or the others: packets wait in a bounded queue (beyond it
-/// they are dropped, and the target resumes at the next keyframe); a network target or an HLS
-/// folder that fails is reopened with back-off (1, 2, 4 … 30 s) while the channel goes on — the
-/// frames in between are counted as dropped, never queued without bound — and resumes at a
-/// keyframe. A recording or standard output that fails is given up (a recording keeps what it
-/// has, as a partial file).
-package final class TargetWriter: @unchecked Sendable {
-    // @unchecked Sendable: `queue`, `status` and the flags are read and written only under
-    // `condition`'s lock; the connection and the encoder parameters belong to the writer thread
-    // (its `run`), which alone opens, writes and closes it.
+/// target never holds up the channel or the others. What happens to each packet, when the target
+/// is opened and what a failure does is its ``TargetWriterStateMachine``'s decision (bounded
+/// queue, resumption at keyframes, reconnection with back-off, a recording given up for good);
+/// this type performs it: it holds the queue and the connection, and runs the thread.
+final class TargetWriter: @unchecked Sendable {
+    // @unchecked Sendable: `queue`, `machine`, `closing`, `ends` and `spare` are read and written
+    // only under `condition`'s lock; the connection belongs to the writer thread (its `run`),
+    // which alone opens, writes and closes it.
     let target: ChannelTarget
     private let condition = NSCondition()
     private var queue: [(packet: OwnedPacket, video: Bool)] = []
     private var closing = false
     private var spare: [OwnedPacket] = []
-    /// Packets of this target were dropped: it takes up again at the next video keyframe.
-    private var waitingForKeyframe = true
-    private var statusValue: ChannelTargetStatus
+    private var machine: TargetWriterStateMachine
+    /// Where the channel's picture and sound end, told by `finish` (a recording's tracks end there).
+    private var ends: ChannelEnds?
     private let deadline = OutputDeadline()
     private let done = DispatchSemaphore(value: 0)
     private let parameters: Parameters
@@ -45,7 +43,7 @@ package final class TargetWriter: @unchecked Sendable {
     /// Packets queued at most (about 15 s of a 25 fps channel with its sound).
     static let queueLimit = 1200
 
-    package struct Parameters: @unchecked Sendable {
+    struct Parameters: @unchecked Sendable {
         // @unchecked Sendable: the encoder contexts are only read (their parameters copied into a
         // new muxer's streams) by the writer thread, and live as long as the channel sink that
         // owns the encoders, which joins every writer before it lets them go.
@@ -61,17 +59,18 @@ package final class TargetWriter: @unchecked Sendable {
     init(target: ChannelTarget, parameters: Parameters) {
         self.target = target
         self.parameters = parameters
-        statusValue = ChannelTargetStatus(target: target.description, state: .connecting)
+        machine = TargetWriterStateMachine(
+            name: target.description, recovery: target.isNetwork || target.kind == .hls ? .reconnects : .givesUp)
         WorkerPool.shared.run("playhead.channel.target") { [self] in
             run()
             done.signal()
         }
     }
 
-    package var status: ChannelTargetStatus {
+    var status: ChannelTargetStatus {
         condition.lock()
         defer { condition.unlock() }
-        return statusValue
+        return machine.status
     }
 
     /// Queues a copy of `packet` (the channel's thread; never blocks).
@@ -80,13 +79,7 @@ package final class TargetWriter: @unchecked Sendable {
         defer { condition.unlock() }
         guard !closing else { return }
         let key = packet.pointee.flags & AV_PKT_FLAG_KEY != 0
-        if queue.count >= Self.queueLimit || (waitingForKeyframe && !(video && key)) {
-            // Behind (or resuming): drop until a video keyframe can start the target again.
-            if queue.count >= Self.queueLimit { waitingForKeyframe = true }
-            if video { statusValue.framesDropped += 1 }
-            return
-        }
-        waitingForKeyframe = false
+        guard machine.admit(video: video, keyframe: key, queued: queue.count, limit: Self.queueLimit) else { return }
         let copy: OwnedPacket
         if let reused = spare.popLast() { copy = reused } else if let made = try? OwnedPacket() { copy = made } else { return }
         guard av_packet_ref(copy.pointer, packet) >= 0 else { return }
@@ -96,9 +89,13 @@ package final class TargetWriter: @unchecked Sendable {
 
     /// No more packets: the writer writes what is queued, completes the target, and ends.
     /// Waits for it (at most `timeout` seconds for a stalled target, then gives it up).
-    func finish(timeout: Double) {
+    /// - Parameters:
+    ///   - timeout: seconds to wait for a stalled target.
+    ///   - ends: where the channel's picture and sound end (a recording's tracks end there).
+    func finish(timeout: Double, ends: ChannelEnds? = nil) {
         condition.lock()
         closing = true
+        self.ends = ends
         condition.broadcast()
         condition.unlock()
         if done.wait(timeout: .now() + timeout) == .timedOut {
@@ -108,10 +105,11 @@ package final class TargetWriter: @unchecked Sendable {
     }
 
     /// Gives up at once (a stop without completing): nothing more is written.
-    package func abort() {
+    func abort() {
         deadline.stop()
         condition.lock()
         closing = true
+        for item in queue { av_packet_unref(item.packet.pointer) }
         queue.removeAll()
         condition.broadcast()
         condition.unlock()
@@ -120,86 +118,50 @@ package final class TargetWriter: @unchecked Sendable {
 
     // MARK: The writer thread
 
+    private static func now() -> Double { Double(DispatchTimeNanos.now()) / 1e9 }
+
+    private func decide<T>(_ body: (inout TargetWriterStateMachine) -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body(&machine)
+    }
+
     private func run() {
         var connection: TargetConnection?
-        var backoff = 1.0
-        var retryAt: Date?
+        /// An RTMP connection's first picture time: its timestamps start at 0 (servers expect it).
         var firstVideo: Int64?
         while true {
             condition.lock()
             while queue.isEmpty && !closing { condition.wait() }
             let next = queue.isEmpty ? nil : queue.removeFirst()
-            let ending = closing && queue.isEmpty && next == nil
+            let ends = self.ends
             condition.unlock()
-            if ending || deadline.isStopping {
-                if let connection, !deadline.isStopping {
-                    do throws(PlayheadError) {
-                        try connection.finish(timeout: parameters.writeTimeout)
-                        update { $0.state = .finished }
-                    } catch {
-                        update {
-                            $0.state = .failed
-                            $0.lastError = error.description
-                        }
-                    }
-                } else {
-                    connection?.abandon()
-                    update { if $0.state != .failed { $0.state = .finished } }
-                }
+            guard let (packet, video) = next else {
+                close(connection, ends: ends)
                 return
             }
-            guard let (packet, video) = next else { continue }
-            defer {
-                av_packet_unref(packet.pointer)
-                condition.lock()
-                spare.append(packet)
-                condition.unlock()
-            }
-            if connection == nil {
-                if let retryAt, Date() < retryAt {
-                    if video { update { $0.framesDropped += 1 } }
-                    continue
-                }
-                // A target opens (again) at a keyframe.
-                guard video, packet.pointer.pointee.flags & AV_PKT_FLAG_KEY != 0 else {
-                    if video { update { $0.framesDropped += 1 } }
-                    continue
-                }
+            defer { recycle(packet) }
+            let key = packet.pointer.pointee.flags & AV_PKT_FLAG_KEY != 0
+            switch decide({ $0.step(video: video, keyframe: key, now: Self.now()) }) {
+            case .drop:
+                continue
+            case .open:
                 do throws(PlayheadError) {
                     connection = try TargetConnection(
                         target: target, video: parameters.video, audio: parameters.audio,
                         segmentSeconds: parameters.segmentSeconds, deadline: deadline, openTimeout: parameters.openTimeout)
                     firstVideo = nil
-                    backoff = 1
-                    retryAt = nil
-                    update {
-                        $0.state = .connected
-                        $0.connects += 1
-                        $0.lastError = nil
-                    }
+                    decide { $0.opened() }
                 } catch {
-                    if deadline.isStopping { continue }
-                    if !target.isNetwork && target.kind != .hls {
-                        update {
-                            $0.state = .failed
-                            $0.lastError = error.description
-                        }
-                        drainForever()
-                        return
-                    }
-                    retryAt = Date().addingTimeInterval(backoff)
-                    backoff = min(30, backoff * 2)
-                    update {
-                        $0.state = .reconnecting
-                        $0.lastError = error.description
-                        $0.framesDropped += 1
-                    }
+                    let stopping = deadline.isStopping
+                    decide { $0.openFailed(error.description, now: Self.now(), stopping: stopping) }
+                    if giveUpIfFailed() { return }
                     continue
                 }
+            case .write:
+                break
             }
             guard let open = connection else { continue }
-            // An RTMP connection starts its timestamps at 0 (servers expect it); others keep the
-            // channel's timeline.
             if target.kind == .rtmp {
                 let p = packet.pointer.pointee
                 if firstVideo == nil {
@@ -214,48 +176,51 @@ package final class TargetWriter: @unchecked Sendable {
                 try open.write(
                     packet.pointer, video: video, timeBase: video ? parameters.videoTimeBase : parameters.audioTimeBase,
                     timeout: parameters.writeTimeout)
-                if video { update { $0.framesWritten += 1 } }
+                decide { $0.wrote(video: video) }
             } catch {
                 open.abandon()
                 connection = nil
-                if deadline.isStopping { continue }
-                if !target.isNetwork && target.kind != .hls {
-                    update {
-                        $0.state = .failed
-                        $0.lastError = error.description
-                        $0.drops += 1
-                    }
-                    drainForever()
-                    return
-                }
-                retryAt = Date().addingTimeInterval(backoff)
-                backoff = min(30, backoff * 2)
-                update {
-                    $0.state = .reconnecting
-                    $0.lastError = error.description
-                    $0.drops += 1
-                }
+                let stopping = deadline.isStopping
+                decide { $0.writeFailed(error.description, now: Self.now(), stopping: stopping) }
+                if giveUpIfFailed() { return }
             }
         }
     }
 
-    /// A target given up: packets sent from now on are dropped (and counted) until the channel ends.
-    private func drainForever() {
-        condition.lock()
-        while true {
-            let dropped = queue.filter(\.video).count
-            for item in queue { av_packet_unref(item.packet.pointer) }
-            queue.removeAll()
-            statusValue.framesDropped += dropped
-            if closing { break }
-            condition.wait()
+    /// The channel ended: the connection is completed (or, stopping or not open, given up).
+    private func close(_ connection: TargetConnection?, ends: ChannelEnds?) {
+        let stopping = deadline.isStopping
+        let ending = decide { $0.end(stopping: stopping) }
+        guard let connection else { return }
+        switch ending {
+        case .abandon:
+            connection.abandon()
+        case .complete:
+            do throws(PlayheadError) {
+                let kept = try connection.finish(timeout: parameters.writeTimeout, ends: ends)
+                decide { $0.completed(at: kept, asked: target.location) }
+            } catch {
+                decide { $0.completionFailed(error.description) }
+            }
         }
-        condition.unlock()
     }
 
-    private func update(_ change: (inout ChannelTargetStatus) -> Void) {
+    /// A target given up for good: what waits is dropped (and counted) and the thread ends; the
+    /// machine refuses every later packet.
+    private func giveUpIfFailed() -> Bool {
         condition.lock()
-        change(&statusValue)
+        defer { condition.unlock() }
+        guard case .failed = machine.phase else { return false }
+        machine.dropped(pictures: queue.filter(\.video).count)
+        for item in queue { av_packet_unref(item.packet.pointer) }
+        queue.removeAll()
+        return true
+    }
+
+    private func recycle(_ packet: OwnedPacket) {
+        av_packet_unref(packet.pointer)
+        condition.lock()
+        spare.append(packet)
         condition.unlock()
     }
 }
