@@ -65,4 +65,58 @@ import Testing
         #expect((1...2).contains(running.withLock { $0.most }))
         #expect((1...2).contains(pool.threadCount.peak), "never more threads than the limit: \(pool.threadCount.peak)")
     }
+
+    /// As swift-nio's thread pool: a job whose caller was cancelled before it began never runs,
+    /// and the caller gets `cancelled` at once, though every thread is busy.
+    @Test func aJobWhoseCallerIsCancelledBeforeItBeginsNeverRuns() async {
+        let pool = WorkerPool(maximumThreads: 1, parkedThreads: 0, idleTimeout: .seconds(1))
+        let release = DispatchSemaphore(value: 0)
+        let holding = DispatchSemaphore(value: 0)
+        pool.run("holder") {
+            holding.signal()
+            release.wait()
+        }
+        holding.wait()
+        let ran = Locked(false)
+        let waiting = Task { () -> PlayheadError.Code? in
+            do throws(PlayheadError) {
+                try await pool.value("late") { () throws(PlayheadError) in ran.withLock { $0 = true } }
+                return nil
+            } catch {
+                return error.code
+            }
+        }
+        try? await Task.sleep(for: .milliseconds(50))
+        waiting.cancel()
+        let code = await waiting.value
+        #expect(code == .cancelled, "the cancelled caller waited for a thread: \(String(describing: code))")
+        release.signal()
+        try? await Task.sleep(for: .milliseconds(200))
+        #expect(!ran.withLock { $0 }, "the dropped job ran")
+    }
+
+    /// A job already running when its caller is cancelled is told (its `onCancel`), and the caller
+    /// has its result once it ends.
+    @Test func aRunningJobIsToldOfTheCancellation() async {
+        let pool = WorkerPool(maximumThreads: 2, parkedThreads: 0, idleTimeout: .seconds(1))
+        let started = DispatchSemaphore(value: 0)
+        let interrupt = InterruptFlag()
+        let waiting = Task { () -> Bool in
+            let value = try? await pool.value("running", onCancel: { interrupt.raise() }) { () throws(PlayheadError) -> Bool in
+                started.signal()
+                let until = DispatchTime.now() + .seconds(10)
+                while !interrupt.isRaised, DispatchTime.now() < until { usleep(1000) }
+                return interrupt.isRaised
+            }
+            return value ?? false
+        }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                started.wait()
+                continuation.resume()
+            }
+        }
+        waiting.cancel()
+        #expect(await waiting.value, "the running job was not told")
+    }
 }

@@ -39,8 +39,10 @@ final class LoudnessTable: Sendable {
         }
     }
 
-    /// Measures `assets` now (those not measured yet), on worker threads, and returns when every
-    /// one is measured: a channel's first items are brought to the target from their first sample.
+    /// Measures `assets` now (those no one has begun measuring), on worker threads, and returns
+    /// when they are measured: a channel's first items are brought to the target from their first
+    /// sample. Cancelling the calling task ends the wait at once: measures not begun are dropped,
+    /// those under way are interrupted, and none of them is kept (a later ask measures again).
     func measure(_ assets: [Asset]) async {
         let versions = assets.map(SourceVersion.init)
         let todo = measured.withLock { table -> [(Asset, SourceVersion)] in
@@ -54,10 +56,17 @@ final class LoudnessTable: Sendable {
         await withTaskGroup(of: Void.self) { group in
             for (asset, version) in todo {
                 group.addTask { [measured] in
-                    let value = await WorkerPool.shared.value("playhead.loudness") {
-                        try? Self.integratedLoudness(of: asset)
+                    let interrupt = InterruptFlag()
+                    do throws(PlayheadError) {
+                        let value = try await WorkerPool.shared.value("playhead.loudness", onCancel: { interrupt.raise() }) {
+                            () throws(PlayheadError) -> Double? in
+                            try? Self.integratedLoudness(of: asset, interrupt: interrupt)
+                        }
+                        if interrupt.isRaised { throw .cancelled() }
+                        measured.withLock { $0[version] = .done(value) }
+                    } catch {
+                        measured.withLock { $0[version] = nil }
                     }
-                    measured.withLock { $0[version] = .done(value ?? nil) }
                 }
             }
         }
@@ -71,8 +80,8 @@ final class LoudnessTable: Sendable {
     }
 
     /// `asset`'s loudness, measured on the calling (worker) thread.
-    private static func integratedLoudness(of asset: Asset) throws(PlayheadError) -> Double? {
-        let demuxer = try asset.openDemuxer(interrupt: InterruptFlag())
+    private static func integratedLoudness(of asset: Asset, interrupt: InterruptFlag = InterruptFlag()) throws(PlayheadError) -> Double? {
+        let demuxer = try asset.openDemuxer(interrupt: interrupt)
         defer { asset.giveBack(demuxer) }
         return try LoudnessMeter.integratedLoudness(of: demuxer)
     }

@@ -83,8 +83,11 @@ public final class Player: Sendable {
 
     /// Completes the outputs once playing is over (a Y4M or WAV file gets its end and is renamed
     /// into place; a ``FrameStream``'s consumer gets the end after the last frame).
+    /// Blocks the calling thread while the files are completed (an MP4 is copied into its final
+    /// form): from async code, `try await finishOutput()`.
     /// - Throws: ``PlayheadError`` when an output cannot be completed (`output.writeFailed`, …).
-    public func finishOutput() throws(PlayheadError) { try queue.finishOutput() }
+    @available(*, noasync, message: "blocks while the outputs are completed: use `try await finishOutput()`")
+    public func finishOutput() throws(PlayheadError) { try queue.finishOutputNow() }
 
     /// Completes the outputs, as `finishOutput()` does, on a worker thread: what an async caller
     /// uses, since writing a file's end blocks.

@@ -295,11 +295,14 @@ public final class QueuePlayer: Sendable {
 
     /// Completes the outputs (for a Y4M or WAV file, writes its end and renames it into place).
     /// Call once playing is done.
+    /// Blocks the calling thread while the files are completed (an MP4 is copied into its final
+    /// form): from async code, `try await finishOutput()`.
     /// - Throws: ``PlayheadError`` when an output cannot be completed (`output.writeFailed`, `output.diskFull`,
     ///   `output.outputExists`, …): the frame sink's failure, else the audio sink's; both are tried.
+    @available(*, noasync, message: "blocks while the outputs are completed: use `try await finishOutput()`")
     public func finishOutput() throws(PlayheadError) { try finishOutputNow() }
 
-    private func finishOutputNow() throws(PlayheadError) {
+    func finishOutputNow() throws(PlayheadError) {
         var failure: PlayheadError?
         do { try output.finish() } catch { failure = error }
         do { try audioOutput?.finish() } catch { failure = failure ?? error }

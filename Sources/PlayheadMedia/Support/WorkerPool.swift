@@ -95,14 +95,43 @@ package final class WorkerPool: Sendable {
     }
 
     /// Runs `body` on a pool thread and returns its result to the awaiting task.
-    package func value<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws(PlayheadError) -> T) async throws(PlayheadError) -> T {
-        let result: Result<T, PlayheadError> = await withCheckedContinuation { continuation in
-            run(name) {
-                do throws(PlayheadError) {
-                    continuation.resume(returning: .success(try body()))
-                } catch {
-                    continuation.resume(returning: .failure(error))
+    ///
+    /// The wait ends when the awaiting task is cancelled, as swift-nio's thread pool does it: a
+    /// job not begun yet is dropped (it never runs) and the task gets `cancelled` at once; a job
+    /// already running is told through `onCancel` (which should make it end: raise its interrupt)
+    /// and the task waits for it, so what it holds is let go before the call returns.
+    /// - Parameters:
+    ///   - name: the thread's name while the job runs.
+    ///   - onCancel: called once if the task is cancelled while the job runs.
+    ///   - body: the blocking work.
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws; `cancelled` when the task was cancelled before the job began.
+    package func value<T: Sendable>(
+        _ name: String, onCancel: @escaping @Sendable () -> Void = {}, _ body: @escaping @Sendable () throws(PlayheadError) -> T
+    ) async throws(PlayheadError) -> T {
+        let gate = Locked(CancellableJob<T>())
+        let result: Result<T, PlayheadError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, PlayheadError>, Never>) in
+                guard gate.withLock({ $0.wait(continuation) }) else {
+                    continuation.resume(returning: .failure(.cancelled()))
+                    return
                 }
+                run(name) {
+                    guard let waiting = gate.withLock({ $0.begin() }) else { return }
+                    let outcome: Result<T, PlayheadError>
+                    do throws(PlayheadError) {
+                        outcome = .success(try body())
+                    } catch {
+                        outcome = .failure(error)
+                    }
+                    waiting.resume(returning: outcome)
+                }
+            }
+        } onCancel: {
+            switch gate.withLock({ $0.cancel() }) {
+            case .resume(let waiting): waiting.resume(returning: .failure(.cancelled()))
+            case .tellRunningJob: onCancel()
+            case .nothing: break
             }
         }
         return try result.get()
@@ -159,6 +188,54 @@ package final class WorkerPool: Sendable {
                 return true
             }
             if retire { return }
+        }
+    }
+}
+
+/// A job run for an awaiting task (``WorkerPool/value(_:onCancel:_:)``): who resumes the task —
+/// the job, or the cancellation before the job began — decided under one lock, once.
+struct CancellableJob<T: Sendable>: Sendable {
+    private enum Phase {
+        case initial
+        case waiting(CheckedContinuation<Result<T, PlayheadError>, Never>)
+        case running
+        case cancelled
+    }
+
+    enum CancelAction {
+        case resume(CheckedContinuation<Result<T, PlayheadError>, Never>)
+        case tellRunningJob
+        case nothing
+    }
+
+    private var phase = Phase.initial
+
+    /// The task waits: false when it was cancelled already (the caller resumes it at once).
+    mutating func wait(_ continuation: CheckedContinuation<Result<T, PlayheadError>, Never>) -> Bool {
+        guard case .initial = phase else { return false }
+        phase = .waiting(continuation)
+        return true
+    }
+
+    /// The job begins: the continuation it resumes, or nil when the task was cancelled first.
+    mutating func begin() -> CheckedContinuation<Result<T, PlayheadError>, Never>? {
+        guard case .waiting(let continuation) = phase else { return nil }
+        phase = .running
+        return continuation
+    }
+
+    mutating func cancel() -> CancelAction {
+        switch phase {
+        case .initial:
+            phase = .cancelled
+            return .nothing
+        case .waiting(let continuation):
+            phase = .cancelled
+            return .resume(continuation)
+        case .running:
+            return .tellRunningJob
+        case .cancelled:
+            return .nothing
         }
     }
 }
