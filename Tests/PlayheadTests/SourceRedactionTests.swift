@@ -97,4 +97,20 @@ import Testing
         #expect(Asset(url: try #require(URL(string: "file://localhost/tmp/clip.mp4"))).input.refusal == nil)
         #expect(Asset(url: try #require(URL(string: "file:///tmp/clip.mp4"))).input.refusal == nil)
     }
+
+    /// An RTMP URL's stream key is its credential: redacted wherever the URL is shown (a channel
+    /// target's status, an error, a log line), the application kept.
+    @Test func anRTMPStreamKeyIsRedacted() {
+        #expect(SourceRedaction.redacted("rtmp://a.rtmp.youtube.com/live2/abcd-efgh-ijkl") == "rtmp://a.rtmp.youtube.com/live2/***")
+        #expect(
+            SourceRedaction.redacted("rtmps://live-api-s.facebook.com:443/rtmp/FB-123?s_bl=1")
+                == "rtmps://live-api-s.facebook.com:443/rtmp/***?s_bl=***")
+        #expect(SourceRedaction.redacted("rtmp://user:pw@host/app/inst/key") == "rtmp://***@host/app/inst/***")
+        #expect(SourceRedaction.redacted("rtmp://host/live") == "rtmp://host/live", "the application alone is no key")
+        #expect(
+            SourceRedaction.redactingURLs(in: "could not connect to rtmp://host/live/secret: refused")
+                == "could not connect to rtmp://host/live/***: refused")
+        #expect(ChannelTarget("rtmp://host/live/secret")?.description == "rtmp://host/live/***")
+        #expect(SourceRedaction.redacted("https://host/live/secret.m3u8") == "https://host/live/secret.m3u8", "only RTMP paths are keys")
+    }
 }

@@ -112,6 +112,32 @@ import Testing
         #expect(closed.status.state == .finished)
     }
 
+    @Test func aTargetDownAtTheEndDoesNotSayFinished() {
+        var machine = Self.connected()
+        machine.writeFailed("reset", now: 0, stopping: false)
+        #expect(machine.end(stopping: false) == .abandon)
+        #expect(machine.status.state == .reconnecting && machine.status.lastError == "reset", "\(machine.status)")
+        #expect(machine.downSince == nil, "an ended target is not down")
+        var never = Machine(name: "t", recovery: .reconnects)
+        #expect(never.step(video: true, keyframe: true, now: 0) == .open)
+        never.openFailed("busy", now: 0, stopping: false)
+        _ = never.end(stopping: false)
+        #expect(never.status.state == .failed, "a target that never connected failed")
+    }
+
+    @Test func downTimeCountsFromTheStartAndFromEachDrop() {
+        var machine = Machine(name: "t", recovery: .reconnects, now: 5)
+        #expect(machine.downSince == 5)
+        #expect(machine.step(video: true, keyframe: true, now: 6) == .open)
+        machine.opened()
+        #expect(machine.downSince == nil)
+        machine.writeFailed("reset", now: 9, stopping: false)
+        #expect(machine.downSince == 9)
+        #expect(machine.step(video: true, keyframe: true, now: 20) == .open)
+        machine.openFailed("refused", now: 20, stopping: false)
+        #expect(machine.downSince == 9, "down since the drop, not the last try")
+    }
+
     @Test func aStopCountsNoFailure() {
         var machine = Self.connected()
         machine.writeFailed("interrupted", now: 0, stopping: true)

@@ -208,6 +208,18 @@ struct PlayoutCommand: AsyncParsableCommand {
         if signal == nil, outputs.contains(where: { $0.state == .failed }) { throw CommandExit(status: 1) }
     }
 
+    /// Whether the channel is healthy: every output is up, or down for less than `grace` seconds
+    /// (a reconnect under way); one that failed for good, or has been down longer, is not.
+    /// - Returns: the verdict and, when unhealthy, why.
+    static func health(_ outputs: [ChannelTargetStatus], grace: Double) -> (Bool, String) {
+        guard !outputs.isEmpty else { return (false, "no output") }
+        if let failed = outputs.first(where: { $0.state == .failed }) { return (false, "\(failed.target) failed: \(failed.lastError ?? "")") }
+        if let down = outputs.first(where: { ($0.downFor ?? 0) > grace }) {
+            return (false, "\(down.target) has been down for \(Int(down.downFor ?? 0)) s: \(down.lastError ?? "not connected yet")")
+        }
+        return (true, "")
+    }
+
     /// The answers of the status endpoint.
     static func route(
         _ path: String, compositor: Compositor, sink: ChannelSink, layout: ChannelLayout, metrics: ChannelMetrics, started: Date,
@@ -215,9 +227,8 @@ struct PlayoutCommand: AsyncParsableCommand {
     ) -> StatusServer.Response? {
         switch path {
         case "/health":
-            let outputs = sink.status
-            let healthy = !outputs.isEmpty && !outputs.contains { $0.state == .failed }
-            return .init(status: healthy ? .ok : .serviceUnavailable, contentType: "text/plain", body: healthy ? "ok\n" : "an output failed\n")
+            let (healthy, why) = Self.health(sink.status, grace: sink.downGrace)
+            return .init(status: healthy ? .ok : .serviceUnavailable, contentType: "text/plain", body: healthy ? "ok\n" : why + "\n")
         case "/metrics":
             update()
             return .init(status: .ok, contentType: "text/plain; version=0.0.4", body: metrics.text)

@@ -2,6 +2,9 @@
 /// `***`, so that an error message, a log line or a summary can be shared without the password in
 /// `https://user:pass@host/…` or the signature of a signed URL (`?X-Amz-Signature=…`).
 ///
+/// An RTMP URL's stream key — the last segment of its path after the application, the credential
+/// of every streaming service — is a secret too: `rtmp://host/live/KEY` reads `rtmp://host/live/***`.
+///
 /// Every ``PlayheadError`` names its file through this; a path (anything without `://`) is left
 /// as it is. The query's parameter names are kept, so a reader can still tell which URL it was.
 public enum SourceRedaction {
@@ -32,6 +35,9 @@ public enum SourceRedaction {
         let hash = rest.firstIndex(of: "#") ?? rest.endIndex
         let fragment = hash == rest.endIndex || rest.index(after: hash) == rest.endIndex ? String(rest[hash...]) : "#***"
         var body = rest[..<hash]
+        if location.lowercased().hasPrefix("rtmp"), let key = streamKey(in: body[..<(body.firstIndex(of: "?") ?? body.endIndex)]) {
+            body = Substring(body[..<key.lowerBound] + "***" + body[key.upperBound...])
+        }
         let question = body.firstIndex(of: "?")
         // Path parameters (`/a.mp4;token`) of a remote URL carry signatures too; in a local
         // file's name a `;` is only a character.
@@ -54,6 +60,14 @@ public enum SourceRedaction {
         return result + fragment
     }
 
+    /// Where an RTMP path's stream key is: its last segment, when the path has an application
+    /// before it (`/live/KEY`; `/live` alone names the application).
+    private static func streamKey(in path: Substring) -> Range<Substring.Index>? {
+        let segments = path.split(separator: "/")
+        guard segments.count >= 2, let last = segments.last, !last.isEmpty, last != "***" else { return nil }
+        return last.startIndex..<last.endIndex
+    }
+
     /// `text` with every URL in it (a run of characters around `://`, up to white space or a
     /// quote) redacted.
     static func redactingURLs(in text: String) -> String {
@@ -68,7 +82,10 @@ public enum SourceRedaction {
                 continue
             }
             let end = text[index...].firstIndex(where: isBoundary) ?? text.endIndex
-            result += redacted(String(text[index..<end]))
+            // Punctuation that ends the sentence around a URL (`…/KEY: refused`) is not the URL's.
+            var urlEnd = end
+            while urlEnd > index, ".,:;)]}".contains(text[text.index(before: urlEnd)]) { urlEnd = text.index(before: urlEnd) }
+            result += redacted(String(text[index..<urlEnd])) + text[urlEnd..<end]
             index = end
         }
         return result

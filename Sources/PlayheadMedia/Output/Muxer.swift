@@ -62,8 +62,9 @@ final class Muxer {
         /// A URL FFmpeg's protocols open (rtmp, srt, udp), within `openTimeout` seconds
         /// (`rw_timeout` for each later read or write of TCP based protocols).
         case network(url: String, deadline: OutputDeadline, openTimeout: Double)
-        /// A playlist the muxer writes itself with its segments beside it (HLS).
-        case muxerFiles(playlist: String, deadline: OutputDeadline)
+        /// A playlist the muxer writes itself with its segments beside it (HLS): every file it
+        /// opens goes through `folder`'s hooks.
+        case hls(HLSFolder, deadline: OutputDeadline)
     }
 
     let container: Container
@@ -77,6 +78,8 @@ final class Muxer {
     private var protocolIO: UnsafeMutablePointer<AVIOContext>?
     /// Kept alive while the context may call it.
     private let deadline: OutputDeadline?
+    /// The HLS files' owner, whose hooks see every file the muxer opens.
+    private var hls: HLSFolder?
     private var streamCount = 0
     private(set) var packetsWritten = 0
     private var headerWritten = false
@@ -97,6 +100,7 @@ final class Muxer {
         self.container = container
         var target: (any MuxTarget)?
         var url: String?
+        hls = nil
         switch destination {
         case .file(let path, let replacing, let keptBeside):
             name = path
@@ -117,10 +121,11 @@ final class Muxer {
             name = SourceRedaction.redacted(location)
             url = location
             deadline = given
-        case .muxerFiles(let playlist, let given):
-            name = playlist
-            url = playlist
+        case .hls(let folder, let given):
+            name = folder.playlist
+            url = folder.playlist
             deadline = given
+            hls = folder
         }
         var allocated: UnsafeMutablePointer<AVFormatContext>?
         let result = avformat_alloc_output_context2(&allocated, nil, container.formatName, url)
@@ -133,6 +138,7 @@ final class Muxer {
         context = allocated
         file = target
         if let deadline { allocated.pointee.interrupt_callback = deadline.callback }
+        hls?.attach(to: allocated)
         do throws(PlayheadError) {
             if target != nil { try attachCustomIO() }
             if case .network(let location, let deadline, let openTimeout) = destination {
@@ -215,6 +221,7 @@ final class Muxer {
             throw failure("could not write the header of", code: .outputOpenFailed, function: "avformat_write_header", result: result)
         }
         headerWritten = true
+        if let failed = hls?.takeFailure() { throw failed }
     }
 
     /// Writes `packet` to stream `index`, its timestamps in `timeBase` (nil: already in the
@@ -229,6 +236,8 @@ final class Muxer {
         guard result >= 0 else {
             throw failure("could not write", function: streamCount > 1 ? "av_interleaved_write_frame" : "av_write_frame", result: result)
         }
+        // The HLS muxer says nothing of a segment or playlist it could not write: its hooks do.
+        if let failed = hls?.takeFailure() { throw failed }
         packetsWritten += 1
     }
 
@@ -326,6 +335,10 @@ final class Muxer {
     private func writeTrailer() throws(PlayheadError) {
         let result = av_write_trailer(context)
         if let io { avio_flush(io) }
+        if let failed = hls?.takeFailure() {
+            releaseIO()
+            throw failed
+        }
         guard result >= 0, ioError == nil else {
             let error = failure("could not complete", function: "av_write_trailer", result: result)
             releaseIO()
@@ -343,6 +356,7 @@ final class Muxer {
 
     private func failure(_ what: String, code: PlayheadError.Code = .writeFailed, function: String, result: Int32) -> PlayheadError {
         if let ioError { return ioError }
+        if let failed = hls?.takeFailure() { return failed }
         if result == FFmpegError.exit, let deadline, !deadline.isStopping {
             return PlayheadError(code: .timedOut, message: "\(what) \(name): no progress within its time", file: name)
         }

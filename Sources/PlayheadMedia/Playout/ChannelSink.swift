@@ -52,6 +52,10 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
         writeTimeout = timeout
     }
 
+    /// How long a target may be down (connecting, or reconnecting after a drop) before the channel
+    /// counts it as unhealthy: three times its open timeout, at least 10 s.
+    public var downGrace: Double { max(10, 3 * openTimeout) }
+
     /// Each target's state and counts.
     public var status: [ChannelTargetStatus] { state.withLock { $0.writers.map(\.status) } }
 
@@ -85,7 +89,9 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
         guard !targets.isEmpty else { throw PlayheadError(code: .invalidArgument, message: "a channel needs at least one target", file: "channel") }
         let state = self.state
         try state.withLock { (s: inout State) throws(PlayheadError) in
-            guard s.encoder == nil else { throw PlayheadError(code: .invalidState, message: "a channel sink takes one stream", file: "channel") }
+            guard s.encoder == nil, !s.finished else {
+                throw PlayheadError(code: .invalidState, message: "a channel sink takes one stream (make a new one for the next)", file: "channel")
+            }
             let encoder = try ChannelEncoder(size: info.size, rate: rate, sound: s.sound, settings: settings, target: "channel")
             let box = ChannelEncoderBox(encoder)
             let parameters = TargetWriter.Parameters(
@@ -133,8 +139,9 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
 
     /// Drains the encoders, lets every target write what it has and complete (a stalled one is
     /// given up after its timeout).
-    /// - Throws: ``PlayheadError`` when encoding failed (`output.encodeFailed`, …); the sink is then aborted. A
-    ///   target that fails is no error here: its state is in ``status``.
+    /// - Throws: ``PlayheadError`` when encoding failed (`output.encodeFailed`, …; the sink is then aborted), or
+    ///   `output.writeFailed` when every target failed. A target that fails while others go on is no error here:
+    ///   its state is in ``status``.
     public func finish() throws(PlayheadError) {
         let queue = state.withLock { s -> ChannelEncodeQueue? in s.finished ? nil : s.queue }
         do throws(PlayheadError) {
@@ -160,6 +167,14 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
         }
         for writer in writers { writer.finish(timeout: writeTimeout + 5, ends: ends) }
         state.withLock { $0.encoder = nil }
+        // The channel went nowhere: no output took it to its end.
+        let outcomes = writers.map(\.status)
+        if !outcomes.isEmpty, outcomes.allSatisfy({ $0.state == .failed }) {
+            throw PlayheadError(
+                code: .writeFailed,
+                message: "every output failed: " + outcomes.map { "\($0.target): \($0.lastError ?? "failed")" }.joined(separator: "; "),
+                file: "channel")
+        }
     }
 
     /// Stops the encoder thread at once (the pictures waiting for it are dropped) and gives up every target.

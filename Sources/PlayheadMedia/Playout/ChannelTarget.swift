@@ -16,7 +16,7 @@ public struct ChannelTarget: Sendable, Hashable, CustomStringConvertible {
     }
 
     public let kind: Kind
-    /// The path or URL as given (credentials and query values are redacted in ``description``).
+    /// The path or URL as given (credentials, query values and an RTMP stream key are redacted in ``description``).
     public let location: String
 
     /// The target `text` names, or nil when it names none of the kinds above.
@@ -59,23 +59,22 @@ public struct ChannelTarget: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Where the muxer writes it.
-    func destination(deadline: OutputDeadline, openTimeout: Double) -> Muxer.Destination {
+    /// Where the muxer writes it (`hls`: the HLS files' owner, for an HLS target).
+    func destination(deadline: OutputDeadline, openTimeout: Double, hls: HLSFolder?) throws(PlayheadError) -> Muxer.Destination {
         switch kind {
         case .transportStreamFile, .mp4File: return .file(path: location, replacing: false, keptBeside: true)
         case .standardOutput: return .descriptor(STDOUT_FILENO, name: "standard output")
         case .rtmp, .srt, .udp: return .network(url: location, deadline: deadline, openTimeout: openTimeout)
-        case .hls: return .muxerFiles(playlist: location, deadline: deadline)
+        case .hls:
+            guard let hls else { throw PlayheadError(code: .invalidState, message: "an HLS target without its folder", file: description) }
+            return .hls(hls, deadline: deadline)
         }
     }
 
-    /// The header's options for this target (the container's own are the muxer's).
-    func headerOptions(segmentSeconds: Double) -> [String: String] {
+    /// The header's options for this target (the container's own are the muxer's; HLS's are its folder's).
+    func headerOptions(segmentSeconds: Double, hls: HLSFolder?) -> [String: String] {
         switch kind {
-        case .hls:
-            return [
-                "hls_time": String(segmentSeconds), "hls_list_size": "6",
-                "hls_flags": "delete_segments+program_date_time+temp_file+independent_segments",
-            ]
+        case .hls: return hls?.headerOptions(segmentSeconds: segmentSeconds) ?? [:]
         case .rtmp: return ["flvflags": "no_duration_filesize"]
         default: return [:]
         }
@@ -88,5 +87,7 @@ public struct ChannelTarget: Sendable, Hashable, CustomStringConvertible {
     /// readers join at any keyframe).
     var needsInBandParameters: Bool { container == .mpegts || container == .hls }
 
+    /// The target as status, metrics, logs and errors show it (``SourceRedaction``: credentials,
+    /// query values and an RTMP stream key redacted).
     public var description: String { SourceRedaction.redacted(location) }
 }

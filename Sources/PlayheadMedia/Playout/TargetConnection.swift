@@ -67,20 +67,20 @@ final class TargetConnection {
     /// Opens `target` with streams like `video` and `audio` (encoder contexts) and writes its header.
     init(
         target: ChannelTarget, video: UnsafeMutablePointer<AVCodecContext>, audio: UnsafeMutablePointer<AVCodecContext>?,
-        segmentSeconds: Double, deadline: OutputDeadline, openTimeout: Double
+        segmentSeconds: Double, deadline: OutputDeadline, openTimeout: Double, hls: HLSFolder? = nil
     ) throws(PlayheadError) {
         self.target = target
         self.deadline = deadline
         deadline.arm(openTimeout)
         defer { deadline.arm(0) }
-        let muxer = try Muxer(target.container, to: target.destination(deadline: deadline, openTimeout: openTimeout))
+        let muxer = try Muxer(target.container, to: target.destination(deadline: deadline, openTimeout: openTimeout, hls: hls))
         self.muxer = muxer
         videoIndex = try muxer.addStream(from: video)
         audioIndex = try audio.map { (audio) throws(PlayheadError) in try muxer.addStream(from: audio) }
         if target.needsInBandParameters, let stream = muxer.context.pointee.streams[Int(videoIndex)] {
             repeater = try ExtradataRepeater(parameters: stream.pointee.codecpar, timeBase: video.pointee.time_base, name: target.description)
         }
-        try muxer.writeHeader(options: target.headerOptions(segmentSeconds: segmentSeconds))
+        try muxer.writeHeader(options: target.headerOptions(segmentSeconds: segmentSeconds, hls: hls))
     }
 
     /// Writes one packet (taken: left blank), its timestamps in `timeBase`; a write that blocks
@@ -117,6 +117,9 @@ final class TargetConnection {
         defer { deadline.arm(0) }
         return try muxer.finish(ends: ends)
     }
+
+    /// Where the output goes (a file's path, an HLS playlist's absolute path, a stream's name).
+    var path: String { muxer.path }
 
     /// Gives up: a recording keeps what it has as a partial file; a stream is closed.
     func abandon() {

@@ -17,6 +17,9 @@ public struct ChannelTargetStatus: Sendable, Codable {
     public var framesDropped = 0
     public var framesWritten = 0
     public var lastError: String?
+    /// Seconds since the target was last connected (or since it began connecting); nil while it is
+    /// connected, or once it ended.
+    public var downFor: Double?
 }
 
 /// Writes the channel's packets to one target on a thread of its own, so that a slow or dropped
@@ -60,7 +63,7 @@ final class TargetWriter: @unchecked Sendable {
         self.target = target
         self.parameters = parameters
         machine = TargetWriterStateMachine(
-            name: target.description, recovery: target.isNetwork || target.kind == .hls ? .reconnects : .givesUp)
+            name: target.description, recovery: target.isNetwork || target.kind == .hls ? .reconnects : .givesUp, now: Self.now())
         WorkerPool.shared.run("playhead.channel.target") { [self] in
             run()
             done.signal()
@@ -70,7 +73,9 @@ final class TargetWriter: @unchecked Sendable {
     var status: ChannelTargetStatus {
         condition.lock()
         defer { condition.unlock() }
-        return machine.status
+        var status = machine.status
+        status.downFor = machine.downSince.map { max(0, Self.now() - $0) }
+        return status
     }
 
     /// Queues a copy of `packet` (the channel's thread; never blocks).
@@ -128,6 +133,8 @@ final class TargetWriter: @unchecked Sendable {
 
     private func run() {
         var connection: TargetConnection?
+        /// An HLS target's files (its segments' names, its playlist's lock), kept across reopens.
+        var hls: HLSFolder?
         /// An RTMP connection's first picture time: its timestamps start at 0 (servers expect it).
         var firstVideo: Int64?
         while true {
@@ -147,9 +154,10 @@ final class TargetWriter: @unchecked Sendable {
                 continue
             case .open:
                 do throws(PlayheadError) {
+                    if target.kind == .hls, hls == nil { hls = try HLSFolder(playlist: target.location) }
                     connection = try TargetConnection(
                         target: target, video: parameters.video, audio: parameters.audio,
-                        segmentSeconds: parameters.segmentSeconds, deadline: deadline, openTimeout: parameters.openTimeout)
+                        segmentSeconds: parameters.segmentSeconds, deadline: deadline, openTimeout: parameters.openTimeout, hls: hls)
                     firstVideo = nil
                     decide { $0.opened() }
                 } catch {
@@ -198,7 +206,7 @@ final class TargetWriter: @unchecked Sendable {
         case .complete:
             do throws(PlayheadError) {
                 let kept = try connection.finish(timeout: parameters.writeTimeout, ends: ends)
-                decide { $0.completed(at: kept, asked: target.location) }
+                decide { $0.completed(at: kept, asked: connection.path) }
             } catch {
                 decide { $0.completionFailed(error.description) }
             }

@@ -55,14 +55,18 @@ package struct TargetWriterStateMachine: Sendable {
     package private(set) var status: ChannelTargetStatus
     /// The queue overflowed (or the writer is resuming): packets are dropped until a video keyframe.
     private var queueResumesAtKeyframe = true
+    /// Since when the target has not been connected (nil: it is, or it ended).
+    package private(set) var downSince: Double?
 
-    /// A machine for the target `name`.
+    /// A machine for the target `name`, made at `now`.
     /// - Parameters:
     ///   - name: what the status calls the target.
     ///   - recovery: what a failure does.
-    package init(name: String, recovery: Recovery) {
+    ///   - now: when it begins connecting.
+    package init(name: String, recovery: Recovery, now: Double = 0) {
         self.recovery = recovery
         status = ChannelTargetStatus(target: name, state: .connecting)
+        downSince = now
     }
 
     // MARK: The channel's side
@@ -120,6 +124,7 @@ package struct TargetWriterStateMachine: Sendable {
     package mutating func opened() {
         guard case .closed = phase else { return }
         phase = .open(backoff: Self.firstBackoff)
+        downSince = nil
         status.state = .connected
         status.connects += 1
         status.lastError = nil
@@ -157,6 +162,7 @@ package struct TargetWriterStateMachine: Sendable {
     }
 
     private mutating func fail(now: Double, backoff: Double) {
+        if downSince == nil { downSince = now }
         switch recovery {
         case .givesUp:
             phase = .failed
@@ -181,8 +187,16 @@ package struct TargetWriterStateMachine: Sendable {
         case .open: ending = stopping ? .abandon : .complete
         case .closed, .failed, .ended: ending = .abandon
         }
-        if case .failed = phase {} else if status.state != .failed { status.state = .finished }
+        switch phase {
+        case .failed: break
+        // Down at the end after a failure (still reconnecting): the output did not finish, and
+        // its state says so (`reconnecting`, with its last error), never `finished`; one that
+        // never connected failed.
+        case .closed where status.lastError != nil: if status.connects == 0 { status.state = .failed }
+        default: if status.state != .failed { status.state = .finished }
+        }
         phase = .ended
+        downSince = nil
         return ending
     }
 

@@ -1,0 +1,158 @@
+import Foundation
+import Testing
+
+@testable import Playhead
+@testable import PlayheadCLI
+@testable import PlayheadMedia
+
+/// A channel's HLS output owns its files as every other output does: its segments take names no
+/// user's file and no other channel's segment has, a playlist is written by one channel at a time,
+/// and a full disk never publishes an empty or cut file — the playlist stays the last good one and,
+/// once there is room again, goes on (its media sequence continued, `EXT-X-DISCONTINUITY` at the
+/// join), while `/status` and `/health` say what happened.
+@Suite struct ChannelHLSTests {
+    /// The playlist's media sequence and entries (nil when it does not parse as a playlist).
+    static func entries(_ path: String) -> (sequence: Int, entries: [String], discontinuities: Int)? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        let lines = text.split(whereSeparator: \.isNewline).map(String.init)
+        guard lines.first == "#EXTM3U",
+            let sequence = lines.first(where: { $0.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") }).flatMap({ Int($0.dropFirst(22)) })
+        else { return nil }
+        return (sequence, lines.filter { !$0.hasPrefix("#") && !$0.isEmpty }, lines.filter { $0 == "#EXT-X-DISCONTINUITY" }.count)
+    }
+
+    @Test func aUsersFilesAndAnotherChannelsSegmentsAreLeftAlone() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let layout = try await PlayoutTests.channel(in: folder)
+        let www = folder + "/www"
+        try FileManager.default.createDirectory(atPath: www, withIntermediateDirectories: true)
+        // A user's files named as the muxer's own names would be.
+        let users = ["live0.ts", "live1.ts", "live12.ts", "live10.ts", "live1-0.ts", "notes.txt"]
+        for name in users { try Data("a user's \(name)".utf8).write(to: URL(fileURLWithPath: www + "/" + name)) }
+        // Two channels into one folder at once: live.m3u8 and live1.m3u8.
+        async let first = CLI.run([
+            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "virtual", "--duration", "20", "--segment", "1",
+            "--out", www + "/live.m3u8",
+        ])
+        async let second = CLI.run([
+            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "virtual", "--duration", "20", "--segment", "1",
+            "--out", www + "/live1.m3u8",
+        ])
+        let runs = try await [first, second]
+        for run in runs { #expect(run.status == 0, "\(run.stderr)") }
+        for name in users {
+            #expect(try String(contentsOfFile: www + "/" + name, encoding: .utf8) == "a user's \(name)", "\(name) was touched")
+        }
+        for (playlist, stem) in [("live.m3u8", "live-"), ("live1.m3u8", "live1-")] {
+            let listed = try #require(Self.entries(www + "/" + playlist), "\(playlist) does not parse")
+            #expect(listed.entries.count == 6 && listed.sequence == 14, "\(playlist): \(listed)")
+            #expect(listed.entries.allSatisfy { $0.hasPrefix(stem) && !users.contains($0) }, "\(playlist) lists \(listed.entries)")
+            let frames = try await HostileOperationsTests.decodedFrames(www + "/" + playlist)
+            #expect(frames == 150, "\(playlist): \(frames) frames decoded from the six segments")
+        }
+    }
+
+    @Test func aPlaylistAnotherChannelWritesIsRefused() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let layout = try await PlayoutTests.channel(in: folder)
+        async let holder = CLI.run([
+            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "realtime", "--duration", "5", "--segment", "1",
+            "--out", folder + "/live.m3u8",
+        ])
+        // Once the first channel has its playlist (its first segment written), a second one asks for it.
+        let until = Date().addingTimeInterval(60)
+        while Date() < until, !FileManager.default.fileExists(atPath: folder + "/live.m3u8") { try await Task.sleep(for: .milliseconds(20)) }
+        let intruder = try await CLI.run([
+            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "virtual", "--duration", "2", "--segment", "1",
+            "--out", folder + "/live.m3u8",
+        ])
+        #expect(intruder.status == 1 && intruder.stderr.contains("another channel writes"), "\(intruder.stderr)")
+        let held = try await holder
+        #expect(held.status == 0, "\(held.stderr)")
+        let listed = try #require(Self.entries(folder + "/live.m3u8"))
+        #expect(listed.entries.count == 5 && listed.discontinuities == 0, "the first channel's playlist: \(listed)")
+        let frames = try await HostileOperationsTests.decodedFrames(folder + "/live.m3u8")
+        #expect(frames == 125, "\(frames) frames")
+    }
+
+    @Test func aFullDiskPublishesNothingCutAndTheOutputComesBackWhereItLeftOff() async throws {
+        let disk = try await FullDisk.mount(kilobytes: 1024)
+        defer { disk.unmount() }
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let layout = try await PlayoutTests.channel(in: folder)
+        // Room for a few segments, then none until the ballast goes.
+        let ballast = disk.path + "/ballast"
+        try Data(count: 900 << 10).write(to: URL(fileURLWithPath: ballast))
+        let port = try TestServers.freePort()
+        let playlist = disk.path + "/live.m3u8"
+        async let running = CLI.run([
+            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "realtime", "--duration", "14", "--segment", "1",
+            "--crf", "0", "--preset", "ultrafast", "--out", playlist, "--status", "127.0.0.1:\(port)", "--timeout", "2",
+        ])
+        // Every playlist published, all along: it parses, and every segment it lists is whole.
+        var published: [(sequence: Int, entries: [String], discontinuities: Int)] = []
+        var cut: [String] = []
+        var freed = false
+        var sawDrop = false
+        let until = Date().addingTimeInterval(40)
+        while Date() < until {
+            if let listed = Self.entries(playlist) {
+                if published.last.map({ $0.sequence != listed.sequence || $0.entries != listed.entries }) ?? true { published.append(listed) }
+                for entry in listed.entries {
+                    let size = (try? FileManager.default.attributesOfItem(atPath: disk.path + "/" + entry)[.size] as? Int) ?? nil
+                    if let size, size == 0 || size % 188 != 0 { cut.append("\(entry): \(size) bytes") }
+                }
+            } else if FileManager.default.fileExists(atPath: playlist) {
+                cut.append("an unreadable playlist")
+            }
+            if !freed, let (status, body) = TestServers.get(port: port, path: "/status"), status == 200,
+                let document = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
+                let outputs = document["outputs"] as? [[String: Any]], (outputs.first?["drops"] as? Int ?? 0) >= 1
+            {
+                sawDrop = true
+                let health = TestServers.get(port: port, path: "/health")
+                #expect(health?.status == 200, "a drop being retried is within its grace: \(String(describing: health))")
+                try FileManager.default.removeItem(atPath: ballast)
+                freed = true
+            }
+            if freed, published.last?.discontinuities ?? 0 > 0 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let run = try await running
+        #expect(sawDrop, "the full disk was never reported as a drop: \(run.stderr)")
+        #expect(cut.isEmpty, "published cut or empty: \(cut.prefix(5))")
+        // The output came back: the sequence went on, the join marked.
+        let last = try #require(Self.entries(playlist))
+        #expect(last.discontinuities >= 1, "no discontinuity at the join: \(last)")
+        let sequences = published.map(\.sequence)
+        #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $0 <= $1 }, "the media sequence went back: \(sequences)")
+        #expect(run.stderr.contains("2 connects, 1 drops"), "\(run.stderr)")
+        let frames = try await HostileOperationsTests.decodedFrames(playlist)
+        #expect(frames > 0, "the playlist at the end decodes")
+    }
+}
+
+/// `/health` of a channel: unhealthy when an output failed for good, or has been down (never
+/// connected, or reconnecting) for longer than its grace.
+@Suite struct ChannelHealthTests {
+    static func output(_ state: ChannelTargetStatus.State, down: Double?, error: String? = nil) -> ChannelTargetStatus {
+        var status = ChannelTargetStatus(target: "rtmp://host/live/***", state: state)
+        status.downFor = down
+        status.lastError = error
+        return status
+    }
+
+    @Test func anOutputDownLongerThanItsGraceMakesTheChannelUnhealthy() {
+        #expect(PlayoutCommand.health([Self.output(.connected, down: nil)], grace: 10).0)
+        #expect(PlayoutCommand.health([Self.output(.connecting, down: 9)], grace: 10).0, "still within its grace")
+        let never = PlayoutCommand.health([Self.output(.connected, down: nil), Self.output(.connecting, down: 11)], grace: 10)
+        #expect(!never.0 && never.1.contains("down for 11 s"), "\(never)")
+        let dropped = PlayoutCommand.health([Self.output(.reconnecting, down: 30, error: "refused")], grace: 10)
+        #expect(!dropped.0 && dropped.1.contains("refused"), "\(dropped)")
+        #expect(!PlayoutCommand.health([Self.output(.failed, down: nil, error: "disk full")], grace: 10).0)
+        #expect(!PlayoutCommand.health([], grace: 10).0)
+    }
+}
