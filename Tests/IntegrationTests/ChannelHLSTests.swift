@@ -53,6 +53,22 @@ import Testing
         }
     }
 
+    /// FFmpeg writes the playlist as `NAME.m3u8.tmp` and renames it: a user's file at that name
+    /// stops the output, untouched, instead of being written over and renamed away.
+    @Test func aUsersFileAtThePlaylistsTemporaryNameIsLeftAlone() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let layout = try await PlayoutTests.channel(in: folder)
+        try Data("a user's notes".utf8).write(to: URL(fileURLWithPath: folder + "/live.m3u8.tmp"))
+        let run = try await CLI.run([
+            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "virtual", "--duration", "3", "--segment", "1",
+            "--out", folder + "/live.m3u8",
+        ])
+        #expect(run.status == 1 && run.stderr.contains("live.m3u8.tmp exists"), "\(run.stderr)")
+        #expect(try String(contentsOfFile: folder + "/live.m3u8.tmp", encoding: .utf8) == "a user's notes")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/live.m3u8"), "nothing renamed over the playlist")
+    }
+
     @Test func aPlaylistAnotherChannelWritesIsRefused() async throws {
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -105,6 +105,19 @@ final class HLSFolder {
         return options
     }
 
+    /// Checks, before a muxer opens, that the names it will use are free: FFmpeg writes the
+    /// playlist as `NAME.m3u8.tmp` and renames whatever is there over the playlist, so a file of
+    /// someone else's at that name stops the output (it is never written over, nor moved).
+    /// - Throws: `output.outputExists` naming the file.
+    func checkNames() throws(PlayheadError) {
+        var info = stat()
+        if lstat(playlist + ".tmp", &info) == 0 {
+            throw PlayheadError(
+                code: .outputExists, message: "\(playlist).tmp exists and is not this channel's: left alone (the playlist is written there)",
+                file: playlist)
+        }
+    }
+
     /// Installs the hooks on the muxer's context (before its header is written).
     func attach(to context: UnsafeMutablePointer<AVFormatContext>) {
         defaultOpen = context.pointee.io_open

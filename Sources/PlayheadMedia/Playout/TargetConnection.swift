@@ -73,6 +73,7 @@ final class TargetConnection {
         self.deadline = deadline
         deadline.arm(openTimeout)
         defer { deadline.arm(0) }
+        try hls?.checkNames()
         let muxer = try Muxer(target.container, to: target.destination(deadline: deadline, openTimeout: openTimeout, hls: hls))
         self.muxer = muxer
         videoIndex = try muxer.addStream(from: video)
