@@ -6,16 +6,26 @@ import Playhead
 /// report and carry on) cancel the command cleanly: the first one runs the command's
 /// cancellation (sessions stopped, outputs kept as far as they got, the summary written) and the
 /// command then exits with 128 + the signal's number (130, 143, 129, 131). A second signal stops the
-/// process at once. SIGPIPE is ignored: a reader gone away is a write error (`Console`).
+/// process at once: files still being written that stay valid when cut (recordings, MP4 exports)
+/// are kept, cut to their valid part; others are removed. The same signal again within
+/// ``duplicateWindow`` is one signal delivered twice — GNU `timeout` and other supervisors send it
+/// to the process and to its group — not a user's second Ctrl-C, and is ignored. SIGPIPE is
+/// ignored: a reader gone away is a write error (`Console`).
 final class SignalWatcher: Sendable {
     static let shared = SignalWatcher()
 
+    /// How soon the same signal again counts as the first one delivered twice.
+    static let duplicateWindow: Duration = .milliseconds(500)
+
     private struct State {
         var received: Int32?
+        /// When the first (or the late) signal came, by the monotonic clock.
+        var at: ContinuousClock.Instant?
         /// The run's outcome was read for its summary: a signal from now on changes nothing
         /// (the summary and the exit status must agree), but a second one still stops at once.
         var settled = false
         var lateSignals = 0
+        var lastNumber: Int32?
         var handler: (@Sendable (Int32) -> Void)?
         /// SIGHUP asks a long-running command to reload (a channel's layout), not to stop.
         var reload: (@Sendable () -> Void)?
@@ -80,7 +90,14 @@ final class SignalWatcher: Sendable {
             reload()
             return
         }
+        let now = ContinuousClock.now
         let (first, handler) = state.withLock { s -> (Bool, (@Sendable (Int32) -> Void)?) in
+            // One signal delivered twice (to the process and to its group) is one signal.
+            if let at = s.at, s.lastNumber == number, now - at < Self.duplicateWindow { return (true, nil) }
+            defer {
+                s.at = now
+                s.lastNumber = number
+            }
             if s.settled, s.received == nil {
                 // The run is writing what it finished: only a second signal stops it.
                 s.lateSignals += 1
@@ -91,11 +108,13 @@ final class SignalWatcher: Sendable {
             return (true, s.handler)
         }
         guard first else {
-            // Nothing half written stays behind: files still being written are removed.
-            SafeFile.removeTemporaries()
+            // Nothing half written stays behind under a name that says it is whole: a recording or
+            // an MP4 export is cut to its valid part and kept, anything else being written removed.
+            let kept = SafeFile.removeTemporaries()
             Console.err(
-                "playhead: stopped at once by a second signal: files still being written were removed "
-                    + "(kept partial ones stay), summary.json was left as it stood\n")
+                "playhead: stopped at once by a second signal: "
+                    + (kept.isEmpty ? "" : "kept, cut to their last whole part: \(kept.joined(separator: ", ")); ")
+                    + "files still being written were removed, summary.json was left as it stood\n")
             _exit(128 + number)
         }
         handler?(number)

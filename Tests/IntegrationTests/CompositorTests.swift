@@ -237,7 +237,7 @@ import Testing
             init(onFrame: @escaping (Int) -> Void) { self.onFrame = onFrame }
             func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
             func write(_ frame: VideoFrame) throws(PlayheadError) {
-                let plane = frame.plane(0)
+                guard let plane = frame.plane(0) else { throw PlayheadError(code: .invalidState, message: "no plane 0") }
                 frames.append(Array(UnsafeBufferPointer(start: plane.baseAddress, count: plane.bytesPerRow * plane.rows)))
                 onFrame(frame.index)
             }

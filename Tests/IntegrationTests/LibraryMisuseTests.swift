@@ -83,7 +83,7 @@ import Testing
     }
 
     @Test func valuesPrintAsAPersonReadsThem() throws {
-        let image = GeneratedImage(size: PixelSize(width: 1920, height: 1080), gray: 7)
+        let image = try GeneratedImage(size: PixelSize(width: 1920, height: 1080), gray: 7)
         let printed = "\(image)"
         #expect(printed == "GeneratedImage(1920x1080, RGB, 6220800 bytes)")
         var dumped = ""

@@ -16,12 +16,12 @@ import Testing
                 pixels += [r, g, b]
             }
         }
-        return GeneratedImage(size: size, pixels: pixels)
+        return GeneratedImage(checkedSize: size, pixels: pixels)
     }
 
     @Test func gridPicturesAndLabels() throws {
-        let wide = ContactSheet.Cell(image: GeneratedImage(size: Self.cell, gray: 9), label: "00:01.00")
-        let narrow = ContactSheet.Cell(image: GeneratedImage(size: PixelSize(width: 120, height: 90), gray: 9), label: "00:02.00")
+        let wide = ContactSheet.Cell(image: try GeneratedImage(size: Self.cell, gray: 9), label: "00:01.00")
+        let narrow = ContactSheet.Cell(image: try GeneratedImage(size: PixelSize(width: 120, height: 90), gray: 9), label: "00:02.00")
         let failed = ContactSheet.Cell(failure: "the file ends at byte 10", label: "00:03.00")
         let section = ContactSheet.Section(title: "clip.mp4", details: ["Size 1 KiB"], cells: [wide, narrow, failed, wide, wide])
         let sheet = ContactSheet(sections: [section], columns: 4, cellSize: Self.cell)
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func overviewHasARowPerFileAndFailedFilesSayWhy() throws {
-        let good = ContactSheet.Section(title: "a.mp4", cells: [ContactSheet.Cell(image: GeneratedImage(size: Self.cell, gray: 0), label: nil)])
+        let good = ContactSheet.Section(title: "a.mp4", cells: [ContactSheet.Cell(image: try GeneratedImage(size: Self.cell, gray: 0), label: nil)])
         let bad = ContactSheet.Section(title: "b.mp4", cells: [], failure: "not a recognized media format")
         let sheet = ContactSheet(sections: [good, bad, good], columns: 3, cellSize: Self.cell)
         let layout = try SheetLayout(sheet: sheet, pictureSizes: [[Self.cell], [], [Self.cell]])
@@ -89,10 +89,10 @@ import Testing
         #expect(ContactSheet.timeLabel(.indefinite, duration: twoHours) == "00:00:00")
     }
 
-    @Test func blankPictures() {
+    @Test func blankPictures() throws {
         let size = PixelSize(width: 64, height: 36)
-        #expect(GeneratedImage(size: size, gray: 0).isBlank)
-        #expect(GeneratedImage(size: size, gray: 255).isBlank)
+        #expect(try GeneratedImage(size: size, gray: 0).isBlank)
+        #expect(try GeneratedImage(size: size, gray: 255).isBlank)
         #expect(Self.image(size) { _, _ in (200, 30, 30) }.isBlank)
         // Sensor noise of a few levels is still blank.
         #expect(

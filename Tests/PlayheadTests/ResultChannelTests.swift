@@ -21,7 +21,9 @@ import Testing
         guard bytes > 0 else {
             return Result(requestedTime: time, error: PlayheadError(code: .decodeFailed, message: "no image for \(i)"))
         }
-        return Result(requestedTime: time, actualTime: time, image: GeneratedImage(size: PixelSize(width: bytes / 3, height: 1), gray: 7))
+        return Result(
+            requestedTime: time, actualTime: time,
+            image: GeneratedImage(checkedSize: PixelSize(width: bytes / 3, height: 1), pixels: [UInt8](repeating: 7, count: bytes / 3 * 3)))
     }
 
     /// What a consumer got: the index of its answer, or nil at the end.

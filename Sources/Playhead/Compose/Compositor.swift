@@ -115,7 +115,8 @@ public final class Compositor: Sendable {
     /// - Parameter layer: the layer; its rectangle is rounded down to even coordinates and sizes.
     /// - Returns: the layer's identity, for ``update(_:to:)``, ``move(_:to:zIndex:)`` and ``remove(_:)``.
     /// - Throws: ``PlayheadError`` with `state.invalidArgument` when the layer has no asset, its rectangle is less
-    ///   than 2 pixels wide or high or leaves the canvas, or its loop count (``LayerLoop/times(_:)``) is below 1.
+    ///   than 2 pixels wide or high or leaves the canvas, its loop count (``LayerLoop/times(_:)``) is below 1, its
+    ///   time range is not valid (``TimeRange/isValid``), or the compositor holds ``maximumLayers`` already.
     @discardableResult
     public func add(_ layer: CompositionLayer) throws(PlayheadError) -> CompositionLayer.ID {
         let layer = try validated(layer)
@@ -124,18 +125,28 @@ public final class Compositor: Sendable {
                 value += 1
                 return value
             })
-        state.withLock { state in
+        try state.withLock { (state) throws(PlayheadError) in
+            // Each layer holds a decoder and its threads: a bound, not whatever a caller asks.
+            guard state.layers.count < Self.maximumLayers else {
+                throw PlayheadError(code: .invalidArgument, message: "a compositor holds at most \(Self.maximumLayers) layers")
+            }
             state.layers.append((id, layer))
             state.generation += 1
         }
         return id
     }
 
+    /// The most layers a compositor holds at once (each decodes on threads of its own).
+    public static let maximumLayers = 64
+
     /// The layer as the compositor keeps it (its rectangle rounded down to even numbers), or why it
     /// cannot be one: no asset, an empty rectangle or one off the canvas, a loop count below 1. One
     /// rule for ``add(_:)`` and ``update(_:to:)``.
     private func validated(_ layer: CompositionLayer) throws(PlayheadError) -> CompositionLayer {
         guard !layer.assets.isEmpty else { throw PlayheadError(code: .invalidArgument, message: "a layer needs at least one asset") }
+        if let range = layer.timeRange, !range.isValid {
+            throw PlayheadError(code: .invalidArgument, message: "a layer's time range must start at a time and not end before it (\(range))")
+        }
         var layer = layer
         layer.rect = try checked(layer.rect)
         if case .times(let count) = layer.loop, count < 1 {
@@ -195,8 +206,9 @@ public final class Compositor: Sendable {
 
     private func checked(_ rect: PixelRect) throws(PlayheadError) -> PixelRect {
         let even = PixelRect(x: rect.x & ~1, y: rect.y & ~1, width: rect.width & ~1, height: rect.height & ~1)
-        guard even.width >= 2, even.height >= 2, even.x >= 0, even.y >= 0,
-            even.x + even.width <= canvas.size.width, even.y + even.height <= canvas.size.height
+        // Compared without sums, so that no value a caller passes can overflow.
+        guard even.width >= 2, even.height >= 2, even.x >= 0, even.y >= 0, even.x <= canvas.size.width, even.y <= canvas.size.height,
+            even.width <= canvas.size.width - even.x, even.height <= canvas.size.height - even.y
         else {
             throw PlayheadError(code: .invalidArgument, message: "the layer's rectangle \(rect) must lie inside the \(canvas.size) canvas")
         }
@@ -349,7 +361,7 @@ public final class Compositor: Sendable {
                 n += 1
                 rendered = n
                 current.withLock { $0.note(frame: n, time: time, layers: layers, loopCacheBytes: loopBudget.used) }
-                if frames == nil, stopRequested.withLock({ $0 }) { break }
+                if stopRequested.withLock({ $0 }) { break }
             }
             if !stopped, mixer != nil, n > 0, let slot = started.free.receive() {
                 // The sound of the last picture's span, once the layers' timelines have reached its end.

@@ -120,3 +120,15 @@ public struct DecodeResult: Sendable, Hashable {
         damagedPackets = 0
     }
 }
+
+extension DecodeConfiguration {
+    /// Why a session cannot run with this configuration: a start after its end (nothing could be
+    /// delivered, and a caller meant something else). Nil when it can.
+    func refusal(source: String) -> PlayheadError? {
+        if let start = startTime, let end = endTime, start.isNumeric, end.isNumeric, start > end {
+            return PlayheadError(
+                code: .invalidArgument, message: "the start time (\(start.seconds) s) is after the end time (\(end.seconds) s)", file: source)
+        }
+        return nil
+    }
+}

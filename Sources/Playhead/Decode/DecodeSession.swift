@@ -101,6 +101,12 @@ public final class DecodeSession: Sendable {
             sink.value.abort()
             return refused
         }
+        if let problem = configuration.refusal(source: source) {
+            var refused = DecodeResult(source: source)
+            refused.status = .failed(problem)
+            sink.value.abort()
+            return refused
+        }
         // The handlers hold what they need, not the session (the control is the session's own).
         let interrupt = self.interrupt, channels = self.channels
         control.configure(

@@ -35,7 +35,8 @@ public struct AssetImageGenerator: Sendable {
     /// frame up to this long after the blank one — or, when there is none (a clip that ends in
     /// black), to the last frame that is not, up to this long before it; the result's
     /// ``Result/blankFrameTime`` says where it moved from. When every frame inside is blank, the
-    /// frame asked for stays, marked ``Result/isBlank``. Nil (the default): the frame asked for, blank or not.
+    /// frame asked for stays, marked ``Result/isBlank``. Nil (the default), or a limit that is not a positive
+    /// numeric time (invalid, indefinite, infinite, zero or less): the frame asked for, blank or not.
     public var blankFrameSearchLimit: MediaTime?
     /// Decoders working on one request at once, each on its own share of the times.
     public var decoderCount = min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
@@ -131,7 +132,7 @@ public struct AssetImageGenerator: Sendable {
         let settings = ImageSettings(
             maximumSize: maximumSize, appliesPreferredTrackTransform: appliesPreferredTrackTransform,
             toleranceBefore: requestedTimeToleranceBefore, toleranceAfter: requestedTimeToleranceAfter,
-            strict: strict, blankSearchLimit: blankFrameSearchLimit)
+            strict: strict, blankSearchLimit: blankFrameSearchLimit.flatMap { $0.isNumeric && $0 > .zero ? $0 : nil })
         let asset = self.asset
         let requested = work
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in

@@ -16,6 +16,8 @@ public final class PlayerItem: Sendable {
         var state = PlayerItemState<ObjectIdentifier>()
         var observers: [ObjectIdentifier: WeakObserver] = [:]
         var duration = MediaTime.indefinite
+        /// Where the asset's timeline ends (its start plus its duration), once ready.
+        var end: MediaTime?
         var presentationSize: PixelSize?
         var currentTime = MediaTime.zero
         var damagedPackets = 0
@@ -45,6 +47,9 @@ public final class PlayerItem: Sendable {
 
     /// The current status.
     public var status: PlayerItemStatus { guarded.withLock { $0.state.status } }
+    /// Where the asset's timeline ends (its start time plus its duration), once ready and known.
+    var mediaEnd: MediaTime? { guarded.withLock { $0.end } }
+
     /// The item's duration, once ready (indefinite before).
     public var duration: MediaTime { guarded.withLock { $0.duration } }
     /// The displayed size of the video track, once ready (nil for audio-only items).
@@ -76,6 +81,7 @@ public final class PlayerItem: Sendable {
             let size = tracks.first { $0.mediaType == .video && $0.isPlayable }?.presentationSize
             update { guarded in
                 guarded.duration = duration
+                guarded.end = duration.isNumeric && description.startTime.isNumeric ? description.startTime + duration : nil
                 guarded.presentationSize = size
                 _ = guarded.state.transition(to: .readyToPlay)
             }

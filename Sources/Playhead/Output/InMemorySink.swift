@@ -43,7 +43,7 @@ public final class InMemorySink: FrameSink, Sendable {
         if let limit, state.withLock({ $0.frames.count }) >= limit { return }
         var bytes: [UInt8] = []
         for p in 0..<frame.planeCount {
-            let plane = frame.plane(p)
+            guard let plane = frame.plane(p) else { continue }
             for row in 0..<plane.rows {
                 bytes.append(contentsOf: UnsafeBufferPointer(start: plane.baseAddress + row * plane.bytesPerRow, count: plane.visibleBytesPerRow))
             }

@@ -16,6 +16,14 @@ public final class PlayerLooper: Sendable {
     }
     private let state: Locked<State>
 
+    /// The looper each player loops for now: a second looper on a player replaces the first, whose
+    /// waits then end (it is told it was replaced) instead of waiting for items it no longer has.
+    private static let current = Locked<[ObjectIdentifier: WeakLooper]>([:])
+
+    private struct WeakLooper: Sendable {
+        weak var looper: PlayerLooper?
+    }
+
     /// Starts looping `templateItem` on `player` (nil `loopCount` loops until disabled). The player's
     /// queue is emptied first; call `play()` on the player to start.
     /// - Parameters:
@@ -29,10 +37,23 @@ public final class PlayerLooper: Sendable {
         self.template = templateItem
         self.timeRange = timeRange ?? templateItem.timeRange
         self.state = Locked(State(machine: LooperStateMachine(loopCount: loopCount)))
+        let replaced = Self.current.withLock { loopers in
+            defer { loopers[ObjectIdentifier(player)] = WeakLooper(looper: self) }
+            return loopers[ObjectIdentifier(player)]?.looper
+        }
+        replaced?.replace()
         player.removeAllItems()
         player.addEventHandler { [weak self] event in
             guard let self else { return }
             switch event {
+            case .itemEnded(let item) where Self.playedNothing(item):
+                // An iteration that played nothing (a range past the clip's end) would be followed
+                // by another that plays nothing, for ever: looping ends, and says why.
+                let empty = PlayheadError(
+                    code: .invalidArgument, message: "an iteration played nothing: the looped range holds no frame and no sound",
+                    file: item.asset.source)
+                self.state.withLock { $0.failure = $0.failure ?? empty }
+                self.handle(item) { $0.iterationFailed() }
             case .itemEnded(let item):
                 self.handle(item) { $0.iterationEnded() }
             case .itemFailed(let item, let error):
@@ -56,6 +77,25 @@ public final class PlayerLooper: Sendable {
 
     /// Why looping stopped early, if an iteration failed.
     public var failure: PlayheadError? { state.withLock { $0.failure } }
+
+    /// Whether an iteration that ended played nothing of its range: no frame and no sound, or a
+    /// range that starts at or after the item's end (what is shown there is the last frame held).
+    private static func playedNothing(_ item: PlayerItem) -> Bool {
+        if item.framesPresented == 0 && item.audioFramesPresented == 0 { return true }
+        guard let range = item.timeRange, range.start.isNumeric, let end = item.mediaEnd else { return false }
+        return range.start >= end
+    }
+
+    /// Another looper took the player: this one is over (its items are the other's to remove).
+    private func replace() {
+        let replaced = PlayheadError(code: .invalidState, message: "another PlayerLooper took the player", file: template.asset.source)
+        let actions = state.withLock { s -> [LooperStateMachine.Action] in
+            s.failure = s.failure ?? replaced
+            s.copies.removeAll()
+            return s.machine.iterationFailed().filter { $0 == .finished }
+        }
+        perform(actions)
+    }
 
     /// Lets the current iteration finish and queues no more.
     public func disableLooping() {

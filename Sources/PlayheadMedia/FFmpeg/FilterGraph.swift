@@ -41,6 +41,8 @@ final class FilterGraph {
     ///   - failure: what a failure to set it up is called in its error's message.
     /// - Throws: `code` when a filter is missing or refuses its options, or the chain does not configure.
     init(_ filters: [Filter], code: PlayheadError.Code, file: String, failure: String) throws(PlayheadError) {
+        // The library never prints: FFmpeg's messages (a font's fallback) go where routed, or nowhere.
+        FFmpegLogging.installCallback()
         guard let graph = avfilter_graph_alloc() else { throw PlayheadError.outOfMemory("avfilter_graph_alloc") }
         self.graph = graph
         self.code = code

@@ -87,7 +87,11 @@ extension VideoGravity {
         stored: PixelSize, pixelAspectRatio: PixelAspectRatio = .square, orientation: VideoOrientation = .identity,
         canvas: PixelSize, alignment: Int = 1
     ) -> FrameLayout {
-        precondition(!stored.isEmpty && !canvas.isEmpty && alignment >= 1)
+        // Nothing to place, or nowhere to place it: an empty layout (nothing is drawn), never a trap.
+        guard !stored.isEmpty, !canvas.isEmpty, alignment >= 1 else {
+            let none = PixelRect(x: 0, y: 0, width: 0, height: 0)
+            return FrameLayout(canvas: canvas, content: none, sourceCrop: none, displayedCrop: none, orientation: orientation)
+        }
         let par =
             pixelAspectRatio.horizontal > 0 && pixelAspectRatio.vertical > 0
             ? Double(pixelAspectRatio.horizontal) / Double(pixelAspectRatio.vertical) : 1

@@ -8,21 +8,43 @@ public struct GeneratedImage: Sendable, Hashable {
 
     /// An image of the given pixels.
     /// - Parameters:
-    ///   - size: its size.
-    ///   - pixels: packed RGB bytes, row after row: exactly `width × height × 3` of them (checked: another count
-    ///     traps).
-    public init(size: PixelSize, pixels: [UInt8]) {
-        precondition(pixels.count == size.width * size.height * 3, "pixels must hold width × height × 3 bytes")
+    ///   - size: its size (neither side negative).
+    ///   - pixels: packed RGB bytes, row after row: exactly `width × height × 3` of them.
+    /// - Throws: ``PlayheadError`` with `state.invalidArgument` for a negative side, or another
+    ///   number of bytes.
+    public init(size: PixelSize, pixels: [UInt8]) throws(PlayheadError) {
+        guard let bytes = Self.byteCount(of: size), pixels.count == bytes else {
+            throw PlayheadError(
+                code: .invalidArgument, message: "an RGB image of \(size) holds width × height × 3 bytes, not \(pixels.count)", file: nil)
+        }
+        self.size = size
+        self.pixels = pixels
+    }
+
+    /// An image whose size and pixels are known to agree (made here).
+    init(checkedSize size: PixelSize, pixels: [UInt8]) {
         self.size = size
         self.pixels = pixels
     }
 
     /// A picture of one colour.
     /// - Parameters:
-    ///   - size: its size.
+    ///   - size: its size (neither side negative; at most 2^30 bytes of pixels).
     ///   - gray: the value of every byte: 0 is black, 255 white.
-    public init(size: PixelSize, gray: UInt8) {
-        self.init(size: size, pixels: [UInt8](repeating: gray, count: size.width * size.height * 3))
+    /// - Throws: ``PlayheadError`` with `state.invalidArgument` for a negative or absurd size.
+    public init(size: PixelSize, gray: UInt8) throws(PlayheadError) {
+        guard let bytes = Self.byteCount(of: size), bytes <= 1 << 30 else {
+            throw PlayheadError(code: .invalidArgument, message: "no RGB image can be \(size)", file: nil)
+        }
+        self.init(checkedSize: size, pixels: [UInt8](repeating: gray, count: bytes))
+    }
+
+    /// `width × height × 3`, or nil for a negative side or a product past `Int`.
+    static func byteCount(of size: PixelSize) -> Int? {
+        guard size.width >= 0, size.height >= 0 else { return nil }
+        let (area, wide) = size.width.multipliedReportingOverflow(by: size.height)
+        let (bytes, over) = area.multipliedReportingOverflow(by: 3)
+        return wide || over ? nil : bytes
     }
 
     /// The image encoded as a PNG or PPM file, by libavcodec's encoder.
@@ -48,9 +70,14 @@ public struct GeneratedImage: Sendable, Hashable {
     ///   - x: where its left edge goes, in this image's pixels; it may be negative.
     ///   - y: where its top edge goes, in this image's pixels; it may be negative.
     public mutating func draw(_ image: GeneratedImage, atX x: Int, y: Int) {
-        for row in 0..<image.size.height where y + row >= 0 && y + row < size.height {
-            let from = max(0, -x), to = min(image.size.width, size.width - x)
-            guard from < to else { continue }
+        // Clipped first, so that no sum below can overflow: what lies outside is not drawn.
+        guard x < size.width, y < size.height, x > -image.size.width, y > -image.size.height,
+            Self.byteCount(of: size) == pixels.count, Self.byteCount(of: image.size) == image.pixels.count
+        else { return }
+        let from = max(0, -x), to = min(image.size.width, size.width - x)
+        let firstRow = max(0, -y), endRow = min(image.size.height, size.height - y)
+        guard from < to, firstRow < endRow else { return }
+        for row in firstRow..<endRow {
             let source = (row * image.size.width + from) * 3
             let target = ((y + row) * size.width + x + from) * 3
             pixels.replaceSubrange(target..<(target + (to - from) * 3), with: image.pixels[source..<(source + (to - from) * 3)])
@@ -78,7 +105,7 @@ public struct GeneratedImage: Sendable, Hashable {
                 }
             }
         }
-        return GeneratedImage(size: size, pixels: pixels)
+        return GeneratedImage(checkedSize: size, pixels: pixels)
     }
 }
 

@@ -1,6 +1,6 @@
 import Glibc
 
-/// Where a ``MuxedFile`` writes: a ``SafeFile`` (a temporary name, renamed when complete), or a
+/// Where a ``Muxer`` writes: a ``SafeFile`` (a temporary name, renamed when complete), or a
 /// stream that is already open, such as standard output (written as it comes; nothing to rename,
 /// nothing to take back).
 protocol MuxTarget: AnyObject {

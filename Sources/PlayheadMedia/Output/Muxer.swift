@@ -49,6 +49,18 @@ final class Muxer {
 
         /// MPEG-TS is a sequence of 188-byte packets: a file cut on a packet's boundary is valid.
         static let transportPacketSize: Int64 = 188
+
+        /// How much of a file of this container, `size` bytes written at `path`, is valid when cut
+        /// there: the last whole fragment of an MP4 (``MP4Boxes``), the last whole packet of an
+        /// MPEG-TS; nil for a container whose cut file is not valid (its header says how long it is),
+        /// or when nothing is. Safe from any thread (it reads the file).
+        func validPrefix(of path: String, size: Int64) -> Int64? {
+            switch self {
+            case .mp4: return size > 0 ? MP4Boxes.validPrefix(of: path, size: size) : nil
+            case .mpegts: return size >= Self.transportPacketSize ? size / Self.transportPacketSize * Self.transportPacketSize : nil
+            default: return nil
+            }
+        }
     }
 
     /// Where it writes.
@@ -86,10 +98,6 @@ final class Muxer {
     private var closed = false
     /// A write error the I/O callback met (FFmpeg only sees its error number).
     fileprivate var ioError: PlayheadError?
-    /// Where the latest fragment a fragmented MP4 began writing starts in the file (0: none yet):
-    /// every byte before it belongs to the header and to whole fragments, so a file given up on a
-    /// write error (a full disk) is valid when cut there. Told by the muxer's data markers.
-    fileprivate var fragmentStart: Int64 = 0
     private static let bufferSize: Int32 = 1 << 16
 
     /// A muxer of `container` writing to `destination`.
@@ -127,6 +135,7 @@ final class Muxer {
             deadline = given
             hls = folder
         }
+        FFmpegLogging.installCallback()
         var allocated: UnsafeMutablePointer<AVFormatContext>?
         let result = avformat_alloc_output_context2(&allocated, nil, container.formatName, url)
         guard result >= 0, let allocated else {
@@ -138,6 +147,11 @@ final class Muxer {
         context = allocated
         file = target
         if let deadline { allocated.pointee.interrupt_callback = deadline.callback }
+        // A process that must stop at once keeps what a cut cannot spoil, as a give-up does.
+        if let safe = target as? SafeFile, container == .mp4 || container == .mpegts {
+            let temporary = safe.temporaryPath
+            safe.keepOnHardExit { size in container.validPrefix(of: temporary, size: size) }
+        }
         hls?.attach(to: allocated)
         do throws(PlayheadError) {
             if target != nil { try attachCustomIO() }
@@ -322,13 +336,8 @@ final class Muxer {
 
     /// How much of what was written is a valid file after a failed write (nil: none is).
     private func validPrefix(of file: any MuxTarget) -> Int64? {
-        switch container {
-        case .mp4: return fragmentStart > 0 ? fragmentStart : nil
-        case .mpegts:
-            let size = file.size
-            return size > 0 ? size / Container.transportPacketSize * Container.transportPacketSize : nil
-        default: return nil
-        }
+        guard let safe = file as? SafeFile else { return nil }
+        return container.validPrefix(of: safe.temporaryPath, size: file.size)
     }
 
     /// The one place a trailer is written.
@@ -386,17 +395,6 @@ final class Muxer {
         guard let io else {
             av_free(buffer)
             throw PlayheadError(code: .outputOpenFailed, message: "could not set up output I/O", file: name)
-        }
-        // With a typed write, the buffer is handed over at each marker the muxer sets (the MP4
-        // muxer sets one where each fragment begins), tagged with the marker's kind.
-        io.pointee.write_data_type = { opaque, data, size, type, _ in
-            guard let opaque, let data, size > 0 else { return 0 }
-            let muxer = Unmanaged<Muxer>.fromOpaque(opaque).takeUnretainedValue()
-            if muxer.ioError == nil, type == AVIO_DATA_MARKER_SYNC_POINT || type == AVIO_DATA_MARKER_BOUNDARY_POINT, let file = muxer.file {
-                let here = file.seek(0, whence: SEEK_CUR)
-                if here > 0 { muxer.fragmentStart = here }
-            }
-            return muxer.writeOut(data, size: size)
         }
         context.pointee.pb = io
         context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO

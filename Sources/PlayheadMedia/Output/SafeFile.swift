@@ -25,10 +25,57 @@ package final class SafeFile {
     /// The file itself (it keeps its device and inode when renamed into place).
     let identity: FileIdentity
 
-    /// The temporary names of every file being written now, for a process that must stop at once
-    /// (``removeTemporaries()``).
+    /// Every file being written now, by its temporary name, for a process that must stop at once
+    /// (``removeTemporaries()``): where it would go, and — for a file that stays valid when cut
+    /// (a recording, an MP4 export) — how much of it to keep.
     /// A temporary file is created under this lock, and registered at once; once `closed`, none is.
-    private static let live = Locked<(paths: Set<String>, closed: Bool)>(([], false))
+    private static let live = Locked<(files: [String: Salvage], closed: Bool)>(([:], false))
+
+    /// What a file being written leaves if the process stops at once.
+    private struct Salvage: Sendable {
+        var path: String
+        /// The length of its valid part given its size now (nil: none is valid): nil for a file
+        /// that is removed.
+        var validPrefix: (@Sendable (Int64) -> Int64?)?
+    }
+
+    /// Stops the process's writing at once (a second signal): a file that stays valid when cut
+    /// (``keepOnHardExit(validPrefix:)``) is cut to its valid part and takes its name (or, when
+    /// that is taken, the first free name beside it) — a recording of hours is never thrown away
+    /// — and every other file still being written is removed; no other file is created after.
+    /// - Returns: the files kept.
+    @discardableResult
+    package static func removeTemporaries() -> [String] {
+        live.withLock { state in
+            state.closed = true
+            var kept: [String] = []
+            for (temporary, salvage) in state.files {
+                var info = stat()
+                if let validPrefix = salvage.validPrefix, stat(temporary, &info) == 0, let length = validPrefix(Int64(info.st_size)), length > 0,
+                    Glibc.truncate(temporary, off_t(length)) == 0, let name = linkBeside(temporary, to: salvage.path)
+                {
+                    kept.append(name)
+                }
+                unlink(temporary)
+            }
+            state.files = [:]
+            return kept
+        }
+    }
+
+    /// Links `temporary` to `path`, or to the first free `NAME-N.EXT` beside it; the name taken.
+    private static func linkBeside(_ temporary: String, to path: String) -> String? {
+        let (folder, full) = split(path)
+        let dot = full.lastIndex(of: ".").flatMap { $0 == full.startIndex ? nil : $0 }
+        let stem = dot.map { String(full[..<$0]) } ?? full
+        let suffix = dot.map { String(full[$0...]) } ?? ""
+        for attempt in 1...1000 {
+            let candidate = attempt == 1 ? path : folder + stem + "-\(attempt)" + suffix
+            if link(temporary, candidate) == 0 { return candidate }
+            guard errno == EEXIST else { return nil }
+        }
+        return nil
+    }
 
     /// Told of every file just before it takes its final name: its open descriptor and that name.
     /// Set by the command-line tool (its run folders' written-file logs); the library sets none.
@@ -41,13 +88,12 @@ package final class SafeFile {
         commitHook.withLock { $0 = hook }
     }
 
-    /// Removes every file still being written, and lets no other be created (a second signal:
-    /// the process ends now, and leaves no temporary file; what was not finished is not there).
-    package static func removeTemporaries() {
-        live.withLock { state in
-            state.closed = true
-            for path in state.paths { unlink(path) }
-        }
+    /// Marks this file as one to keep, cut to its valid part, if the process stops at once
+    /// (``removeTemporaries()``).
+    /// - Parameter validPrefix: the length of its valid part given its size (called on the
+    ///   stopping thread; nil or 0: nothing valid).
+    package func keepOnHardExit(validPrefix: @escaping @Sendable (Int64) -> Int64?) {
+        Self.live.withLock { $0.files[temporaryPath]?.validPrefix = validPrefix }
     }
 
     private init(path: String, temporaryPath: String, descriptor: Int32) {
@@ -75,7 +121,7 @@ package final class SafeFile {
                 guard !state.closed else { return (-1, 0, true) }
                 let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
                 let code = errno
-                if fd >= 0 { state.paths.insert(candidate) }
+                if fd >= 0 { state.files[candidate] = Salvage(path: path) }
                 return (fd, code, false)
             }
             if closing { throw PlayheadError(code: .cancelled, message: "the process is stopping", file: path) }
@@ -146,7 +192,7 @@ package final class SafeFile {
         if let hook = Self.commitHook.withLock({ $0 }) { hook(descriptor, path) }
         close(descriptor)
         descriptor = -1
-        defer { Self.live.withLock { _ = $0.paths.remove(temporaryPath) } }
+        defer { Self.live.withLock { _ = $0.files.removeValue(forKey: temporaryPath) } }
         if replacing {
             guard rename(temporaryPath, path) == 0 else {
                 let error = Self.posixError("could not rename into place", path: path, file: path)
@@ -192,7 +238,7 @@ package final class SafeFile {
                 close(descriptor)
                 descriptor = -1
                 unlink(temporaryPath)
-                Self.live.withLock { _ = $0.paths.remove(temporaryPath) }
+                Self.live.withLock { _ = $0.files.removeValue(forKey: temporaryPath) }
                 Self.syncFolder(of: candidate)
                 return candidate
             }
@@ -212,7 +258,7 @@ package final class SafeFile {
         close(descriptor)
         descriptor = -1
         unlink(temporaryPath)
-        Self.live.withLock { _ = $0.paths.remove(temporaryPath) }
+        Self.live.withLock { _ = $0.files.removeValue(forKey: temporaryPath) }
     }
 
     /// Reads what `descriptor` holds, up to about `limit` bytes (a small record of ours).

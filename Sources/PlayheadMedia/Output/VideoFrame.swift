@@ -102,15 +102,17 @@ public struct VideoFrame {
     public var planeCount: Int { Int(av_pix_fmt_count_planes(AVPixelFormat(rawValue: frame.pointee.format))) }
 
     /// Plane `index`'s pixels.
-    /// - Parameter index: the plane, 0 ..< ``planeCount`` (checked: another index traps).
-    /// - Returns: the plane's first byte, row stride, rows and visible bytes a row; valid only during the `write` call.
-    public func plane(_ index: Int) -> PixelPlane {
-        precondition(index >= 0 && index < planeCount)
+    /// - Parameter index: the plane, 0 ..< ``planeCount``.
+    /// - Returns: the plane's first byte, row stride, rows and visible bytes a row, valid only during the `write`
+    ///   call; nil for an index out of range.
+    public func plane(_ index: Int) -> PixelPlane? {
+        guard index >= 0, index < planeCount else { return nil }
         let format = AVPixelFormat(rawValue: frame.pointee.format)
         let (data, stride) = PlaneTurner.plane(index, of: frame.pointee)
-        let rows = index == 0 || index == 3 ? size.height : Int(-((-Int32(size.height)) >> Int32(av_pix_fmt_desc_get(format).pointee.log2_chroma_h)))
+        guard let data, let descriptor = av_pix_fmt_desc_get(format) else { return nil }
+        let rows = index == 0 || index == 3 ? size.height : Int(-((-Int32(size.height)) >> Int32(descriptor.pointee.log2_chroma_h)))
         let visible = Int(av_image_get_linesize(format, Int32(size.width), Int32(index)))
-        return PixelPlane(baseAddress: UnsafePointer(data!), bytesPerRow: stride, rows: rows, visibleBytesPerRow: visible)
+        return PixelPlane(baseAddress: UnsafePointer(data), bytesPerRow: stride, rows: rows, visibleBytesPerRow: visible)
     }
 }
 

@@ -74,9 +74,12 @@ struct SheetLayout: Hashable {
                 code: .invalidArgument, message: "a contact sheet needs at least one column and cells of at least 1x1 (got \(columns) of \(cell))",
                 file: "contact sheet")
         }
-        let (rowWidth, wide) = columns.multipliedReportingOverflow(by: cell.width + spacing)
-        guard !wide, spacing <= maximumSide, cell.width <= maximumSide, cell.height <= maximumSide, rowWidth + spacing <= maximumSide
-        else { throw tooLarge(columns: columns, cell: cell) }
+        // Every part within a side first, so that no sum or product below can overflow.
+        guard spacing <= maximumSide, cell.width <= maximumSide, cell.height <= maximumSide, columns <= maximumSide else {
+            throw tooLarge(columns: columns, cell: cell)
+        }
+        let rowWidth = columns * (cell.width + spacing)
+        guard rowWidth + spacing <= maximumSide else { throw tooLarge(columns: columns, cell: cell) }
         let width = rowWidth + spacing
         let fonts = Self.fonts(labelFontSize: shape.labelFontSize, cell: cell, width: width)
         return (width, fonts, shape.compact ? fonts.label + fonts.label / 3 : fonts.title, shape.compact ? fonts.label : fonts.detail)
@@ -89,11 +92,18 @@ struct SheetLayout: Hashable {
         var height = shape.spacing
         let (_, fonts, _, _) = try grid(shape)
         for section in shape.sections {
-            let rows = (section.cells + shape.columns - 1) / shape.columns
-            var (cells, overflow) = rows.multipliedReportingOverflow(by: shape.cell.height + shape.spacing)
-            if section.failed { (cells, overflow) = (failedBand(cell: shape.cell, fonts: fonts) + shape.spacing, false) }
+            // Counts a caller gives (cells, detail lines) may be anything: each part is checked
+            // against a side before it is added.
+            guard section.cells >= 0, section.details >= 0, section.details <= maximumSide else {
+                throw PlayheadError(
+                    code: .invalidArgument, message: "a section of \(section.cells) cells and \(section.details) detail lines cannot be drawn",
+                    file: "contact sheet")
+            }
+            let rows = section.cells / shape.columns + (section.cells % shape.columns == 0 ? 0 : 1)
+            guard rows <= maximumSide else { throw tooLarge(columns: shape.columns, cell: shape.cell) }
+            let cells = section.failed ? failedBand(cell: shape.cell, fonts: fonts) + shape.spacing : rows * (shape.cell.height + shape.spacing)
             height += lineHeight(title) + section.details * lineHeight(detail) + shape.spacing / 2
-            guard !overflow, cells <= maximumSide, height <= maximumSide else { throw tooLarge(columns: shape.columns, cell: shape.cell) }
+            guard cells <= maximumSide, height <= maximumSide else { throw tooLarge(columns: shape.columns, cell: shape.cell) }
             height += cells
         }
         guard height <= maximumSide, width * max(height, 1) <= maximumPixels else { throw tooLarge(columns: shape.columns, cell: shape.cell) }

@@ -43,7 +43,7 @@ struct SheetPainter {
             }
             canvas.copy(into: frame)
         }
-        let fonts = SheetFonts(regular: sheet.fontFile, bold: sheet.boldFontFile)
+        let fonts = try SheetFonts(regular: sheet.fontFile, bold: sheet.boldFontFile)
         // A drawtext filter holds its own font face and glyph cache (about 350 KB): the texts are
         // drawn a batch at a time, so memory does not grow with their number.
         let output = outputFormat == .png ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_YUVJ420P
@@ -105,8 +105,16 @@ struct SheetFonts {
 
     static let dejaVuFolders = ["/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/dejavu", "/usr/share/fonts/TTF"]
 
-    init(regular: String?, bold: String?) {
+    /// The fonts of a sheet: a font file named must be there (never silently replaced).
+    /// - Throws: `state.invalidArgument` naming a font file that is not a readable file.
+    init(regular: String?, bold: String?) throws(PlayheadError) {
         let fm = FileManager.default
+        for file in [regular, bold].compactMap({ $0 }) {
+            var isFolder: ObjCBool = false
+            guard fm.fileExists(atPath: file, isDirectory: &isFolder), !isFolder.boolValue, fm.isReadableFile(atPath: file) else {
+                throw PlayheadError(code: .invalidArgument, message: "the sheet's font file \(file) is not there (or not readable)", file: file)
+            }
+        }
         let folder = Self.dejaVuFolders.first { fm.fileExists(atPath: $0 + "/DejaVuSans.ttf") }
         self.regular = regular ?? folder.map { $0 + "/DejaVuSans.ttf" }
         let besideRegular = regular.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path + "/DejaVuSans-Bold.ttf" }
@@ -192,7 +200,7 @@ extension GeneratedImage {
             pixels[i + 1] = color.green
             pixels[i + 2] = color.blue
         }
-        self.init(size: size, pixels: pixels)
+        self.init(checkedSize: size, pixels: pixels)
     }
 
     /// Paints `rect` (clipped to the picture) in `color`.

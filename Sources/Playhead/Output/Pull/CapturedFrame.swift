@@ -34,7 +34,7 @@ public struct CapturedFrame: Sendable, Hashable {
         var planes: [[UInt8]] = []
         var rowBytes: [Int] = []
         for p in 0..<frame.planeCount {
-            let plane = frame.plane(p)
+            guard let plane = frame.plane(p) else { continue }
             var bytes = [UInt8]()
             bytes.reserveCapacity(plane.rows * plane.visibleBytesPerRow)
             for row in 0..<plane.rows {
@@ -80,7 +80,7 @@ public struct CapturedFrame: Sendable, Hashable {
     /// The frame as an RGB picture, when its layout is ``OutputPixelFormat/rgb24``; nil otherwise.
     public var image: GeneratedImage? {
         guard pixelFormat == .rgb24, let pixels = planes.first else { return nil }
-        return GeneratedImage(size: size, pixels: pixels)
+        return try? GeneratedImage(size: size, pixels: pixels)
     }
 }
 

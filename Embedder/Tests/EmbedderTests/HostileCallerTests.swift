@@ -1,0 +1,170 @@
+import Foundation
+import Playhead
+import Testing
+
+/// What an app may pass, however absurd, gets a typed error or a harmless answer — never a trap —
+/// and what it misuses is refused or ended, never left waiting: the library findings of the third
+/// hostile round, tried through the public API alone.
+@Suite struct HostileCallerTests {
+    // MARK: No value a caller passes traps
+
+    @Test func contactSheetsOfAbsurdSizesAreRefused() async {
+        let absurd: [(columns: Int, cell: PixelSize, spacing: Int, cells: [Int], details: Int)] = [
+            (4, PixelSize(width: Int.max, height: 90), 10, [4], 0),
+            (4, PixelSize(width: 160, height: Int.max), 10, [4], 0),
+            (4, PixelSize(width: 160, height: 90), Int.max, [4], 0),
+            (Int.max, PixelSize(width: 160, height: 90), 10, [4], 0),
+            (4, PixelSize(width: 160, height: 90), 10, [Int.max], 0),
+            (4, PixelSize(width: 160, height: 90), 10, [-5], 0),
+            (4, PixelSize(width: 160, height: 90), 10, [4], Int.max),
+            (4, PixelSize(width: 160, height: 90), 10, [4], -3),
+            (0, PixelSize(width: 160, height: 90), 10, [4], 0),
+            (4, PixelSize(width: -160, height: 90), 10, [4], 0),
+        ]
+        for shape in absurd {
+            #expect(throws: PlayheadError.self, "\(shape)") {
+                _ = try ContactSheet.size(
+                    columns: shape.columns, cellSize: shape.cell, cellCounts: shape.cells, detailLines: shape.details, headings: .large,
+                    spacing: shape.spacing)
+            }
+        }
+        var sheet = ContactSheet(sections: [ContactSheet.Section(title: "x", cells: [])], columns: 2, cellSize: PixelSize(width: 8, height: 8))
+        sheet.spacing = Int.max
+        await #expect(throws: PlayheadError.self) { _ = try await sheet.render() }
+        sheet.spacing = 4
+        sheet.cellSize = PixelSize(width: Int.max - 1, height: 8)
+        await #expect(throws: PlayheadError.self) { _ = try await sheet.render() }
+    }
+
+    @Test func imagesOfImpossibleSizesAreRefusedAndDrawingAnywhereIsClipped() throws {
+        #expect(throws: PlayheadError.self) {
+            _ = try GeneratedImage(size: PixelSize(width: -2, height: -3), pixels: [UInt8](repeating: 0, count: 18))
+        }
+        #expect(throws: PlayheadError.self) { _ = try GeneratedImage(size: PixelSize(width: 2, height: 2), pixels: [0, 1, 2]) }
+        #expect(throws: PlayheadError.self) { _ = try GeneratedImage(size: PixelSize(width: Int.max, height: 3), gray: 0) }
+        #expect(throws: PlayheadError.self) { _ = try GeneratedImage(size: PixelSize(width: -1, height: 1), gray: 0) }
+        var canvas = try GeneratedImage(size: PixelSize(width: 4, height: 4), gray: 0)
+        let dot = try GeneratedImage(size: PixelSize(width: 2, height: 2), gray: 255)
+        for (x, y) in [(Int.max, 0), (Int.min, 0), (0, Int.max), (0, Int.min), (Int.max, Int.min), (3, 3), (-1, -1)] {
+            canvas.draw(dot, atX: x, y: y)
+        }
+        // Only the two that overlap drew: the corners (3,3) and (0,0).
+        #expect(canvas.pixels[0] == 255 && canvas.pixels[(3 * 4 + 3) * 3] == 255 && canvas.pixels[(1 * 4 + 1) * 3] == 0)
+    }
+
+    @Test func aCapturedFrameWhosePlanesDoNotMatchItsSizeHasNoImage() {
+        let frame = CapturedFrame(
+            itemTime: .zero, duration: .zero, index: 0, source: "app", size: PixelSize(width: 4, height: 4), pixelFormat: .rgb24,
+            pixelFormatName: "rgb24", planes: [[1, 2, 3]], bytesPerRow: [12])
+        #expect(frame.image == nil)
+    }
+
+    @Test func aLayoutOfNothingIsEmpty() {
+        let layout = VideoGravity.resizeAspect.layout(stored: PixelSize(width: 0, height: 0), canvas: PixelSize(width: -4, height: 8), alignment: 0)
+        #expect(layout.content.width == 0 && layout.content.height == 0)
+    }
+
+    @Test func anInvalidRangeIsNotAValidOne() {
+        #expect(!TimeRange(start: MediaTime(seconds: 5), end: MediaTime(seconds: 1)).isValid)
+        #expect(!TimeRange(start: .invalid, duration: MediaTime(seconds: 1)).isValid)
+        #expect(TimeRange(start: .zero, duration: MediaTime(seconds: 1)).isValid)
+    }
+
+    // MARK: Misuse is refused
+
+    @Test func aCompositorRefusesBackwardRangesAbsurdPlacesAndALayerPastItsLimit() throws {
+        let asset = Asset(path: try EmbedderTests.clip())
+        guard let rate = FrameRate(numerator: 25) else { throw PlayheadError(code: .invalidArgument, message: "25 fps") }
+        let compositor = Compositor(canvas: CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: rate))
+        let backward = CompositionLayer(
+            assets: [asset], rect: PixelRect(x: 0, y: 0, width: 64, height: 36),
+            timeRange: TimeRange(start: MediaTime(seconds: 5), end: MediaTime(seconds: 1)))
+        #expect(throws: PlayheadError.self) { _ = try compositor.add(backward) }
+        let far = CompositionLayer(assets: [asset], rect: PixelRect(x: Int.max - 1, y: 0, width: Int.max, height: 36))
+        #expect(throws: PlayheadError.self) { _ = try compositor.add(far) }
+        let small = CompositionLayer(assets: [asset], rect: PixelRect(x: 0, y: 0, width: 2, height: 2))
+        for _ in 0..<Compositor.maximumLayers { _ = try compositor.add(small) }
+        #expect(throws: PlayheadError.self, "a layer past the limit") { _ = try compositor.add(small) }
+    }
+
+    @Test func aSessionWhoseStartIsAfterItsEndIsRefused() async throws {
+        var configuration = DecodeConfiguration()
+        configuration.startTime = MediaTime(seconds: 1.5)
+        configuration.endTime = MediaTime(seconds: 0.5)
+        let session = DecodeSession(asset: Asset(path: try EmbedderTests.clip()), configuration: configuration)
+        let result = await session.run(into: NullSink())
+        guard case .failed(let error) = result.status else {
+            Issue.record("ran: \(result.status)")
+            return
+        }
+        #expect(error.code == .invalidArgument, "\(error)")
+    }
+
+    @Test func aLoopOfARangePastTheClipsEndStopsAndSaysWhy() async throws {
+        let player = QueuePlayer(output: NullSink())
+        let item = PlayerItem(
+            asset: Asset(path: try EmbedderTests.clip()), timeRange: TimeRange(start: MediaTime(seconds: 30), duration: MediaTime(seconds: 1)))
+        let looper = PlayerLooper(player: player, templateItem: item)
+        player.play()
+        let waited = Task { await looper.waitUntilFinished() }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !looper.isFinished, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        waited.cancel()
+        #expect(looper.isFinished, "the looper spun on an empty range")
+        #expect(looper.failure != nil)
+        player.removeAllItems()
+    }
+
+    @Test func aSecondLooperOnAPlayerEndsTheFirstsWait() async throws {
+        let player = QueuePlayer(output: NullSink())
+        let asset = Asset(path: try EmbedderTests.clip())
+        let first = PlayerLooper(player: player, templateItem: PlayerItem(asset: asset), loopCount: 5)
+        let second = PlayerLooper(player: player, templateItem: PlayerItem(asset: asset), loopCount: 1)
+        #expect(first.isFinished && first.failure?.code == .invalidState, "\(String(describing: first.failure))")
+        player.play()
+        await first.waitUntilFinished()
+        await second.waitUntilFinished()
+        #expect(second.loopsCompleted == 1)
+    }
+
+    @Test func aMissingSheetFontIsAnError() async throws {
+        var sheet = ContactSheet(
+            sections: [
+                ContactSheet.Section(
+                    title: "x", cells: [ContactSheet.Cell(image: try GeneratedImage(size: PixelSize(width: 8, height: 8), gray: 9), label: "0")])
+            ],
+            columns: 1, cellSize: PixelSize(width: 8, height: 8))
+        sheet.fontFile = "/nonexistent/Font.ttf"
+        do {
+            _ = try await sheet.render()
+            Issue.record("drawn with another font")
+        } catch {
+            #expect(error.code == .invalidArgument && error.message.contains("/nonexistent/Font.ttf"), "\(error)")
+        }
+    }
+
+    // MARK: Every wait ends on cancel
+
+    @Test func measuringLoudnessEndsWhenItsTaskIsCancelled() async throws {
+        // Two hours of sound to measure (FLAC of silence: quick to make, minutes to decode).
+        let long = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-long-\(UUID().uuidString).flac").path
+        defer { try? FileManager.default.removeItem(atPath: long) }
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        ffmpeg.arguments = ["-v", "error", "-y", "-f", "lavfi", "-i", "anullsrc=r=48000:cl=stereo", "-t", "7200", "-c:a", "flac", long]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        try #require(ffmpeg.terminationStatus == 0, "could not make \(long)")
+        guard let rate = FrameRate(numerator: 25) else { throw PlayheadError(code: .invalidArgument, message: "25 fps") }
+        let compositor = Compositor(canvas: CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: rate), loudnessTarget: -23)
+        var layer = CompositionLayer(assets: [Asset(path: long)], rect: PixelRect(x: 0, y: 0, width: 64, height: 36))
+        layer.providesAudio = true
+        _ = try compositor.add(layer)
+        let measuring = Task { await compositor.measureLoudness() }
+        try await Task.sleep(for: .milliseconds(300))
+        let cancelled = ContinuousClock.now
+        measuring.cancel()
+        await measuring.value
+        #expect(ContinuousClock.now - cancelled < .seconds(2), "the wait outlived its cancelled task by \(ContinuousClock.now - cancelled)")
+    }
+}
