@@ -69,7 +69,7 @@ struct ComposeCommand: AsyncParsableCommand {
     /// `--out -`: Y4M on standard output.
     var toStandardOutputTarget: Bool { out == "-" }
 
-    @Option(help: "x264 preset for mp4 (ultrafast … veryslow).")
+    @Option(help: "x264 preset for mp4 (ultrafast … placebo).")
     var preset = "veryfast"
 
     @Option(parsing: .unconditional, help: "x264 constant rate factor for mp4 (0 … 51).")
@@ -130,9 +130,8 @@ struct ComposeCommand: AsyncParsableCommand {
         if (duration * parsed.value).rounded(.down) < 1 {
             throw ValidationError("--duration \(duration) s at \(rate) frames per second holds no frame: at least \(1 / parsed.value) s")
         }
-        let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
-        if !presets.contains(preset) { throw ValidationError("--preset must be one of \(presets.joined(separator: ", "))") }
-        if !(0...51).contains(crf) { throw ValidationError("--crf must be 0 … 51") }
+        if !X264Settings.presets.contains(preset) { throw ValidationError("--preset must be one of \(X264Settings.presets.joined(separator: ", "))") }
+        if !X264Settings.crfRange.contains(crf) { throw ValidationError("--crf must be 0 … 51") }
         guard RGBColor(parsing: background) != nil else { throw ValidationError("--background must be #RRGGBB or a colour name") }
         // Layers given on the command line are checked here, so that a bad one is a usage error of
         // this command (with its usage); `run` builds them again with the layout's.

@@ -32,8 +32,7 @@ struct ConcurrentPlayback {
         let log = OutputLog()
         // All the files are known here: share the cores between the sessions that will run at once
         // (one session alone lets FFmpeg choose).
-        let atOnce = min(command.maxSessions, jobs.count)
-        let decoderThreads = atOnce == 1 ? 0 : max(1, ProcessInfo.processInfo.activeProcessorCount / atOnce)
+        let decoderThreads = DecodeConfiguration.decoderThreads(sharedBy: min(command.maxSessions, jobs.count))
         var sessions: [Session] = []
         for (job, claim) in zip(jobs, claims) {
             var session = Session(job: job)
@@ -122,7 +121,7 @@ struct ConcurrentPlayback {
     func runBatch(_ batch: BatchOptions) async throws -> BatchRun.Tally {
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: command.maxSessions)
         let log = OutputLog()
-        let decoderThreads = command.maxSessions == 1 ? 0 : max(1, ProcessInfo.processInfo.activeProcessorCount / command.maxSessions)
+        let decoderThreads = DecodeConfiguration.decoderThreads(sharedBy: command.maxSessions)
         let keepsOutput = command.format != .none
         let output = self.output
         let run = BatchRun(options: batch, concurrency: command.maxSessions, command: "play", wait: command.wait)

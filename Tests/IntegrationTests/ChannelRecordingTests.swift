@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 @testable import Playhead
@@ -92,6 +93,22 @@ import Testing
         let frames = try await HostileOperationsTests.decodedFrames(beside)
         #expect(frames == 100, "\(frames) frames")
         #expect(result.stderr.contains("rec-2.mp4"), "the run says where the recording went: \(result.stderr)")
+    }
+
+    /// `--as-run` naming a FIFO nobody reads is refused at once, with a message; before, the
+    /// channel blocked opening it, before its first frame, deaf to SIGTERM.
+    @Test func anAsRunLogThatIsAFIFOIsRefusedAtOnce() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let layout = try await PlayoutTests.channel(in: folder)
+        try #require(mkfifo(folder + "/as-run.fifo", 0o644) == 0)
+        let started = ContinuousClock.now
+        let run = try await CLI.run([
+            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "virtual", "--duration", "1",
+            "--out", folder + "/rec.ts", "--as-run", folder + "/as-run.fifo",
+        ])
+        #expect(run.status != 0 && run.stderr.contains("as-run"), "\(run.status): \(run.stderr)")
+        #expect(ContinuousClock.now - started < .seconds(20), "it waited for a reader")
     }
 
     /// Each stream's start time and duration (ffprobe), in seconds.

@@ -255,8 +255,8 @@ public actor PlaybackCoordinator {
         var decoding = request.decoding
         if decoding.decoderThreads == 0, maxConcurrentSessions > 1 {
             // Share the cores between the sessions that can run at once instead of each taking all.
-            let sharing = min(maxConcurrentSessions, machine.running.count + machine.waiting.count)
-            if sharing > 1 { decoding.decoderThreads = max(1, ProcessInfo.processInfo.activeProcessorCount / sharing) }
+            decoding.decoderThreads = DecodeConfiguration.decoderThreads(
+                sharedBy: min(maxConcurrentSessions, machine.running.count + machine.waiting.count))
         }
         let asset = request.asset ?? Asset(source: request.source, options: request.assetOptions)
         let item = PlayerItem(asset: asset, timeRange: request.timeRange)

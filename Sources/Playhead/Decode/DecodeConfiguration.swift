@@ -1,3 +1,4 @@
+import Foundation
 import PlayheadMedia
 
 /// How a ``DecodeSession`` decodes and what frames it produces.
@@ -130,5 +131,18 @@ extension DecodeConfiguration {
                 code: .invalidArgument, message: "the start time (\(start.seconds) s) is after the end time (\(end.seconds) s)", file: source)
         }
         return nil
+    }
+}
+
+extension DecodeConfiguration {
+    /// Decoder threads for each of `sessions` decoders working at once on `cores` cores: the one
+    /// rule for sharing the machine. 0 (FFmpeg chooses) for one; otherwise an even share,
+    /// 1 … ``maximumDecoderThreads``.
+    /// - Parameters:
+    ///   - sessions: decoders working at once.
+    ///   - cores: the machine's cores (the active processors by default).
+    /// - Returns: a value for ``decoderThreads``.
+    public static func decoderThreads(sharedBy sessions: Int, cores: Int = ProcessInfo.processInfo.activeProcessorCount) -> Int {
+        sessions <= 1 ? 0 : clamp(cores / sessions, 1, maximumDecoderThreads)
     }
 }

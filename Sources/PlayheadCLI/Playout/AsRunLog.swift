@@ -10,12 +10,24 @@ final class AsRunLog: Sendable {
     private let descriptor: Int32
     let path: String
 
+    /// Opens (or makes) the log at `path`: a regular file. Opened without blocking, so a FIFO (or
+    /// a device) named there never holds the channel before it starts: it is refused.
     init(path: String) throws {
         self.path = path
-        descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard descriptor >= 0 else {
-            throw CommandFailure(description: "could not open the as-run log \(path): \(String(cString: strerror(errno)))")
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
+        guard fd >= 0 else {
+            // A FIFO nobody reads answers ENXIO to a non-blocking open for writing.
+            let reason = errno == ENXIO ? "it is a FIFO (the log must be a regular file)" : String(cString: strerror(errno))
+            throw CommandFailure(description: "could not open the as-run log \(path): \(reason)")
         }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw CommandFailure(description: "the as-run log \(path) is not a regular file")
+        }
+        // Writes block as a file's do (a record is written whole).
+        _ = fcntl(fd, F_SETFL, O_WRONLY | O_APPEND)
+        descriptor = fd
     }
 
     deinit { close(descriptor) }

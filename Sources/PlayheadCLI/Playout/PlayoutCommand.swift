@@ -71,7 +71,7 @@ struct PlayoutCommand: AsyncParsableCommand {
     @Option(help: "Background colour: #RRGGBB or black, white, gray, red, green, blue.")
     var background = "black"
 
-    @Option(help: "x264 preset (ultrafast … veryslow).")
+    @Option(help: "x264 preset (ultrafast … placebo).")
     var preset = "veryfast"
 
     @Option(parsing: .unconditional, help: "x264 constant rate factor (0 … 51).")
@@ -121,9 +121,8 @@ struct PlayoutCommand: AsyncParsableCommand {
             throw ValidationError("--size: \(error.message)")
         }
         guard RGBColor(parsing: background) != nil else { throw ValidationError("--background must be #RRGGBB or a colour name") }
-        let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
-        if !presets.contains(preset) { throw ValidationError("--preset must be one of \(presets.joined(separator: ", "))") }
-        if !(0...51).contains(crf) { throw ValidationError("--crf must be 0 … 51") }
+        if !X264Settings.presets.contains(preset) { throw ValidationError("--preset must be one of \(X264Settings.presets.joined(separator: ", "))") }
+        if !X264Settings.crfRange.contains(crf) { throw ValidationError("--crf must be 0 … 51") }
         if !(segment >= 0.5 && segment <= 30) { throw ValidationError("--segment must be 0.5 … 30 seconds") }
         if let slot, !(slot >= 0.1 && slot <= 86_400) { throw ValidationError("--slot must be 0.1 … 86400 seconds") }
         if let status, StatusAddress(status) == nil { throw ValidationError("--status must be HOST:PORT, like 127.0.0.1:8080") }

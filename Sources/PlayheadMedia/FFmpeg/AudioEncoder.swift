@@ -131,18 +131,6 @@ package final class AudioEncoder {
     private func send(
         _ frame: UnsafeMutablePointer<AVFrame>?, _ body: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void
     ) throws(PlayheadError) {
-        var result = avcodec_send_frame(context, frame)
-        guard result >= 0 else {
-            throw FFmpegError.error(.encodeFailed, "the AAC encoder rejected a frame", function: "avcodec_send_frame", result: result, file: target)
-        }
-        while true {
-            result = avcodec_receive_packet(context, packet.pointer)
-            if result == FFmpegError.eagain || result == FFmpegError.eof { return }
-            guard result >= 0 else {
-                throw FFmpegError.error(.encodeFailed, "encoding the sound failed", function: "avcodec_receive_packet", result: result, file: target)
-            }
-            defer { av_packet_unref(packet.pointer) }
-            try body(packet.pointer)
-        }
+        try EncoderLoop.send(frame, to: context, through: packet, what: "the sound", target: target, body)
     }
 }

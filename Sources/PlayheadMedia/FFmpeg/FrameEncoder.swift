@@ -71,15 +71,35 @@ package final class FrameEncoder {
     /// during the call).
     func encode(_ frame: UnsafeMutablePointer<AVFrame>?, _ body: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void) throws(PlayheadError)
     {
+        try EncoderLoop.send(frame, to: context, through: packet, what: "the picture", target: target, body)
+    }
+}
+
+/// The one send/receive loop of an encoder (pictures and sound alike): a frame in (nil drains
+/// it), every packet that comes out handed to the caller, then let go.
+enum EncoderLoop {
+    /// Sends `frame` (nil: the end) to the encoder `context` and hands each packet to `body`.
+    /// - Parameters:
+    ///   - frame: the frame, or nil to drain.
+    ///   - context: an open encoder.
+    ///   - packet: where each packet is received (left blank).
+    ///   - what: what is encoded, for errors.
+    ///   - target: what errors name.
+    ///   - body: called with each packet, valid only during the call.
+    /// - Throws: `output.encodeFailed` when the encoder refuses the frame or fails; what `body` throws.
+    static func send(
+        _ frame: UnsafeMutablePointer<AVFrame>?, to context: UnsafeMutablePointer<AVCodecContext>, through packet: OwnedPacket, what: String,
+        target: String, _ body: (UnsafeMutablePointer<AVPacket>) throws(PlayheadError) -> Void
+    ) throws(PlayheadError) {
         var result = avcodec_send_frame(context, frame)
         guard result >= 0 else {
-            throw FFmpegError.error(.encodeFailed, "the encoder rejected a frame", function: "avcodec_send_frame", result: result, file: target)
+            throw FFmpegError.error(.encodeFailed, "the encoder rejected \(what)", function: "avcodec_send_frame", result: result, file: target)
         }
         while true {
             result = avcodec_receive_packet(context, packet.pointer)
             if result == FFmpegError.eagain || result == FFmpegError.eof { return }
             guard result >= 0 else {
-                throw FFmpegError.error(.encodeFailed, "encoding failed", function: "avcodec_receive_packet", result: result, file: target)
+                throw FFmpegError.error(.encodeFailed, "encoding \(what) failed", function: "avcodec_receive_packet", result: result, file: target)
             }
             defer { av_packet_unref(packet.pointer) }
             try body(packet.pointer)

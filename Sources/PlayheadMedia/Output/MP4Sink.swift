@@ -15,7 +15,7 @@ internal import CFFmpeg
 public final class MP4Sink: AudioCarryingFrameSink, Sendable {
     public let pixelFormat: OutputPixelFormat = .yuv420p
     public let path: String
-    /// x264's preset (`ultrafast` … `veryslow`).
+    /// x264's preset (one of ``X264Settings/presets``).
     public let preset: String
     /// x264's constant rate factor (0 … 51; lower is better and larger).
     public let crf: Int

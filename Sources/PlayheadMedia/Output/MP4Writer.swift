@@ -78,11 +78,7 @@ final class MP4Writer {
     // MARK: The picture
 
     func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
-        guard (0...51).contains(crf),
-            ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"].contains(preset)
-        else {
-            throw PlayheadError(code: .invalidArgument, message: "x264 takes a preset from ultrafast to placebo and a crf of 0 … 51", file: path)
-        }
+        try X264Settings.check(preset: preset, crf: crf, file: path)
         guard info.size.width % 2 == 0, info.size.height % 2 == 0 else {
             throw PlayheadError(code: .invalidArgument, message: "H.264 in 4:2:0 needs an even frame size, not \(info.size)", file: path)
         }

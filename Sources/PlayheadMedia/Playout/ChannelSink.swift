@@ -35,7 +35,7 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
     /// - Parameters:
     ///   - targets: where the stream goes; at least one (``begin(_:)`` fails without).
     ///   - rate: the canvas's frame rate.
-    ///   - preset: x264's preset (`ultrafast` … `veryslow`).
+    ///   - preset: x264's preset (one of ``X264Settings/presets``; another fails ``begin(_:)``).
     ///   - crf: x264's constant rate factor (0 … 51; lower is better and larger).
     ///   - segmentSeconds: seconds between keyframes, and the length of an HLS segment.
     ///   - maxBitRate: the picture's peak rate in kbit/s; nil: chosen from the canvas (0.1 bit per pixel and
@@ -92,6 +92,7 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
             guard s.encoder == nil, !s.finished else {
                 throw PlayheadError(code: .invalidState, message: "a channel sink takes one stream (make a new one for the next)", file: "channel")
             }
+            try X264Settings.check(preset: settings.preset, crf: settings.crf, file: "channel")
             let encoder = try ChannelEncoder(size: info.size, rate: rate, sound: s.sound, settings: settings, target: "channel")
             let box = ChannelEncoderBox(encoder)
             let parameters = TargetWriter.Parameters(
