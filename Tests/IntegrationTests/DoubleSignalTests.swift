@@ -96,3 +96,57 @@ extension HostileOperationsTests {
         }
     }
 }
+
+/// The status endpoint faces probes on open networks: a thousand idle connections (the shipped
+/// systemd unit allows 1024 descriptors) take neither its answers nor the channel's outputs.
+extension HostileOperationsTests {
+    @Test func aThousandIdleConnectionsStopNeitherTheStatusNorTheOutputs() async throws {
+        // This test holds a thousand sockets of its own.
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        if limit.rlim_cur < 4096 {
+            limit.rlim_cur = min(4096, limit.rlim_max)
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let layout = try await PlayoutTests.channel(in: folder)
+        let port = try TestServers.freePort()
+        let channel = try TestServers.launch(
+            "/bin/sh",
+            [
+                "-c", "ulimit -n 1024 && exec \"$0\" \"$@\"", try CLI.binary().path, "playout", "--layout", layout, "--size", "64x36", "--rate", "25",
+                "--clock", "realtime", "--duration", "12", "--segment", "1", "--out", folder + "/live.m3u8", "--status", "127.0.0.1:\(port)",
+            ], log: folder + "/channel.log")
+        defer { if channel.isRunning { channel.terminate() } }
+        let until = ContinuousClock.now + .seconds(30)
+        while TestServers.get(port: port, path: "/health") == nil, ContinuousClock.now < until { try await Task.sleep(for: .milliseconds(50)) }
+        // A thousand connections that send nothing.
+        var sockets: [Int32] = []
+        defer { for fd in sockets { close(fd) } }
+        for _ in 0..<1000 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { break }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            sockets.append(fd)
+        }
+        #expect(sockets.count == 1000, "the test opened \(sockets.count) sockets")
+        // The status still answers, at once and all along.
+        var answered = 0
+        for _ in 0..<10 {
+            try await Task.sleep(for: .milliseconds(500))
+            if let answer = TestServers.get(port: port, path: "/status"), answer.status == 200 { answered += 1 }
+        }
+        #expect(answered >= 9, "/status answered \(answered) of 10 times under a thousand idle connections")
+        channel.waitUntilExit()
+        let log = (try? String(contentsOfFile: folder + "/channel.log", encoding: .utf8)) ?? ""
+        #expect(channel.terminationStatus == 0, "exit \(channel.terminationStatus): \(log)")
+        #expect(log.contains("live.m3u8 finished (1 connects, 0 drops"), "the HLS output: \(log)")
+    }
+}
