@@ -232,13 +232,22 @@ struct LayerSpec {
         }
     }
 
+    /// The layer as the library's layout names it.
+    func layoutLayer(name: String) -> CompositionLayout.Layer {
+        CompositionLayout.Layer(
+            name: name, sources: sources, rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: timeRange, afterEnd: afterEnd,
+            providesAudio: audio, scheduledStart: startsAt)
+    }
+
+    /// The time range `start` and `duration` give (nil: the whole item).
+    var timeRange: TimeRange? {
+        start == nil && duration == nil
+            ? nil : TimeRange(start: MediaTime(seconds: start ?? 0), duration: duration.map { MediaTime(seconds: $0) } ?? .positiveInfinity)
+    }
+
     func layer(assets: [Asset]) -> CompositionLayer {
-        let range: TimeRange? =
-            start == nil && duration == nil
-            ? nil
-            : TimeRange(start: MediaTime(seconds: start ?? 0), duration: duration.map { MediaTime(seconds: $0) } ?? .positiveInfinity)
-        return CompositionLayer(
-            assets: assets, rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: range, afterEnd: afterEnd, providesAudio: audio,
+        CompositionLayer(
+            assets: assets, rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: timeRange, afterEnd: afterEnd, providesAudio: audio,
             scheduledStart: startsAt)
     }
 }

@@ -103,3 +103,67 @@ import Testing
         #expect(abs(joined.start.seconds - (first.end.seconds - offset)) < 0.05, "begun \(offset) s before it was taken: \(joined)")
     }
 }
+
+/// A channel's layout kept by the library (``CompositionLayout``): a version is taken whole or
+/// not at all — one that cannot be taken changes nothing, and the version before it stays.
+@Suite struct CompositionLayoutTests {
+    @Test func aRefusedVersionChangesNothingAndTheOldOneStays() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let paths = try await LiveEditTests.clips(in: folder)
+        let compositor = Compositor(canvas: LiveEditTests.canvas)
+        let layout = CompositionLayout(compositor: compositor)
+        let left = PixelRect(x: 0, y: 0, width: 32, height: 36), right = PixelRect(x: 32, y: 0, width: 32, height: 36)
+        let a = CompositionLayout.Layer(name: "a", sources: [paths[0]], rect: left, loop: .forever)
+        let b = CompositionLayout.Layer(name: "b", sources: [paths[1]], rect: right, zIndex: 1, loop: .forever)
+        try layout.apply([a, b])
+        /// The layers a render draws now, by name.
+        func drawn() async -> [String] {
+            _ = await compositor.render(frames: 1, into: InMemorySink())
+            return compositor.progress.layers.compactMap { layout.name(of: $0.id) }
+        }
+        #expect(await drawn() == ["a", "b"])
+        // b removed, c added, d off the canvas: refused whole.
+        let c = CompositionLayout.Layer(name: "c", sources: [paths[2]], rect: right, loop: .forever)
+        let d = CompositionLayout.Layer(name: "d", sources: [paths[2]], rect: PixelRect(x: 60, y: 0, width: 32, height: 36))
+        do {
+            try layout.apply([a, c, d])
+            Issue.record("a layer off the canvas was taken")
+        } catch {
+            #expect(error.code == .invalidArgument && error.message.contains("layer d"), "\(error)")
+        }
+        #expect(layout.layers.map(\.name) == ["a", "b"])
+        #expect(await drawn() == ["a", "b"], "the refused version was partly applied")
+        // Too many layers at once: refused whole too.
+        let many = (0..<Compositor.maximumLayers).map { CompositionLayout.Layer(name: "m\($0)", sources: [paths[0]], rect: left) }
+        #expect(throws: PlayheadError.self) { try layout.apply([a, b] + many) }
+        #expect(await drawn() == ["a", "b"])
+        // The old version again: nothing to change; a real change is taken.
+        try layout.apply([a, b])
+        #expect(await drawn() == ["a", "b"])
+        try layout.apply([a, c])
+        #expect(await drawn() == ["a", "c"])
+        // Two layers of one name are refused.
+        #expect(throws: PlayheadError.self) { try layout.apply([a, a]) }
+    }
+
+    /// Every field of a layer's description takes part in telling versions apart (the equality is
+    /// the compiler's): a layer whose schedule alone changes is a new version.
+    @Test func anyFieldThatChangesMakesANewVersion() throws {
+        let base = CompositionLayout.Layer(name: "a", sources: ["x.mp4"], rect: PixelRect(x: 0, y: 0, width: 2, height: 2))
+        var changes: [CompositionLayout.Layer] = []
+        var edited = base
+        edited.scheduledStart = Date(timeIntervalSince1970: 1)
+        changes.append(edited)
+        edited = base
+        edited.afterEnd = .clear
+        changes.append(edited)
+        edited = base
+        edited.timeRange = TimeRange(start: .zero, duration: .positiveInfinity)
+        changes.append(edited)
+        edited = base
+        edited.providesAudio = true
+        changes.append(edited)
+        for change in changes { #expect(change != base) }
+    }
+}

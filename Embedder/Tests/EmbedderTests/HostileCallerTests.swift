@@ -68,6 +68,8 @@ import Testing
         #expect(!TimeRange(start: MediaTime(seconds: 5), end: MediaTime(seconds: 1)).isValid)
         #expect(!TimeRange(start: .invalid, duration: MediaTime(seconds: 1)).isValid)
         #expect(TimeRange(start: .zero, duration: MediaTime(seconds: 1)).isValid)
+        #expect(TimeRange(start: MediaTime(seconds: 3), duration: .positiveInfinity).isValid, "from 3 s to the end")
+        #expect(!TimeRange(start: .zero, duration: .negativeInfinity).isValid)
     }
 
     // MARK: Misuse is refused

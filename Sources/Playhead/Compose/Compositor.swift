@@ -175,6 +175,48 @@ public final class Compositor: Sendable {
         }
     }
 
+    /// Checks `layer` as ``add(_:)`` would, without adding it.
+    func check(_ layer: CompositionLayer) throws(PlayheadError) { _ = try validated(layer) }
+
+    /// Applies `edit` whole or not at all: every layer it adds or updates is checked, and the
+    /// number of layers it leaves, before anything changes; then the render thread takes every
+    /// change together, before the same frame.
+    /// - Parameter edit: the layers to remove, to update (taken at their next item boundary, as
+    ///   ``update(_:to:)`` does) and to add (above those there, in order).
+    /// - Returns: the identities of the added layers, in order.
+    /// - Throws: ``PlayheadError`` with `state.invalidArgument` for a layer that ``add(_:)`` would refuse, or
+    ///   when the edit would leave more than ``maximumLayers``; nothing is changed then.
+    @discardableResult
+    public func apply(_ edit: CompositionEdit) throws(PlayheadError) -> [CompositionLayer.ID] {
+        var updates: [(CompositionLayer.ID, CompositionLayer)] = []
+        for (id, layer) in edit.updates { updates.append((id, try validated(layer))) }
+        var additions: [CompositionLayer] = []
+        for layer in edit.additions { additions.append(try validated(layer)) }
+        let removed = Set(edit.removals)
+        return try state.withLock { (state) throws(PlayheadError) -> [CompositionLayer.ID] in
+            let remaining = state.layers.filter { !removed.contains($0.id) }.count
+            guard remaining + additions.count <= Self.maximumLayers else {
+                throw PlayheadError(code: .invalidArgument, message: "a compositor holds at most \(Self.maximumLayers) layers")
+            }
+            state.layers.removeAll { removed.contains($0.id) }
+            for (id, layer) in updates {
+                guard let index = state.layers.firstIndex(where: { $0.id == id }) else { continue }
+                state.layers[index].layer = layer
+                state.updates[id] = layer
+            }
+            let ids = additions.map { _ in
+                CompositionLayer.ID(
+                    value: nextID.withLock { value in
+                        value += 1
+                        return value
+                    })
+            }
+            for (id, layer) in zip(ids, additions) { state.layers.append((id, layer)) }
+            state.generation += 1
+            return ids
+        }
+    }
+
     /// Removes a layer from the next frame on.
     /// - Parameter id: the layer to remove; an id not in the compositor changes nothing.
     public func remove(_ id: CompositionLayer.ID) {

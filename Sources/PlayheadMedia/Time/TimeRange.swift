@@ -26,10 +26,10 @@ public struct TimeRange: Sendable, Hashable, CustomStringConvertible {
     /// The first time after the range.
     public var end: MediaTime { start + duration }
 
-    /// Whether the range can be used: a numeric start and a numeric duration that is not
-    /// negative (`TimeRange(start: 5, end: 1)` is not). What takes a range refuses an invalid one
-    /// with `state.invalidArgument`.
-    public var isValid: Bool { start.isNumeric && duration.isNumeric && duration >= .zero }
+    /// Whether the range can be used: a numeric start, and a duration that is a numeric time not
+    /// negative or +infinity (to the end); `TimeRange(start: 5, end: 1)` is not. What takes a range
+    /// refuses an invalid one with `state.invalidArgument`.
+    public var isValid: Bool { start.isNumeric && (duration.isNumeric ? duration >= .zero : duration == .positiveInfinity) }
 
     /// `true` when `time` lies in `[start, end)`.
     /// - Parameter time: the time to look for.
