@@ -9,32 +9,34 @@ import PlayheadMedia
 /// Not `Sendable`: owned by the compositor's render thread.
 final class LayerReader {
     let id: CompositionLayer.ID
-    private(set) var layer: CompositionLayer
-    private var timeline: LayerTimeline
+    /// The playlist's rules: passes, failures, fillers, live edits (pure; see its tests).
+    private var machine: LayerStateMachine
     private let interrupt: InterruptFlag
     private let outputFormat: PictureFormat
     private let canvasSize: PixelSize
 
-    private var reader: MediaReader?
-    /// The current item has sound and no picture (music under a composition): it draws nothing
-    /// for this long, and its sound plays if the layer gives the composition's.
-    private var soundLength: MediaTime?
-    private var demuxerOwner: Asset?
-    private var converter: FrameConverter?
-    /// Where the current item's frames start (its time range's start, or its first frame).
-    private var itemStart: MediaTime = .zero
+    /// What the current item draws from, while its pass plays.
+    private enum Content {
+        /// Nothing open (between passes, or not opened yet).
+        case closed
+        /// A decoded item: its reader (its demuxer given back to `owner`), where its frames start
+        /// (its time range's start, or its first frame), its converter into the canvas (made at
+        /// the first frame drawn).
+        case decoding(reader: MediaReader, owner: Asset, itemStart: MediaTime, converter: FrameConverter?)
+        /// An item of sound and no picture (music under a composition): it draws nothing for
+        /// `length` from `itemStart`, and its sound plays if the layer gives the composition's.
+        case soundOnly(itemStart: MediaTime, length: MediaTime)
+    }
+    private var content = Content.closed
+    /// The filler playing in a failed item's slot (``LayerFailurePolicy/filler(_:slot:)``), while
+    /// the machine's phase is `filler`.
+    private var fillerSlot: FillerSlot?
     /// The last frame drawn, kept to hold after the content ends: its own reference to the
     /// picture (the reader reuses the frames it holds).
     private var lastFrame: OwnedFrame?
     /// Where `lastFrame` came from (its reader and time), so that it is referenced once.
     private var lastFrameOrigin: (reader: ObjectIdentifier, pts: Int64)?
     private var lastConverter: FrameConverter?
-    /// What plays in place of a failed item (``LayerFailurePolicy/filler(_:slot:)``).
-    private let failurePolicy: LayerFailurePolicy
-    /// The filler slot playing now, if one is.
-    private var fillerSlot: FillerSlot?
-    /// A new version of the layer (a live edit), taken up at its next item boundary.
-    private var pending: CompositionLayer?
     /// Sound-only items' lengths, by evidence (shared by the compositor's layers).
     private let soundExtents: SoundExtentTable
     /// What recorded pictures may take (nil: the layer records none).
@@ -57,17 +59,19 @@ final class LayerReader {
         case recorded(OwnedFrame, PixelRect)
     }
 
-    /// A picture to draw: a decoded frame (scaled by the current converter) or a recorded one
-    /// (already scaled; copied into its rectangle).
+    /// What the layer shows at a time: a decoded frame (scaled by the current converter), a
+    /// recorded one (already scaled; copied into its rectangle), a filler's frame, the last frame
+    /// held after the content ended, or nothing (the background shows: a sound-only item, a
+    /// filler with no frame, a layer that clears or failed).
     enum Shown {
         case decoded(OwnedFrame)
         /// A recorded picture; `fromCache`: from a sealed recording (nothing decoded for it).
         case recorded(OwnedFrame, PixelRect, fromCache: Bool)
+        case filler(OwnedFrame, FillerSlot)
+        case held
+        case nothing
     }
 
-    /// The passes its timeline has played so far (the last one may still be playing): what the
-    /// composition's sound follows.
-    private(set) var passes: [LayerPass]
     private(set) var framesShown = 0
     /// Frames drawn from a recording, without decoding (``Compositor/loopCacheBytes``).
     private(set) var framesFromLoopCache = 0
@@ -76,15 +80,25 @@ final class LayerReader {
     private(set) var firstDamage: PlayheadError?
     /// Any damage fails the item (``Compositor/strict``).
     private let strict: Bool
-    private(set) var failure: PlayheadError?
-    /// Items of a playlist that failed and were passed over (as a queue player skips a failed
-    /// item), by item: the layer fails only when every item has.
-    private(set) var itemFailures: [Int: PlayheadError] = [:]
     /// Told of every pass that ends (an item played, one that failed, a filler slot), on the
     /// render thread: what an as-run log records.
     var onRecord: ((LayerItemRecord) -> Void)?
-    var loopsCompleted: Int { timeline.loopsCompleted }
-    var hasEnded: Bool { timeline.hasEnded }
+
+    /// The version playing.
+    var layer: CompositionLayer { machine.layer }
+    /// The passes its timeline has played so far (the last one may still be playing): what the
+    /// composition's sound follows.
+    var passes: [LayerPass] { machine.passes }
+    /// Why the layer failed (every item failed, or one did without a policy that passes over).
+    var failure: PlayheadError? {
+        if case .failed(let error) = machine.phase { return error }
+        return nil
+    }
+    /// Items of a playlist that failed and were passed over, by item.
+    var itemFailures: [Int: PlayheadError] { machine.itemFailures }
+    var loopsCompleted: Int { machine.timeline.loopsCompleted }
+    var hasEnded: Bool { machine.timeline.hasEnded }
+    private var timeline: LayerTimeline { machine.timeline }
 
     /// A reader whose timeline starts at canvas time `start` (a layer added while rendering starts
     /// its playlist when it is added).
@@ -97,32 +111,51 @@ final class LayerReader {
         self.loopBudget = loopBudget.flatMap { $0.limit > 0 ? $0 : nil }
         self.soundExtents = soundExtents
         self.strict = strict
-        self.layer = layer
         self.canvasSize = canvasSize
         self.outputFormat = outputFormat
         self.interrupt = interrupt
-        self.failurePolicy = failurePolicy
-        timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop, start: start)
-        passes = []
-        join(at: start)
+        machine = LayerStateMachine(
+            id: id, layer: layer, failurePolicy: failurePolicy, start: start, now: Date(),
+            lengths: { Self.lengths(of: layer, soundExtents: soundExtents, interrupt: interrupt) })
+        perform(machine.effectsAtStart)
     }
 
-    /// Starts the layer's playlist at layer time `start`: on schedule when it has one (the item the
-    /// schedule plays now, begun as long ago as it says), else from its first item.
-    private func join(at start: MediaTime) {
-        timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop, start: start)
-        if let scheduled = layer.scheduledStart, let lengths = Self.lengths(of: layer, soundExtents: soundExtents, interrupt: interrupt) {
-            let elapsed = MediaTime(seconds: Date().timeIntervalSince(scheduled), preferredTimescale: 90_000)
-            guard let position = LayerTimeline.position(after: elapsed, lengths: lengths, loop: layer.loop) else {
-                timeline.end()
-                return
+    /// The lengths of the current version's passes, for a schedule.
+    private var lengths: () -> [MediaTime]? {
+        let layer = machine.layer, soundExtents = soundExtents, interrupt = interrupt
+        return { Self.lengths(of: layer, soundExtents: soundExtents, interrupt: interrupt) }
+    }
+
+    /// Does what the machine decided, in order.
+    private func perform(_ effects: [LayerStateMachine.Effect]) {
+        for effect in effects {
+            switch effect {
+            case .closeItem: closeItem()
+            case .forgetRecordings: forgetRecordings()
+            case .tookVersion:
+                closeItem()
+                forgetRecordings()
+                lastConverter = nil
+                lastShown = nil
+            case .record(let record): onRecord?(record)
+            case .passBegan(let item, let continuing): passBegan(item, continuing: continuing)
+            case .prefetch(let asset): soundExtents.prefetch([asset])
+            case .filler(let asset, let start, let length):
+                fillerSlot = FillerSlot(asset: asset, start: start, length: length, interrupt: interrupt)
+            case .stopFiller: fillerSlot = nil
             }
-            timeline = LayerTimeline(
-                itemCount: layer.assets.count, loop: layer.loop, start: start - position.offset, item: position.item, loops: position.loops)
-            beginPass(at: start - position.offset)
-            return
         }
-        if !timeline.hasEnded { beginPass(at: start) }
+    }
+
+    /// A pass of `item` began: a recording made from part way in is made again, whole, on this
+    /// pass; a recorded item needs no reader on its later passes, and one to be recorded a fresh one.
+    private func passBegan(_ item: Int, continuing: Bool) {
+        if let recorded = recordings[item], !rerecorded.contains(item), !recorded.covers(recorded.target(at: .zero).tick) {
+            rerecorded.insert(item)
+            recorded.abandon()
+            recordings[item] = nil
+        }
+        if !continuing || recordings[item] != nil || wantsRecording { closeItem() }
     }
 
     /// How long each item's pass lasts (its time range's duration, else its picture's declared
@@ -164,34 +197,29 @@ final class LayerReader {
 
     private(set) var isRetired = false
 
-    /// The item playing now and how far into it (its own time), for a status report.
+    /// The item playing now, for a status report.
     var now: (item: Int, source: String, filler: Bool)? {
-        guard !timeline.hasEnded, failure == nil else { return nil }
-        if let fillerSlot { return (timeline.item, fillerSlot.asset?.source ?? "background", true) }
-        return (timeline.item, layer.assets[timeline.item].source, false)
+        switch machine.phase {
+        case .ended, .failed: return nil
+        case .filler(_, _, let asset): return (timeline.item, asset?.source ?? "background", true)
+        case .playing: return (timeline.item, layer.assets[timeline.item].source, false)
+        }
     }
 
     /// Forgets the passes that ended at or before `time` (keeping the last one), so that a layer
     /// looping for days keeps only what its sound may still read.
-    func forgetPasses(endedBy time: MediaTime) {
-        let ended = passes.prefix { pass in pass.length.map { !(time < pass.layerStart + $0) } ?? false }.count
-        let drop = min(ended, passes.count - 1)
-        if drop > 0 { passes.removeFirst(drop) }
-    }
+    func forgetPasses(endedBy time: MediaTime) { machine.forgetPasses(endedBy: time) }
 
     /// The version the layer is heading for: the one waiting for the next item boundary, else the
     /// one playing.
-    var intended: CompositionLayer { pending ?? layer }
+    var intended: CompositionLayer { machine.intended }
 
     /// Moves the layer (and the version waiting, if any): the next frame is drawn at the new place.
     func move(rect: PixelRect, zIndex: Int) {
-        pending?.rect = rect
-        pending?.zIndex = zIndex
-        let moved = rect != layer.rect
-        layer.rect = rect
-        layer.zIndex = zIndex
-        guard moved else { return }
-        converter = nil
+        guard machine.move(rect: rect, zIndex: zIndex) else { return }
+        if case .decoding(let reader, let owner, let itemStart, _) = content {
+            content = .decoding(reader: reader, owner: owner, itemStart: itemStart, converter: nil)
+        }
         lastConverter = nil
         // Recorded pictures were scaled for the old place.
         forgetRecordings()
@@ -199,58 +227,42 @@ final class LayerReader {
         fillerSlot?.converter = nil
     }
 
-    /// A new version of the layer (its playlist, place, sound), taken up at its next item boundary
-    /// (see `advance`). A layer whose content has ended (played out, or failed) has no boundary to
-    /// come: it takes the new version at once, at layer time `time`, as a new layer would start.
+    /// A new version of the layer (its playlist, place, sound), taken up at its next item boundary.
+    /// A layer whose content has ended (played out, or failed) has no boundary to come: it takes
+    /// the new version at once, at layer time `time`, as a new layer would start.
     func update(to layer: CompositionLayer, at time: MediaTime) {
-        guard timeline.hasEnded else {
-            pending = layer
-            return
-        }
-        pending = nil
-        _ = take(layer)
-        failure = nil
-        fillerSlot = nil
-        join(at: time)
-    }
-
-    /// Makes `next` the layer's version: the old one's reader, recordings and failures let go.
-    /// - Returns: whether it plays the same sources in the same order.
-    private func take(_ next: CompositionLayer) -> Bool {
-        closeItem()
-        forgetRecordings()
-        let samePlaylist = next.assets.map(\.source) == layer.assets.map(\.source)
-        layer = next
-        itemFailures = [:]
-        lastConverter = nil
-        lastShown = nil
-        return samePlaylist
+        let soundExtents = soundExtents, interrupt = interrupt
+        perform(
+            machine.update(
+                to: layer, at: time, now: Date(), lengths: { Self.lengths(of: layer, soundExtents: soundExtents, interrupt: interrupt) }))
     }
 
     /// Draws the layer's frame at layer time `time` into `canvas`. A source that fails ends the
     /// layer (``failure``), which then shows the background; cancellation is thrown.
     func draw(at time: MediaTime, into canvas: OwnedFrame) throws(PlayheadError) {
         try follow(to: time) { shown throws(PlayheadError) in
-            if case .decoded(let frame) = shown {
+            switch shown {
+            case .decoded(let frame):
                 try converterForCurrent().convert(frame, into: canvas)
-                framesShown += 1
-            } else if case .recorded(let picture, let rect, let fromCache) = shown {
+            case .recorded(let picture, let rect, let fromCache):
                 FrameConverter.blit(picture, into: canvas, at: rect)
-                framesShown += 1
                 if fromCache { framesFromLoopCache += 1 }
-            } else if let slot = fillerSlot, let filler = slot.frame {
-                try slot.converter(layer: layer, canvasSize: canvasSize, outputFormat: outputFormat).convert(filler, into: canvas)
-                framesShown += 1
-            } else if timeline.hasEnded, layer.afterEnd == .holdLastFrame, let lastShown {
+            case .filler(let frame, let slot):
+                try slot.converter(layer: layer, canvasSize: canvasSize, outputFormat: outputFormat).convert(frame, into: canvas)
+            case .held:
                 switch lastShown {
-                case .decoded:
+                case .decoded?:
                     guard let lastFrame, let lastConverter else { return }
                     try lastConverter.convert(lastFrame, into: canvas)
-                case .recorded(let picture, let rect):
+                case .recorded(let picture, let rect)?:
                     FrameConverter.blit(picture, into: canvas, at: rect)
+                case nil:
+                    return
                 }
-                framesShown += 1
+            case .nothing:
+                return
             }
+            framesShown += 1
         }
     }
 
@@ -259,97 +271,83 @@ final class LayerReader {
         try follow(to: time) { _ throws(PlayheadError) in }
     }
 
-    /// A source's failure passes over its item when others of the playlist may still play (the
-    /// pass ends at `time`, the next begins there), or, with a filler policy, plays the filler
-    /// for the item's slot; otherwise it ends the layer. Cancellation is thrown.
-    private func follow(to time: MediaTime, _ body: (Shown?) throws(PlayheadError) -> Void) throws(PlayheadError) {
-        while failure == nil {
+    /// A source's failure is the machine's to settle (passed over, a filler for its slot, or the
+    /// layer's end); cancellation is thrown.
+    private func follow(to time: MediaTime, _ body: (Shown) throws(PlayheadError) -> Void) throws(PlayheadError) {
+        while true {
+            if case .failed = machine.phase {
+                try body(.nothing)
+                return
+            }
             do throws(PlayheadError) {
                 try body(try frame(at: time))
                 return
             } catch {
                 if error.code == .cancelled || interrupt.isRaised { throw .cancelled(file: error.file) }
-                let item = timeline.item
-                itemFailures[item] = itemFailures[item] ?? error
-                closeItem()
-                if case .filler(let asset, let slot) = failurePolicy, !timeline.hasEnded {
-                    // The failed item's pass ends here; the filler plays for its slot.
-                    let played = max(.zero, timeline.offset(at: time))
-                    closePass(endingAt: timeline.passStart + played, status: .failed, error: error)
-                    let length = layer.timeRange.map(\.duration).flatMap { $0.isNumeric && $0 > .zero ? $0 : nil } ?? slot
-                    fillerSlot = FillerSlot(asset: asset, start: timeline.passStart + played, length: length, interrupt: interrupt)
-                    passes.append(
-                        LayerPass(
-                            number: (passes.last?.number ?? -1) + 1, item: item, layerStart: timeline.passStart + played,
-                            sourceStart: .zero, asset: asset, audible: layer.providesAudio, filler: true, wallClockStart: Date()))
-                    continue
-                }
-                if itemFailures.count < layer.assets.count, !timeline.hasEnded {
-                    // Passed over: what it showed of its pass stays, the next item starts now.
-                    let length = max(.zero, timeline.offset(at: time))
-                    advance(length: length, status: .failed, error: error)
-                    continue
-                }
-                failure = error
-                endPass(at: time, status: .failed, error: error)
-                timeline.end()
+                perform(machine.itemFailed(error, at: time, now: Date(), lengths: lengths))
             }
         }
     }
 
     /// The layer stops here (removed, or failed): its last pass, if still playing, ends at `time`.
     func endPass(at time: MediaTime, status: LayerItemRecord.Status = .played, error: PlayheadError? = nil) {
-        guard let last = passes.indices.last, passes[last].length == nil else { return }
-        let length = max(.zero, time - passes[last].layerStart)
-        passes[last].length = length
-        // A pass that had not begun to play (the render ended where it starts) is not a record.
-        if length == .zero, status == .played { return }
-        record(passes[last], status: passes[last].filler ? .filler : status, error: error)
+        perform(machine.endPass(at: time, status: status, error: error))
     }
 
-    /// The frame displayed at `time`, or nil once the content has ended (or a filler slot shows
-    /// its own frame, or nothing).
-    private func frame(at time: MediaTime) throws(PlayheadError) -> Shown? {
+    /// What the layer shows at `time`.
+    private func frame(at time: MediaTime) throws(PlayheadError) -> Shown {
         var tries = 0
-        while !timeline.hasEnded {
+        while true {
             tries += 1
             if tries > 10_000 {
                 throw PlayheadError(code: .decodeFailed, message: "the layer's items hold no time to play", file: layer.assets.first?.source)
             }
-            if let slot = fillerSlot {
-                if time < slot.start + slot.length {
-                    slot.show(at: time)
-                    return nil
-                }
-                // The slot is over: the failed item's pass (its part and the filler's) ends.
-                fillerSlot = nil
-                closePass(endingAt: slot.start + slot.length, status: .filler, error: nil)
-                advance(length: slot.start + slot.length - timeline.passStart, status: nil, error: nil)
-                continue
-            }
-            if let recorded = recordings[timeline.item] {
-                switch recordedFrame(at: time, from: recorded) {
-                case .shown(let shown): return shown
-                case .passEnded: continue
-                case .unknown: break  // Decoded as without a recording.
-                }
-            }
-            let opened = try openItem()
-            if let last = self.passes.indices.last, self.passes[last].sourceStart == nil { self.passes[last].sourceStart = itemStart }
-            let offset = timeline.offset(at: time)
-            guard let reader = opened else {
-                // Sound alone: nothing drawn until the pass has lasted the item's length.
-                guard let soundLength else { throw PlayheadError(code: .invalidState, message: "no item open", file: nil) }
-                if !(offset < soundLength) {
-                    advance(length: soundLength, status: .played, error: nil)
+            switch machine.phase {
+            case .failed:
+                return .nothing
+            case .ended:
+                return layer.afterEnd == .holdLastFrame && lastShown != nil ? .held : .nothing
+            case .filler(let start, let length, _):
+                guard time < start + length, let slot = fillerSlot else {
+                    // The slot is over: the failed item's pass (its part and the filler's) ends.
+                    perform(machine.fillerEnded(now: Date(), lengths: lengths))
                     continue
                 }
+                slot.show(at: time)
+                return slot.frame.map { .filler($0, slot) } ?? .nothing
+            case .playing:
+                if let shown = try playing(at: time) { return shown }
+            }
+        }
+    }
+
+    /// The current item's frame at `time`, or nil when its pass ended (the next one began).
+    private func playing(at time: MediaTime) throws(PlayheadError) -> Shown? {
+        if let recorded = recordings[timeline.item] {
+            switch recordedFrame(at: time, from: recorded) {
+            case .shown(let shown): return shown
+            case .passEnded: return nil
+            case .unknown: break  // Decoded as without a recording.
+            }
+        }
+        let offset = timeline.offset(at: time)
+        switch try openItem() {
+        case .closed:
+            throw PlayheadError(code: .invalidState, message: "no item open", file: nil)
+        case .soundOnly(let itemStart, let length):
+            machine.passSourceStarts(at: itemStart)
+            // Sound alone: nothing drawn until the pass has lasted the item's length.
+            if !(offset < length) {
+                passEnded(length: length, status: .played)
                 return nil
             }
+            return .nothing
+        case .decoding(let reader, _, let itemStart, _):
+            machine.passSourceStarts(at: itemStart)
             if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
                 settleRecording(of: reader, reachedEnd: false)
-                advance(length: range.duration, status: .played, error: nil)
-                continue
+                passEnded(length: range.duration, status: .played)
+                return nil
             }
             // Half a tick of the stream's time base later: a frame whose time the container
             // rounded up (milliseconds in Matroska) is still the one displayed at its own instant.
@@ -369,18 +367,15 @@ final class LayerReader {
             // The one rule: an item cut short fails where its data stops (it does not loop at the
             // cut); with `strict`, any damage fails it.
             if let failure = reader.verdict(for: held, strict: strict) { throw failure }
-            let end = MediaTime(ticks: held.pts + held.duration, timeBase: timeBase)
-            let window = reader.video.window
-            let isLast = window.ended && held.pts >= (window.newestPTS ?? held.pts)
-            if isLast, !(target < end) {
+            if let end = reader.picturesEnd(after: held, target: target) {
                 // Past the last frame: this pass ended where that frame ends.
                 let length = end - itemStart
                 guard length > .zero else {
                     throw PlayheadError(code: .decodeFailed, message: "the item holds no time to play", file: reader.source)
                 }
                 settleRecording(of: reader, reachedEnd: true)
-                advance(length: length, status: .played, error: nil)
-                continue
+                passEnded(length: length, status: .played)
+                return nil
             }
             if let recording, let recorded = recording.recording.picture(withPTS: held.pts) {
                 // Recorded as it was decoded: drawn from the recording (scaled once).
@@ -392,7 +387,11 @@ final class LayerReader {
             lastShown = .decoded
             return .decoded(held.frame)
         }
-        return nil
+    }
+
+    /// The current pass ended after `length`: the machine starts the next.
+    private func passEnded(length: MediaTime, status: LayerItemRecord.Status?) {
+        perform(machine.passEnded(length: length, status: status, error: nil, now: Date(), lengths: lengths))
     }
 
     private enum RecordedAnswer {
@@ -405,19 +404,18 @@ final class LayerReader {
     /// The frame displayed at `time` from the current item's recording — or the pass ends there,
     /// by the same rule as decoding (past the last frame's end, or past the time range).
     private func recordedFrame(at time: MediaTime, from recorded: LoopRecording) -> RecordedAnswer {
-        if let last = passes.indices.last, passes[last].sourceStart == nil { passes[last].sourceStart = recorded.itemStart }
+        machine.passSourceStarts(at: recorded.itemStart)
         let offset = timeline.offset(at: time)
         if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
-            advance(length: range.duration, status: .played, error: nil)
+            passEnded(length: range.duration, status: .played)
             return .passEnded
         }
         let (target, tick) = recorded.target(at: offset)
         guard let (picture, isLast) = recorded.picture(at: tick) else { return .unknown }
-        let end = MediaTime(ticks: picture.pts + picture.duration, timeBase: recorded.timeBase)
-        if isLast, !(target < end) {
+        if isLast, let last = recorded.lastPictureEnd, case let end = MediaTime(ticks: last, timeBase: recorded.timeBase), !(target < end) {
             let length = end - recorded.itemStart
             guard length > .zero else { return .unknown }
-            advance(length: length, status: .played, error: nil)
+            passEnded(length: length, status: .played)
             return .passEnded
         }
         lastShown = .recorded(picture.picture, recorded.rect)
@@ -468,7 +466,7 @@ final class LayerReader {
     /// Starts recording the pictures of the reader just opened for the current item, when the
     /// layer plays its items more than once, its source can be read again and the item was not
     /// found unrecordable.
-    private func startRecording(_ reader: MediaReader) {
+    private func startRecording(_ reader: MediaReader, itemStart: MediaTime) {
         // A source read once (a pipe) is not recorded: its later passes fail as they would without.
         guard let loopBudget, wantsRecording, reader.demuxer.canSeek else { return }
         let layout = Self.converter(for: reader, layer: layer, canvasSize: canvasSize, outputFormat: outputFormat).layout
@@ -492,7 +490,7 @@ final class LayerReader {
 
     /// Lets every recording go (the layer moved, or became a new version).
     private func forgetRecordings() {
-        if let reader, recording != nil {
+        if case .decoding(let reader, _, _, _) = content, recording != nil {
             reader.video.recorder = nil
             reader.video.decodesEveryFrame = false
         }
@@ -521,77 +519,11 @@ final class LayerReader {
         return MediaTime(value: Int64(timeBase.num), timescale: timeBase.den * 2)
     }
 
-    /// The current item's pass ended after `length` (a nil `status`: its record was made already):
-    /// the next item (or the first again) starts there — in a new version of the layer, if one
-    /// is waiting: on its schedule when it has one; else with the item after this one when it
-    /// plays the same sources in the same order (a move, a new look, a file replaced in place);
-    /// else from its first item.
-    private func advance(length: MediaTime, status: LayerItemRecord.Status?, error: PlayheadError?) {
-        let item = timeline.item
-        if let status { closePass(endingAt: timeline.passStart + length, status: status, error: error) }
-        let end = timeline.passStart + length
-        if let next = pending {
-            pending = nil
-            let loops = timeline.loopsCompleted
-            guard take(next), next.scheduledStart == nil else {
-                join(at: end)
-                return
-            }
-            // The same playlist under the new version's loop policy: it goes on below.
-            timeline = LayerTimeline(itemCount: next.assets.count, loop: next.loop, start: timeline.passStart, item: item, loops: loops)
-        }
-        let more = timeline.passEnded(length: length)
-        if more { beginPass(at: timeline.passStart) }
-        guard more else {
-            // The content ended: nothing recorded plays again (a held last frame keeps its picture).
-            closeItem()
-            forgetRecordings()
-            return
-        }
-        let next = timeline.item
-        if let recorded = recordings[next], !rerecorded.contains(next), !recorded.covers(recorded.target(at: .zero).tick) {
-            // Recorded from part way in (a scheduled start, a seek): this pass records it whole.
-            rerecorded.insert(next)
-            recorded.abandon()
-            recordings[next] = nil
-        }
-        // A recorded item needs no reader on its later passes; one to be recorded needs a fresh one.
-        if next != item || recordings[item] != nil || wantsRecording { closeItem() }
-    }
-
-    private func beginPass(at start: MediaTime) {
-        let asset = layer.assets[timeline.item]
-        passes.append(
-            LayerPass(
-                number: (passes.last?.number ?? -1) + 1, item: timeline.item, layerStart: start, asset: asset,
-                audible: layer.providesAudio, wallClockStart: Date()))
-        // The next item, if it is sound alone, is measured while this one plays.
-        if layer.assets.count > 1 { soundExtents.prefetch([layer.assets[(timeline.item + 1) % layer.assets.count]]) }
-    }
-
-    /// Gives the last pass its length (ending at canvas time `end`), if it has none yet, and
-    /// records it.
-    private func closePass(endingAt end: MediaTime, status: LayerItemRecord.Status, error: PlayheadError?) {
-        guard let last = passes.indices.last, passes[last].length == nil else { return }
-        passes[last].length = max(.zero, end - passes[last].layerStart)
-        record(passes[last], status: status, error: error)
-    }
-
-    private func record(_ pass: LayerPass, status: LayerItemRecord.Status, error: PlayheadError?) {
-        guard let onRecord else { return }
-        onRecord(
-            LayerItemRecord(
-                layer: id, item: pass.item, source: pass.filler ? (pass.asset?.source ?? "background") : (pass.asset?.source ?? ""),
-                start: pass.layerStart, end: pass.layerStart + (pass.length ?? .zero), wallClockStart: pass.wallClockStart,
-                status: status, error: error, asset: pass.asset))
-    }
-
-    /// The current item's reader; nil for an item of sound alone (``soundLength`` is then set).
-    private func openItem() throws(PlayheadError) -> MediaReader? {
-        if let reader { return reader }
-        if soundLength != nil { return nil }
+    /// The current item's content, opened now if it is not yet.
+    private func openItem() throws(PlayheadError) -> Content {
+        if case .closed = content {} else { return content }
         // An item that failed before fails again at once (a loop does not retry it every pass).
-        if let failed = itemFailures[timeline.item] { throw failed }
+        if let failed = machine.itemFailures[timeline.item] { throw failed }
         let asset = layer.assets[timeline.item]
         let demuxer = try asset.openDemuxer(interrupt: interrupt)
         // A time range counts from the item's start (as the container gives it), whatever its
@@ -610,10 +542,8 @@ final class LayerReader {
             guard length > .zero else {
                 throw PlayheadError(code: .decodeFailed, message: "the item holds no time to play", file: source)
             }
-            itemStart = start
-            soundLength = length
-            converter = nil
-            return nil
+            content = .soundOnly(itemStart: start, length: length)
+            return content
         }
         let opened: MediaReader
         do throws(PlayheadError) {
@@ -622,19 +552,19 @@ final class LayerReader {
             asset.giveBack(demuxer)
             throw error
         }
-        reader = opened
-        demuxerOwner = asset
-        converter = nil
-        itemStart = rangeStart ?? opened.facts.startTime ?? .zero
-        startRecording(opened)
-        return opened
+        let itemStart = rangeStart ?? opened.facts.startTime ?? .zero
+        content = .decoding(reader: opened, owner: asset, itemStart: itemStart, converter: nil)
+        startRecording(opened, itemStart: itemStart)
+        return content
     }
 
     private func converterForCurrent() throws(PlayheadError) -> FrameConverter {
+        guard case .decoding(let reader, let owner, let itemStart, let converter) = content else {
+            throw PlayheadError(code: .invalidState, message: "no item open", file: nil)
+        }
         if let converter { return converter }
-        guard let reader else { throw PlayheadError(code: .invalidState, message: "no item open", file: nil) }
         let made = Self.converter(for: reader, layer: layer, canvasSize: canvasSize, outputFormat: outputFormat)
-        converter = made
+        content = .decoding(reader: reader, owner: owner, itemStart: itemStart, converter: made)
         return made
     }
 
@@ -652,18 +582,17 @@ final class LayerReader {
     }
 
     private func closeItem() {
-        // A recording cut off before its pass ended holds part of the item: let go.
-        if let (_, recorded) = recording {
-            reader?.video.recorder = nil
-            reader?.video.decodesEveryFrame = false
-            recorded.abandon()
-            recording = nil
+        if case .decoding(let open, let owner, _, _) = content {
+            // A recording cut off before its pass ended holds part of the item: let go.
+            if let (_, recorded) = recording {
+                open.video.recorder = nil
+                open.video.decodesEveryFrame = false
+                recorded.abandon()
+                recording = nil
+            }
+            owner.giveBack(open.demuxer)
         }
-        if let reader, let demuxerOwner { demuxerOwner.giveBack(reader.demuxer) }
-        reader = nil
-        demuxerOwner = nil
-        converter = nil
-        soundLength = nil
+        content = .closed
         // A later reader may have this one's address: its frames are kept afresh.
         lastFrameOrigin = nil
     }

@@ -152,6 +152,13 @@ final class LoopRecording: DecodedFrameRecorder {
         return (pictures[low], isLast)
     }
 
+    /// Where the recorded last picture ends, by the reader's one rule (``MediaReader/lastFrameEnd(pts:duration:previousInterval:)``).
+    var lastPictureEnd: Int64? {
+        guard let last = pictures.last else { return nil }
+        let before = pictures.count > 1 ? pictures[pictures.count - 2].pts : last.pts
+        return MediaReader.lastFrameEnd(pts: last.pts, duration: last.duration, previousInterval: max(0, last.pts - before))
+    }
+
     /// The recorded picture of the frame at `pts` (the first pass draws what it recorded).
     func picture(withPTS pts: Int64) -> Picture? {
         guard !isAbandoned else { return nil }

@@ -279,8 +279,8 @@ enum ImageGrabber {
                 // shows the last frame, as at a clip's duration), by evidence: the
                 // last frame lasts its duration, or as long as the frame before it did when that
                 // is longer (a declared 1 ms is not the last frame's length).
-                let lastEnd = MediaTime(ticks: held.pts + max(held.duration, reader.video.lastInterval), timeBase: timeBase)
-                if reader.end != nil, reader.video.window.ended, held.pts >= (reader.video.window.newestPTS ?? held.pts), item.time > lastEnd {
+                let lastEnd = reader.lastFrameEnd(held)
+                if reader.isLastFrame(held), item.time > lastEnd {
                     throw PlayheadError(
                         code: .invalidArgument, message: "no frame at \(item.time.seconds) s: the video ends at \(lastEnd.seconds) s",
                         file: asset.source)

@@ -158,9 +158,48 @@ package final class MediaReader {
     /// frame that exists, taken as the one displayed — is that failure; in a strict run, so is
     /// any damage met so far.
     package func verdict(for held: DisplayedFrameWindow<OwnedFrame>.Held, strict: Bool) -> PlayheadError? {
-        // It needed the end when no frame after it is known and the stream ended there.
-        if let failure = end?.failure, video.window.ended, held.pts >= (video.window.newestPTS ?? held.pts) { return failure }
+        // It needed the end when it is the last frame there is.
+        if let failure = end?.failure, isLastFrame(held) { return failure }
         return damage.failure(strict: strict, file: source)
+    }
+
+    // MARK: The last frame (one rule for images, layers and their passes)
+
+    /// Whether `held` is the last frame of the data: reading reached the data's end, the decoder
+    /// was drained, and no frame after it is known.
+    /// - Parameter held: the frame just taken.
+    package func isLastFrame(_ held: DisplayedFrameWindow<OwnedFrame>.Held) -> Bool {
+        end != nil && video.window.ended && held.pts >= (video.window.newestPTS ?? held.pts)
+    }
+
+    /// Where the last frame `held` ends, by evidence: it lasts its own duration, or as long as the
+    /// frame before it did when that is longer (a declared 1 ms, as phone Matroska files give every
+    /// packet, is not the last frame's length).
+    /// - Parameter held: the last frame.
+    /// - Returns: its end, on the stream's timeline.
+    package func lastFrameEnd(_ held: DisplayedFrameWindow<OwnedFrame>.Held) -> MediaTime {
+        MediaTime(ticks: Self.lastFrameEnd(pts: held.pts, duration: held.duration, previousInterval: video.lastInterval), timeBase: facts.timeBase)
+    }
+
+    /// The one rule for where a stream's last frame ends, in its ticks: its own duration, or the
+    /// interval from the frame before it when that is longer.
+    /// - Parameters:
+    ///   - pts: the last frame's presentation time.
+    ///   - duration: its declared duration.
+    ///   - previousInterval: the time from the frame before it (0: none known).
+    package static func lastFrameEnd(pts: Int64, duration: Int64, previousInterval: Int64) -> Int64 {
+        pts + max(duration, previousInterval)
+    }
+
+    /// Where the data's pictures end when `target` lies at or past the end of the last frame
+    /// `held` (a pass through the item is over there); nil while a frame is displayed at `target`.
+    /// - Parameters:
+    ///   - held: the frame taken for `target`.
+    ///   - target: the time asked for, on the stream's timeline.
+    package func picturesEnd(after held: DisplayedFrameWindow<OwnedFrame>.Held, target: MediaTime) -> MediaTime? {
+        guard isLastFrame(held) else { return nil }
+        let end = lastFrameEnd(held)
+        return target < end ? nil : end
     }
 
     /// Damage met so far: the demuxer's and the decoder's.
