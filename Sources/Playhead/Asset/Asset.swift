@@ -252,16 +252,21 @@ public actor Asset {
     /// left, an idle one, or a newly opened one. Blocking (call on a worker thread). It is then
     /// `interrupt`'s to stop.
     nonisolated func openDemuxer(interrupt: InterruptFlag) throws(PlayheadError) -> Demuxer {
+        if let demuxer = keptDemuxer(interrupt: interrupt) { return demuxer }
+        return try openSource(interrupt: interrupt)
+    }
+
+    /// A demuxer of this asset's source already open (the one its probe left, or an idle one),
+    /// attached to `interrupt`; nil when there is none. Never blocks.
+    nonisolated func keptDemuxer(interrupt: InterruptFlag) -> Demuxer? {
         let kept =
             oneShot.withLock { box -> DemuxerBox? in
                 defer { box = nil }
                 return box
             } ?? IdleDemuxers.shared.take(token: token)
-        if let demuxer = kept?.take() {
-            demuxer.attach(interrupt)
-            return demuxer
-        }
-        return try openSource(interrupt: interrupt)
+        guard let demuxer = kept?.take() else { return nil }
+        demuxer.attach(interrupt)
+        return demuxer
     }
 
     /// Opens the source anew, unless it is one that can be read only once and was.

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PlayheadMedia
 
@@ -307,6 +308,10 @@ public final class Compositor: Sendable {
 
     private let stopRequested = Locked(false)
 
+    /// How long a channel's render waits at its start for its first items to open (and for the
+    /// sound layer's first item, whose sound sets the channel's sound format), in seconds.
+    static let startPatience: TimeInterval = 2
+
     /// Pictures in circulation between the render thread and the output thread: one being
     /// drawn, one being written, one waiting.
     private static let pictureCount = 3
@@ -327,6 +332,9 @@ public final class Compositor: Sendable {
         var mixer: SoundMixer?
         var rendered = 0
         let loopBudget = LoopCacheBudget(limit: loopCacheBytes)
+        // Items opened ahead on workers; a channel's render never waits for one.
+        let preparer = ItemPreparer(waits: pacing == nil, soundPlays: sink is any AudioCarryingFrameSink)
+        defer { preparer.close() }
         do throws(PlayheadError) {
             try canvas.check()
             if let frames, frames < 0 { throw PlayheadError(code: .invalidArgument, message: "a negative frame count (\(frames))") }
@@ -336,8 +344,8 @@ public final class Compositor: Sendable {
             // sound layer there from the start (none: no sound).
             if sink is any AudioCarryingFrameSink {
                 let first = state.withLock { $0.layers.first { $0.layer.providesAudio } }
-                if let format = soundFormat ?? first.map({ Self.soundFormat(of: $0.layer, interrupt: interrupt) }) {
-                    mixer = SoundMixer(format: format, interrupt: interrupt, loudness: loudness)
+                if let format = soundFormat ?? first.map({ Self.soundFormat(of: $0.layer, preparer: preparer, interrupt: interrupt) }) {
+                    mixer = SoundMixer(format: format, interrupt: interrupt, preparer: preparer, loudness: loudness)
                 }
             }
             let progress = current
@@ -385,7 +393,15 @@ public final class Compositor: Sendable {
                     seenGeneration = pending.generation
                     sync(
                         &layers, with: pending.layers, updates: pending.updates, gone: &gone, at: time, canvas: canvas, format: format,
-                        interrupt: interrupt, loopBudget: loopBudget)
+                        interrupt: interrupt, loopBudget: loopBudget, preparer: preparer)
+                }
+                if n == 0, !preparer.waits {
+                    // A channel starts when its first items are open, or after `startPatience`
+                    // (an item opening later joins where its pass is by then).
+                    let deadline = Date().addingTimeInterval(Self.startPatience)
+                    for layer in layers {
+                        if let asset = layer.currentAsset { preparer.waitUntilReady(asset, until: deadline, interrupt: interrupt) }
+                    }
                 }
                 // Nil: the output thread stopped (its sink failed).
                 guard let slot = started.free.receive() else {
@@ -440,10 +456,12 @@ public final class Compositor: Sendable {
 
     /// The sound's format: that of the sound layer's first item (48 kHz stereo when it has no
     /// audio, or cannot be opened now — its failure then shows when it plays).
-    private static func soundFormat(of layer: CompositionLayer, interrupt: InterruptFlag) -> AudioStreamInfo {
+    private static func soundFormat(of layer: CompositionLayer, preparer: ItemPreparer, interrupt: InterruptFlag) -> AudioStreamInfo {
         var info = AudioStreamInfo(source: "composition", sampleRate: 48_000, channelCount: 2)
-        guard let asset = layer.assets.first, let demuxer = try? asset.openDemuxer(interrupt: interrupt) else { return info }
-        defer { asset.giveBack(demuxer) }
+        guard let asset = layer.assets.first else { return info }
+        preparer.prepare(asset, copies: preparer.copies(for: layer))
+        guard let demuxer = try? preparer.take(asset, interrupt: interrupt, patience: .seconds(startPatience)) else { return info }
+        defer { preparer.giveBack(demuxer, of: asset) }
         if let audio = demuxer.audio, audio.sampleRate > 0, audio.channelCount > 0 {
             info.sampleRate = audio.sampleRate
             info.channelCount = audio.channelCount
@@ -458,7 +476,8 @@ public final class Compositor: Sendable {
     private func sync(
         _ readers: inout [LayerReader], with layers: [(id: CompositionLayer.ID, layer: CompositionLayer)],
         updates: [CompositionLayer.ID: CompositionLayer], gone: inout [LayerReader], at time: MediaTime,
-        canvas: CompositionCanvas, format: PictureFormat, interrupt: InterruptFlag, loopBudget: LoopCacheBudget
+        canvas: CompositionCanvas, format: PictureFormat, interrupt: InterruptFlag, loopBudget: LoopCacheBudget,
+        preparer: ItemPreparer
     ) {
         let wanted = Dictionary(uniqueKeysWithValues: layers.map { ($0.id, $0.layer) })
         for reader in readers where wanted[reader.id] == nil {
@@ -484,7 +503,7 @@ public final class Compositor: Sendable {
             if let loudness, layer.providesAudio { for asset in layer.assets { _ = loudness.loudness(of: asset) } }
             let reader = LayerReader(
                 id: id, layer: layer, canvasSize: canvas.size, outputFormat: format, interrupt: interrupt, strict: strict,
-                start: time, failurePolicy: failurePolicy, soundExtents: soundExtents, loopBudget: loopBudget)
+                start: time, failurePolicy: failurePolicy, soundExtents: soundExtents, loopBudget: loopBudget, preparer: preparer)
             if let handler { reader.onRecord = { handler($0) } }
             readers.append(reader)
         }

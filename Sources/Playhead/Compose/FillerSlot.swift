@@ -10,6 +10,7 @@ final class FillerSlot {
     let start: MediaTime
     let length: MediaTime
     private let interrupt: InterruptFlag
+    private let preparer: ItemPreparer
     private var reader: MediaReader?
     private var itemStart: MediaTime = .zero
     private var duration: MediaTime?
@@ -18,7 +19,8 @@ final class FillerSlot {
     private(set) var frame: OwnedFrame?
     var converter: FrameConverter?
 
-    init(asset: Asset?, start: MediaTime, length: MediaTime, interrupt: InterruptFlag) {
+    init(asset: Asset?, start: MediaTime, length: MediaTime, interrupt: InterruptFlag, preparer: ItemPreparer) {
+        self.preparer = preparer
         self.asset = asset
         self.start = start
         self.length = length
@@ -26,7 +28,7 @@ final class FillerSlot {
     }
 
     deinit {
-        if let reader, let asset { asset.giveBack(reader.demuxer) }
+        if let reader, let asset { preparer.giveBack(reader.demuxer, of: asset) }
     }
 
     /// Decodes the filler's frame for layer time `time`.
@@ -35,14 +37,15 @@ final class FillerSlot {
         guard let asset, !broken else { return }
         do throws(PlayheadError) {
             if reader == nil {
-                let demuxer = try asset.openDemuxer(interrupt: interrupt)
+                // Opened ahead; in a channel, the background shows until it is.
+                guard let demuxer = try preparer.take(asset, interrupt: interrupt) else { return }
                 do throws(PlayheadError) {
                     let opened = try MediaReader(demuxer: demuxer, threads: 0)
                     reader = opened
                     itemStart = opened.facts.startTime ?? .zero
                     duration = opened.facts.duration
                 } catch {
-                    asset.giveBack(demuxer)
+                    preparer.giveBack(demuxer, of: asset)
                     throw error
                 }
             }

@@ -31,6 +31,7 @@ struct LayerPass: Sendable {
 final class LayerAudio {
     let format: AudioStreamInfo
     private let interrupt: InterruptFlag
+    private let preparer: ItemPreparer
     /// Where the composition's samples stand: the next sample asked for.
     private(set) var position: Int64
     private var reader: AudioPullReader?
@@ -43,8 +44,9 @@ final class LayerAudio {
 
     /// The sound of one layer, from output sample `position` on (a layer added while rendering
     /// starts where it is added).
-    init(format: AudioStreamInfo, interrupt: InterruptFlag, position: Int64 = 0, loudness: LoudnessTable? = nil) {
+    init(format: AudioStreamInfo, interrupt: InterruptFlag, preparer: ItemPreparer, position: Int64 = 0, loudness: LoudnessTable? = nil) {
         self.format = format
+        self.preparer = preparer
         self.interrupt = interrupt
         self.position = position
         self.loudness = loudness
@@ -78,29 +80,7 @@ final class LayerAudio {
                 try silence(until: max(position + 1, min(end, next)), into: &out, channels: channels)
                 continue
             }
-            if failure == nil, readerPass != pass.number {
-                reader = nil
-                readerPass = pass.number
-                // A pass of a layer that gives no sound, or of nothing (a filler slot without a
-                // filler), is silent.
-                if pass.audible, let asset = pass.asset {
-                    do throws(PlayheadError) {
-                        guard let sourceStart = pass.sourceStart else {
-                            throw PlayheadError(code: .invalidState, message: "a pass without a start", file: nil)
-                        }
-                        // Into the pass already (the first sample after a pass that began between two samples).
-                        let into = MediaTime(value: max(0, position - sample(at: pass.layerStart)), timescale: Int32(format.sampleRate))
-                        reader = try AudioPullReader(asset: asset, start: sourceStart + into, format: format, interrupt: interrupt)
-                        gain = loudness?.gain(for: asset) ?? 1
-                    } catch {
-                        if error.code == .cancelled { throw error }
-                        // An item without audio is silent; a filler's failure too; any other
-                        // failure ends the layer's sound.
-                        if error.code == .noStreams { soundless.insert(asset.source) } else if !pass.filler { failure = error }
-                        reader = nil
-                    }
-                }
-            }
+            if failure == nil, readerPass != pass.number { try open(pass) }
             let count = Int(until - position)
             if let reader {
                 do throws(PlayheadError) {
@@ -117,6 +97,38 @@ final class LayerAudio {
                 out.append(contentsOf: SampleBlocks.zeros(count * channels))
             }
             position = until
+        }
+    }
+
+    /// Opens the reader of `pass`'s sound at ``position``. A pass of a layer that gives no sound,
+    /// or of nothing (a filler slot without a filler), or that ended before its item opened, is
+    /// silent. In a channel an item not opened yet is silent for now and tried again with the
+    /// next samples, joining its pass where it is.
+    private func open(_ pass: LayerPass) throws(PlayheadError) {
+        reader = nil
+        guard pass.audible, let asset = pass.asset else {
+            readerPass = pass.number
+            return
+        }
+        guard let sourceStart = pass.sourceStart else {
+            // The picture has not opened the item yet; a pass that ended so is silent.
+            if pass.length != nil { readerPass = pass.number }
+            return
+        }
+        do throws(PlayheadError) {
+            // Into the pass already (the first sample after a pass that began between two samples).
+            let into = MediaTime(value: max(0, position - sample(at: pass.layerStart)), timescale: Int32(format.sampleRate))
+            guard let demuxer = try preparer.take(asset, interrupt: interrupt) else { return }
+            readerPass = pass.number
+            reader = try AudioPullReader(asset: asset, demuxer: demuxer, start: sourceStart + into, format: format, preparer: preparer)
+            gain = loudness?.gain(for: asset) ?? 1
+        } catch {
+            if error.code == .cancelled { throw error }
+            readerPass = pass.number
+            // An item without audio is silent; a filler's failure too; any other failure ends
+            // the layer's sound.
+            if error.code == .noStreams { soundless.insert(asset.source) } else if !pass.filler { failure = error }
+            reader = nil
         }
     }
 
@@ -143,6 +155,7 @@ final class LayerAudio {
 final class AudioPullReader {
     private let asset: Asset
     private let demuxer: Demuxer
+    private let preparer: ItemPreparer
     private let stage: AudioStage
     private let collector = SampleCollector()
     private let packet: OwnedPacket
@@ -151,8 +164,9 @@ final class AudioPullReader {
     private var next: Int64
     private var ended = false
 
-    init(asset: Asset, start: MediaTime, format: AudioStreamInfo, interrupt: InterruptFlag) throws(PlayheadError) {
-        let demuxer = try asset.openDemuxer(interrupt: interrupt)
+    /// Reads `asset`'s sound from `start` over `demuxer` (opened by `preparer`, given back to it
+    /// when done, or when this throws).
+    init(asset: Asset, demuxer: Demuxer, start: MediaTime, format: AudioStreamInfo, preparer: ItemPreparer) throws(PlayheadError) {
         do throws(PlayheadError) {
             guard let audio = demuxer.audio else {
                 throw PlayheadError(code: .noStreams, message: "no audio track", file: demuxer.source)
@@ -168,22 +182,23 @@ final class AudioPullReader {
                 start: start, end: nil, timelineStart: .zero, sink: collector)
             try stage.begin()
         } catch {
-            asset.giveBack(demuxer)
+            preparer.giveBack(demuxer, of: asset)
             throw error
         }
         do throws(PlayheadError) {
             packet = try OwnedPacket()
         } catch {
-            asset.giveBack(demuxer)
+            preparer.giveBack(demuxer, of: asset)
             throw error
         }
         self.asset = asset
         self.demuxer = demuxer
+        self.preparer = preparer
         channels = format.channelCount
         next = Int64((start.seconds * Double(format.sampleRate)).rounded())
     }
 
-    deinit { asset.giveBack(demuxer) }
+    deinit { preparer.giveBack(demuxer, of: asset) }
 
     /// Appends `count` samples per channel (interleaved) to `out`.
     func read(_ count: Int, into out: inout [Int16]) throws(PlayheadError) {

@@ -12,12 +12,15 @@ final class LayerReader {
     /// The playlist's rules: passes, failures, fillers, live edits (pure; see its tests).
     private var machine: LayerStateMachine
     private let interrupt: InterruptFlag
+    /// Opens the layer's items ahead of their turn (shared by the render's layers and sound).
+    private let preparer: ItemPreparer
     private let outputFormat: PictureFormat
     private let canvasSize: PixelSize
 
     /// What the current item draws from, while its pass plays.
     private enum Content {
-        /// Nothing open (between passes, or not opened yet).
+        /// Nothing open (between passes, or not opened yet; in a channel, an item whose source has
+        /// not opened yet: the layer holds its last picture meanwhile).
         case closed
         /// A decoded item: its reader (its demuxer given back to `owner`), where its frames start
         /// (its time range's start, or its first frame), its converter into the canvas (made at
@@ -25,7 +28,9 @@ final class LayerReader {
         case decoding(reader: MediaReader, owner: Asset, itemStart: MediaTime, converter: FrameConverter?)
         /// An item of sound and no picture (music under a composition): it draws nothing for
         /// `length` from `itemStart`, and its sound plays if the layer gives the composition's.
-        case soundOnly(itemStart: MediaTime, length: MediaTime)
+        /// In a channel it starts before its sound is measured (`length` nil until it is, from
+        /// the start its stream declares), so that an hours-long item delays nothing.
+        case soundOnly(itemStart: MediaTime, length: MediaTime?)
     }
     private var content = Content.closed
     /// The filler playing in a failed item's slot (``LayerFailurePolicy/filler(_:slot:)``), while
@@ -105,8 +110,10 @@ final class LayerReader {
     init(
         id: CompositionLayer.ID, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: PictureFormat, interrupt: InterruptFlag,
         strict: Bool = false, start: MediaTime = .zero, failurePolicy: LayerFailurePolicy = .passOver,
-        soundExtents: SoundExtentTable = SoundExtentTable(), loopBudget: LoopCacheBudget? = nil
+        soundExtents: SoundExtentTable = SoundExtentTable(), loopBudget: LoopCacheBudget? = nil,
+        preparer: ItemPreparer = ItemPreparer(waits: true)
     ) {
+        self.preparer = preparer
         self.id = id
         self.loopBudget = loopBudget.flatMap { $0.limit > 0 ? $0 : nil }
         self.soundExtents = soundExtents
@@ -117,6 +124,7 @@ final class LayerReader {
         machine = LayerStateMachine(
             id: id, layer: layer, failurePolicy: failurePolicy, start: start, now: Date(),
             lengths: { Self.lengths(of: layer, soundExtents: soundExtents, interrupt: interrupt) })
+        if case .filler(let filler?, _) = failurePolicy { preparer.prepare(filler) }
         perform(machine.effectsAtStart)
     }
 
@@ -139,9 +147,11 @@ final class LayerReader {
                 lastShown = nil
             case .record(let record): onRecord?(record)
             case .passBegan(let item, let continuing): passBegan(item, continuing: continuing)
-            case .prefetch(let asset): soundExtents.prefetch([asset])
+            case .prefetch(let asset):
+                soundExtents.prefetch([asset])
+                preparer.prepare(asset, copies: preparer.copies(for: layer))
             case .filler(let asset, let start, let length):
-                fillerSlot = FillerSlot(asset: asset, start: start, length: length, interrupt: interrupt)
+                fillerSlot = FillerSlot(asset: asset, start: start, length: length, interrupt: interrupt, preparer: preparer)
             case .stopFiller: fillerSlot = nil
             }
         }
@@ -156,6 +166,11 @@ final class LayerReader {
             recordings[item] = nil
         }
         if !continuing || recordings[item] != nil || wantsRecording { closeItem() }
+        // Opened ahead (in a channel, the render does not wait for it).
+        if case .closed = content {
+            let copies = preparer.copies(for: layer, pictures: recordings[item] == nil)
+            if copies > 0 { preparer.prepare(layer.assets[item], copies: copies) }
+        }
     }
 
     /// How long each item's pass lasts (its time range's duration, else its picture's declared
@@ -196,6 +211,15 @@ final class LayerReader {
     }
 
     private(set) var isRetired = false
+
+    /// The asset the layer plays now (its item's, or a filler's), if any.
+    var currentAsset: Asset? {
+        switch machine.phase {
+        case .ended, .failed: return nil
+        case .filler(_, _, let asset): return asset
+        case .playing: return layer.assets[timeline.item]
+        }
+    }
 
     /// The item playing now, for a status report.
     var now: (item: Int, source: String, filler: Bool)? {
@@ -333,9 +357,27 @@ final class LayerReader {
         let offset = timeline.offset(at: time)
         switch try openItem() {
         case .closed:
-            throw PlayheadError(code: .invalidState, message: "no item open", file: nil)
-        case .soundOnly(let itemStart, let length):
+            // Its source has not opened yet (a channel does not wait): the layer keeps its time
+            // and holds its last picture; the item joins where its pass is when it opens, or
+            // fails when its open fails or times out.
+            if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
+                throw PlayheadError(code: .timedOut, message: "the item did not open within its time range", file: layer.assets[timeline.item].source)
+            }
+            return lastShown != nil ? .held : .nothing
+        case .soundOnly(let itemStart, let known):
             machine.passSourceStarts(at: itemStart)
+            let asset = layer.assets[timeline.item]
+            var length = known
+            if length == nil { length = try soundLength(of: asset, from: itemStart, wait: false) }
+            guard let length else {
+                // Still being measured: the pass goes on (its range may end it first).
+                if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
+                    passEnded(length: range.duration, status: .played)
+                    return nil
+                }
+                return .nothing
+            }
+            if known == nil { content = .soundOnly(itemStart: itemStart, length: length) }
             // Sound alone: nothing drawn until the pass has lasted the item's length.
             if !(offset < length) {
                 passEnded(length: length, status: .played)
@@ -519,43 +561,72 @@ final class LayerReader {
         return MediaTime(value: Int64(timeBase.num), timescale: timeBase.den * 2)
     }
 
-    /// The current item's content, opened now if it is not yet.
+    /// The current item's content, opened now if it is not yet; `.closed` when its source has
+    /// not opened yet and the render does not wait (a channel).
     private func openItem() throws(PlayheadError) -> Content {
         if case .closed = content {} else { return content }
         // An item that failed before fails again at once (a loop does not retry it every pass).
         if let failed = machine.itemFailures[timeline.item] { throw failed }
         let asset = layer.assets[timeline.item]
-        let demuxer = try asset.openDemuxer(interrupt: interrupt)
+        guard let demuxer = try preparer.take(asset, interrupt: interrupt) else { return .closed }
         // A time range counts from the item's start (as the container gives it), whatever its
         // first timestamp: the same span of every item of a playlist.
         let rangeStart = layer.timeRange.map { demuxer.containerStart + $0.start }
-        if demuxer.video == nil, demuxer.audio != nil {
-            let source = demuxer.source
-            asset.giveBack(demuxer)
-            // As long as its sound decodes (measured once), not as its header says.
-            guard let extent = try soundExtents.extent(of: asset, interrupt: interrupt) else {
-                throw PlayheadError(code: .noVideoTrack, message: "the item has neither a picture nor any sound that decodes", file: source)
+        if demuxer.video == nil, let audio = demuxer.audio {
+            preparer.giveBack(demuxer, of: asset)
+            if preparer.waits {
+                let extent = try measuredExtent(of: asset, wait: true)
+                let start = rangeStart ?? extent?.start ?? .zero
+                content = .soundOnly(itemStart: start, length: try soundLength(of: asset, from: start, wait: true))
+            } else {
+                // Measured ahead; until it is, from the start its stream declares.
+                let measured = try measuredExtent(of: asset, wait: false)
+                let start = rangeStart ?? measured?.start ?? audio.startTime ?? .zero
+                content = .soundOnly(itemStart: start, length: try soundLength(of: asset, from: start, wait: false))
             }
-            let start = rangeStart ?? extent.start
-            var length = extent.end - start
-            if let range = layer.timeRange, range.duration.isNumeric, range.duration < length { length = range.duration }
-            guard length > .zero else {
-                throw PlayheadError(code: .decodeFailed, message: "the item holds no time to play", file: source)
-            }
-            content = .soundOnly(itemStart: start, length: length)
             return content
         }
         let opened: MediaReader
         do throws(PlayheadError) {
             opened = try MediaReader(demuxer: demuxer, threads: 0)
         } catch {
-            asset.giveBack(demuxer)
+            preparer.giveBack(demuxer, of: asset)
             throw error
         }
         let itemStart = rangeStart ?? opened.facts.startTime ?? .zero
         content = .decoding(reader: opened, owner: asset, itemStart: itemStart, converter: nil)
         startRecording(opened, itemStart: itemStart)
         return content
+    }
+
+    /// The decoded extent of the sound-only item `asset` (measured once, ahead); nil while it is
+    /// measured and `wait` is false.
+    /// - Throws: the measure's failure; `noVideoTrack` when no sound decodes.
+    private func measuredExtent(of asset: Asset, wait: Bool) throws(PlayheadError) -> SoundExtent? {
+        let measured: SoundExtent?
+        if wait {
+            measured = try soundExtents.extent(of: asset, interrupt: interrupt)
+        } else {
+            guard let known = soundExtents.measured(asset) else { return nil }
+            measured = try known.get()
+        }
+        guard let measured else {
+            throw PlayheadError(code: .noVideoTrack, message: "the item has neither a picture nor any sound that decodes", file: asset.source)
+        }
+        return measured
+    }
+
+    /// How long a pass of the sound-only item `asset` from `start` lasts: to its sound's decoded
+    /// end, or its time range's; nil while it is measured and `wait` is false.
+    /// - Throws: the measure's failure; `decodeFailed` when it holds no time from `start`.
+    private func soundLength(of asset: Asset, from start: MediaTime, wait: Bool) throws(PlayheadError) -> MediaTime? {
+        guard let extent = try measuredExtent(of: asset, wait: wait) else { return nil }
+        var length = extent.end - start
+        if let range = layer.timeRange, range.duration.isNumeric, range.duration < length { length = range.duration }
+        guard length > .zero else {
+            throw PlayheadError(code: .decodeFailed, message: "the item holds no time to play", file: asset.source)
+        }
+        return length
     }
 
     private func converterForCurrent() throws(PlayheadError) -> FrameConverter {
@@ -590,7 +661,7 @@ final class LayerReader {
                 recorded.abandon()
                 recording = nil
             }
-            owner.giveBack(open.demuxer)
+            preparer.giveBack(open.demuxer, of: owner)
         }
         content = .closed
         // A later reader may have this one's address: its frames are kept afresh.

@@ -22,6 +22,18 @@ final class SoundExtentTable: Sendable {
         for asset in assets { start(asset) }
     }
 
+    /// `asset`'s extent if it is measured; nil while it is not (its measuring is started if it
+    /// was not). Never blocks.
+    func measured(_ asset: Asset) -> Result<SoundExtent?, PlayheadError>? {
+        let signature = Signature(asset)
+        let known = entries.withLock { table -> Result<SoundExtent?, PlayheadError>? in
+            if case .done(let version, let result)? = table[asset.source], version == signature { return result }
+            return nil
+        }
+        if known == nil { start(asset) }
+        return known
+    }
+
     /// `asset`'s extent, measuring it now (on this thread) if no worker has begun, else waiting
     /// for the worker. Throws what the measurement threw.
     func extent(of asset: Asset, interrupt: InterruptFlag) throws(PlayheadError) -> SoundExtent? {

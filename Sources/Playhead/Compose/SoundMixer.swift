@@ -11,6 +11,7 @@ import PlayheadMedia
 final class SoundMixer {
     let format: AudioStreamInfo
     private let interrupt: InterruptFlag
+    private let preparer: ItemPreparer
     private var audios: [CompositionLayer.ID: LayerAudio] = [:]
     /// The next output sample.
     private(set) var position: Int64 = 0
@@ -21,8 +22,9 @@ final class SoundMixer {
 
     private let loudness: LoudnessTable?
 
-    init(format: AudioStreamInfo, interrupt: InterruptFlag, loudness: LoudnessTable? = nil) {
+    init(format: AudioStreamInfo, interrupt: InterruptFlag, preparer: ItemPreparer, loudness: LoudnessTable? = nil) {
         self.format = format
+        self.preparer = preparer
         self.interrupt = interrupt
         self.loudness = loudness
     }
@@ -54,7 +56,8 @@ final class SoundMixer {
         }
         for layer in layers where audios[layer.id] != nil || layer.passes.contains(where: \.audible) {
             // A layer's sound starts where the mix is when it is first heard.
-            let audio = audios[layer.id] ?? LayerAudio(format: format, interrupt: interrupt, position: position, loudness: loudness)
+            let audio =
+                audios[layer.id] ?? LayerAudio(format: format, interrupt: interrupt, preparer: preparer, position: position, loudness: loudness)
             audios[layer.id] = audio
             scratch.removeAll(keepingCapacity: true)
             try audio.samples(upTo: end, passes: layer.passes, into: &scratch)

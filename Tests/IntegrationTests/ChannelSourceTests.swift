@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+
+@testable import Playhead
+@testable import PlayheadMedia
+
+/// A channel never waits for a source: items are opened ahead of their turn on worker threads,
+/// and one whose source does not answer fails when its open times out, while every frame leaves
+/// on time (realtime, on the machine's clock).
+@Suite struct ChannelSourceTests {
+    /// A playlist whose second item is a server that accepts and never answers, under a 3 s
+    /// `--timeout`: before, every output froze for the 3 s (75 frames late at 25 fps) when its turn
+    /// came; now it is opened while the first item plays, the layer holds its last picture until
+    /// that open times out, the item fails in the as-run log (its filler slot follows), the next
+    /// one plays, and no frame is late beyond the machine's own jitter.
+    @Test func aSourceThatNeverAnswersStallsNoFrame() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let server = try SilentServer()
+        defer { server.close() }
+        let sources = [try Fixtures.clip("h264-aac.mp4"), "http://127.0.0.1:\(server.port)/never.mp4", try Fixtures.clip("4x3.mp4")]
+        let layout = folder + "/channel.json"
+        try Data(
+            """
+            [{"name": "screen", "sources": [\(sources.map { "\"\($0)\"" }.joined(separator: ", "))], "rect": [0, 0, 64, 36], "loop": "forever", "audio": true}]
+            """.utf8
+        ).write(to: URL(fileURLWithPath: layout))
+        let result = try await CLI.run([
+            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "realtime", "--duration", "9", "--timeout", "3",
+            "--slot", "1", "--out", folder + "/rec.mp4", "--as-run", folder + "/as-run.jsonl",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let late = try #require(
+            result.stderr.firstMatch(of: /(\d+) late;/).flatMap { Int($0.1) }, "no summary: \(result.stderr)")
+        // The stall would make 75; what is left is the machine's (a loaded CI machine's) jitter.
+        #expect(late < 12, "\(late) frames late: \(result.stderr)")
+        let items = ((try? String(contentsOfFile: folder + "/as-run.jsonl", encoding: .utf8)) ?? "").split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.filter { $0["kind"] as? String == "item" }
+        let failed = items.filter { $0["item"] as? Int == 2 }
+        #expect(failed.first?["status"] as? String == "failed", "\(items)")
+        let why = "\(failed.first?["error"] ?? "")"
+        #expect(why.contains("timedOut"), "the open timed out: \(failed)")
+        if let start = failed.first?["canvasStart"] as? Double, let end = failed.first?["canvasEnd"] as? Double {
+            // Opened ahead, when the first item began (canvas time 0): it fails 3 s after that,
+            // not 3 s after its turn came.
+            #expect(start == 2 && abs(end - 3) < 0.75, "the item failed when its open, begun ahead, timed out: \(start)–\(end)")
+        }
+        #expect(items.contains { $0["item"] as? Int == 3 && $0["status"] as? String == "played" }, "the next item played: \(items)")
+        let frames = try await HostileOperationsTests.decodedFrames(folder + "/rec.mp4")
+        #expect(frames == 225, "\(frames) frames recorded")
+        // The failed item's turn is silent, and the sound comes back with the first item's next
+        // pass (from canvas time ≈ 6.1 s; before, a pass that never opened ended the layer's sound).
+        let sound = try await Reference.run(
+            try Reference.ffmpeg(),
+            ["-v", "error", "-ss", "6.6", "-t", "1", "-i", folder + "/rec.mp4", "-map", "0:a", "-ac", "1", "-f", "s16le", "-"])
+        let loudest = sound.withUnsafeBytes { raw in raw.bindMemory(to: Int16.self).map { abs(Int($0)) }.max() ?? 0 }
+        #expect(sound.count > 0 && loudest > 1000, "the first item's sound plays again: peak \(loudest)")
+    }
+
+    /// An item of eight hours of sound after a short clip: measuring its sound (decoding it
+    /// whole, seconds of work) is begun ahead and no longer holds the boundary up (before, 100
+    /// frames late there); the item's sound plays from its turn, from the start its stream
+    /// declares, while it is measured.
+    @Test func anHoursLongSoundItemStartsOnTime() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let ffmpeg = try Reference.ffmpeg()
+        _ = try await Reference.run(
+            ffmpeg,
+            ["-v", "error", "-f", "lavfi", "-i", "color=c=blue:s=64x36:r=25:d=0.4", "-c:v", "libx264", "-pix_fmt", "yuv420p", folder + "/short.mp4"])
+        _ = try await Reference.run(
+            ffmpeg,
+            [
+                "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=10", "-ac", "1", "-c:a", "aac", "-b:a", "32k",
+                folder + "/ten.m4a",
+            ])
+        // Eight hours: the ten seconds repeated, without encoding them again.
+        _ = try await Reference.run(
+            ffmpeg, ["-v", "error", "-stream_loop", "2879", "-i", folder + "/ten.m4a", "-c", "copy", folder + "/eight-hours.m4a"])
+        let layout = folder + "/channel.json"
+        try Data(
+            """
+            [{"name": "screen", "sources": ["short.mp4", "eight-hours.m4a"], "rect": [0, 0, 64, 36], "loop": "forever", "audio": true}]
+            """.utf8
+        ).write(to: URL(fileURLWithPath: layout))
+        let result = try await CLI.run([
+            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "realtime", "--duration", "4",
+            "--out", folder + "/rec.mp4",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let late = try #require(result.stderr.firstMatch(of: /(\d+) late;/).flatMap { Int($0.1) }, "no summary: \(result.stderr)")
+        #expect(late < 12, "\(late) frames late: \(result.stderr)")
+        let sound = try await Reference.run(
+            ffmpeg, ["-v", "error", "-ss", "0.6", "-t", "0.5", "-i", folder + "/rec.mp4", "-map", "0:a", "-ac", "1", "-f", "s16le", "-"])
+        let loudest = sound.withUnsafeBytes { raw in raw.bindMemory(to: Int16.self).map { abs(Int($0)) }.max() ?? 0 }
+        #expect(sound.count > 0 && loudest > 1000, "the long item's sound plays from its turn: peak \(loudest)")
+    }
+
+    /// The preparer alone: a channel's take of an item whose source does not answer returns at
+    /// once (not ready), and the open's failure comes when it times out, once; a render that
+    /// waits takes what it asks for; what is given back is taken again without opening.
+    @Test func thePreparerNeverWaitsInAChannel() async throws {
+        let server = try SilentServer()
+        defer { server.close() }
+        let silent = Asset(
+            url: try #require(URL(string: "http://127.0.0.1:\(server.port)/never.mp4")), options: AssetOptions(openTimeout: .seconds(1)))
+        let channel = ItemPreparer(waits: false)
+        defer { channel.close() }
+        let interrupt = InterruptFlag()
+        let asked = ContinuousClock.now
+        #expect(try channel.take(silent, interrupt: interrupt) == nil)
+        #expect(ContinuousClock.now - asked < .milliseconds(500), "not ready, at once")
+        #expect(server.connectionPending(timeoutMilliseconds: 5000), "its open began on a worker")
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !channel.isReady(silent), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(throws: PlayheadError.self) { try channel.take(silent, interrupt: interrupt) }
+        #expect(!channel.isReady(silent), "the failure is taken once")
+
+        let clip = Asset(path: try Fixtures.clip("h264-aac.mp4"))
+        let waiting = ItemPreparer(waits: true)
+        defer { waiting.close() }
+        let demuxer = try #require(try waiting.take(clip, interrupt: interrupt))
+        #expect(demuxer.video != nil)
+        waiting.giveBack(demuxer, of: clip)
+        #expect(waiting.isReady(clip))
+        let again = try #require(try waiting.take(clip, interrupt: interrupt))
+        #expect(again === demuxer, "the same demuxer, not opened again")
+        waiting.giveBack(again, of: clip)
+        // Past its capacity, the oldest are given back to their assets.
+        for _ in 0..<ItemPreparer.capacity {
+            let other = Asset(path: try Fixtures.clip("4x3.mp4"))
+            waiting.prepare(other)
+            let opened = try #require(try waiting.take(other, interrupt: interrupt))
+            waiting.giveBack(opened, of: other)
+        }
+        #expect(!waiting.isReady(clip), "the oldest went back to its asset")
+    }
+}
