@@ -77,7 +77,7 @@ import Testing
         let wav = folder.appendingPathComponent("audio.wav").path
         let sink = WAVSink(path: wav)
         for _ in 0..<3 {
-            let pass = await AudioSession(source: path).run(into: sink)
+            let pass = await AudioSession(source: path).run(into: sink, completion: .leaveOpen)
             #expect(pass.status == .completed)
         }
         try sink.finish()
@@ -115,7 +115,51 @@ import Testing
             #expect(result.framesDelivered == 0)
             #expect(clip.hasPrefix("audio-only"), "only the audio-only clips have no video track")
         }
-        #expect(!audio.isFinished, "the session leaves finish() to the sink's owner")
+        #expect(audio.isFinished, "the session finishes the audio sink when it completes")
+        let open = InMemoryAudioSink()
+        _ = await DecodeSession(source: path).run(into: NullSink(), audio: open, audioCompletion: .leaveOpen)
+        #expect(!open.isFinished && open.samples == alone.samples, "left open, for more sessions to feed")
+    }
+
+    /// The obvious code writes its file: a session into a WAV, a decode session into an MP4 with
+    /// its sound input — each finished when the run completes, checked by ffprobe; a cancelled
+    /// run's WAV is given up (a valid, shorter file), not finished as if complete.
+    @Test func sessionsFinishTheirSinksWhenTheyComplete() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let wav = folder + "/sound.wav"
+        let sound = await AudioSession(source: try Fixtures.clip("audio-only.m4a")).run(into: WAVSink(path: wav))
+        #expect(sound.status == .completed)
+        let samples = String(
+            decoding: try await Reference.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", wav]),
+            as: UTF8.self)
+        #expect(
+            Int(samples.trimmingCharacters(in: .whitespacesAndNewlines)) == sound.frames, "\(samples) samples in the WAV, \(sound.frames) decoded")
+
+        let mp4 = folder + "/both.mp4"
+        let sink = MP4Sink(path: mp4)
+        let both = await DecodeSession(source: try Fixtures.clip("h264-aac.mp4")).run(into: sink, audio: sink.soundInput())
+        #expect(both.status == .completed, "\(both.status)")
+        let streams = String(
+            decoding: try await Reference.run(
+                "/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_type,nb_read_frames", "-of", "csv=p=0", mp4]),
+            as: UTF8.self)
+        #expect(streams.contains("video,\(both.framesDelivered)") && streams.contains("audio,"), "\(streams)")
+
+        // A picture without sound into an MP4 with a sound input: the session's finish tells the
+        // file there is no sound.
+        let silent = folder + "/picture.mp4"
+        let pictureSink = MP4Sink(path: silent)
+        let picture = await DecodeSession(source: try Fixtures.clip("video-only.mp4")).run(into: pictureSink, audio: pictureSink.soundInput())
+        #expect(picture.status == .completed && FileManager.default.fileExists(atPath: silent), "\(picture.status)")
+
+        // Cancelled at once: the WAV is given up, never finished as complete.
+        let cut = folder + "/cut.wav"
+        let session = AudioSession(source: try Fixtures.clip("audio-only.m4a"))
+        session.cancel()
+        let cancelled = await session.run(into: WAVSink(path: cut))
+        #expect(cancelled.status == .cancelled)
+        #expect(!FileManager.default.fileExists(atPath: cut), "nothing written, nothing kept")
     }
 
     /// The audio ends where the video does: a frame limit or an end time cuts it to the sample.

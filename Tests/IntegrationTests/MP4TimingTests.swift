@@ -117,6 +117,39 @@ import Testing
         try Self.expectInSync(export, original, shift: shift)
     }
 
+    /// A session of a range (start 12 s, end 22 s of a 30 s source, at 30 fps) into an MP4 with
+    /// its sound input: the file holds the range alone — it begins at 0 with the frame displayed
+    /// at 12 s, lasts 10 s, and its flash and beep (at 15 s in the source) are 3 s in, together.
+    /// Before, it was 22 s long, the first frame held over silence for 10 s.
+    @Test func aSessionOfARangeMakesAFileOfThatRange() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let source = folder + "/long.mp4"
+        try await Self.flashAndBeep(source, duration: 30, at: 15)
+        let original = try await Self.measure(source, from: 14)
+        let out = folder + "/range.mp4"
+        let sink = MP4Sink(path: out)
+        let configuration = DecodeConfiguration(startTime: MediaTime(seconds: 12), endTime: MediaTime(seconds: 22))
+        let result = await DecodeSession(source: source, configuration: configuration).run(into: sink, audio: sink.soundInput())
+        #expect(result.status == .completed && result.framesDelivered == 300, "\(result.status), \(result.framesDelivered) frames")
+        let export = try await Self.measure(out)
+        #expect(export.frameTimes.count == 300 && abs((export.frameTimes.first ?? -1) - 0) < 0.001, "\(export.frameTimes.prefix(3))")
+        #expect(abs((export.frameTimes.last ?? 0) - 299.0 / 30) < 0.002, "last frame at \(export.frameTimes.last ?? 0)")
+        #expect(abs((export.flash ?? 0) - ((original.flash ?? 0) - 12)) < 0.001, "flash at \(String(describing: export.flash))")
+        #expect(abs((export.beep ?? 0) - ((original.beep ?? 0) - 12)) < 0.001, "beep at \(String(describing: export.beep))")
+        let duration = String(
+            decoding: try await Reference.run(
+                "/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,duration", "-of", "csv=p=0", out]),
+            as: UTF8.self)
+        // Each stream lasts the range (the sound to its AAC frame, 1024 samples).
+        let streams = duration.split(separator: "\n").map { $0.split(separator: ",") }
+        for stream in streams where stream.count == 2 {
+            let seconds = Double(stream[1]) ?? 0
+            #expect(abs(seconds - 10) < (stream[0] == "audio" ? 1024.0 / 48000 : 0.001), "the \(stream[0]) lasts \(seconds) s")
+        }
+        #expect(streams.count == 2, "\(duration)")
+    }
+
     /// A first frame followed by 10 s without a picture (the encoder would take that gap for its
     /// reordering delay): every frame keeps its time, the picture starts at 0 and lasts as long
     /// as the source's, and the sound stays with it.

@@ -89,6 +89,22 @@ import Testing
         #expect(throws: PlayheadError.self, "a layer past the limit") { _ = try compositor.add(small) }
     }
 
+    /// The obvious code writes its files: sessions finish the audio sinks they were given when
+    /// they complete (before, a WAV or an MP4 fed this way was never written, and the run said
+    /// `completed`).
+    @Test func theObviousSessionCodeWritesItsFiles() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("embedder-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let sound = await AudioSession(source: try EmbedderTests.clip()).run(into: WAVSink(path: folder + "/sound.wav"))
+        #expect(sound.status == .completed && sound.frames > 0)
+        #expect(FileManager.default.fileExists(atPath: folder + "/sound.wav"))
+        let mp4 = MP4Sink(path: folder + "/copy.mp4")
+        let copy = await DecodeSession(source: try EmbedderTests.clip()).run(into: mp4, audio: mp4.soundInput())
+        #expect(copy.status == .completed && mp4.framesWritten == copy.framesDelivered && mp4.audioFramesWritten > 0)
+        #expect(FileManager.default.fileExists(atPath: folder + "/copy.mp4"))
+    }
+
     @Test func aSessionWhoseStartIsAfterItsEndIsRefused() async throws {
         var configuration = DecodeConfiguration()
         configuration.startTime = MediaTime(seconds: 1.5)

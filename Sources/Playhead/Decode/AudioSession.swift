@@ -6,9 +6,9 @@ import Synchronization
 /// source's rate and channel layout unless told otherwise), and hands the buffers to an
 /// ``AudioSink``, on a worker thread, with the same reader rules as every session (damage decoded
 /// past and counted; the end decided from the container's evidence). ``DecodeSession`` decodes
-/// audio beside video from one demuxer; this is for audio on its own. `finish()` of the sink is
-/// left to the caller (several sessions — queued items, loops — may feed one sink, sample for
-/// sample).
+/// audio beside video from one demuxer; this is for audio on its own. The sink is finished when
+/// the run completes, unless the run is told to leave it open (several sessions — queued items,
+/// loops — feeding one sink, sample for sample: ``SinkCompletion/leaveOpen``).
 public final class AudioSession: Sendable {
     public let source: String
     /// Convert to this format; nil fields keep the source's.
@@ -60,11 +60,14 @@ public final class AudioSession: Sendable {
 
     /// Decodes to the end. Cancelling the task cancels the session. A session runs once: a second
     /// call returns `failed` with `state.invalidState` at once and leaves its sink alone.
-    /// - Parameter sink: where the buffers go: begun, written, and aborted when the session is cancelled; never
-    ///   finished (that is the caller's).
+    /// - Parameters:
+    ///   - sink: where the buffers go: begun and written; then finished when the run completes
+    ///     (a sink that cannot finish fails the run) and aborted when it fails or is cancelled.
+    ///   - completion: ``SinkCompletion/leaveOpen`` to leave finishing the sink to its owner
+    ///     (more runs feed it); it is still aborted when the run is cancelled.
     /// - Returns: how the run went: its status (completed, failed with the ``PlayheadError``, or cancelled), the
     ///   samples per channel delivered, their format and the damage met.
-    public func run(into sink: some AudioSink) async -> Result {
+    public func run(into sink: some AudioSink, completion: SinkCompletion = .finish) async -> Result {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else {
             // As a decode session: a second run is refused. The sink is the caller's (it may be
             // the one the first run fed): it is left as it is.
@@ -74,7 +77,10 @@ public final class AudioSession: Sendable {
         }
         let owner = SoleOwner(handingOver: sink as any AudioSink)
         return await withTaskCancellationHandler {
-            await WorkerPool.shared.value("playhead.audio") { [self] in decode(owner.value) }
+            await WorkerPool.shared.value("playhead.audio") { [self] in
+                let result = decode(owner.value)
+                return completion == .finish ? Self.complete(owner.value, after: result) : result
+            }
         } onCancel: {
             interrupt.raise()
         }
@@ -82,6 +88,23 @@ public final class AudioSession: Sendable {
 
     /// Stops the run promptly: ``run(into:)`` returns a `cancelled` result.
     public func cancel() { interrupt.raise() }
+
+    /// Finishes `sink` after a run that completed (its failure to finish fails the run), or gives
+    /// it up after one that did not.
+    private static func complete(_ sink: any AudioSink, after run: Result) -> Result {
+        var result = run
+        guard result.status == .completed else {
+            sink.abort()
+            return result
+        }
+        do throws(PlayheadError) {
+            try sink.finish()
+        } catch {
+            sink.abort()
+            result.status = .failed(error)
+        }
+        return result
+    }
 
     private func decode(_ sink: any AudioSink) -> Result {
         var result = Result(status: .completed, frames: 0, sampleRate: 0, channelCount: 0)

@@ -20,6 +20,10 @@ final class DecodePipeline: Sendable {
     /// Where the video stopped early (frame limit, end time), for the audio to end there too.
     let videoCutoff = Locked<(segment: Int, time: MediaTime)?>(nil)
     private let logger: Logger
+    /// A run of its range once (``DecodeSession/run(into:audio:audioCompletion:)``): its
+    /// timeline begins at its start time, where its sound is cut exactly, so a file made of it
+    /// begins there (a player's timeline is its own).
+    private let once: Bool
     var source: String { session.source }
     var configuration: DecodeConfiguration { session.configuration }
     var interrupt: InterruptFlag { session.interrupt }
@@ -28,8 +32,9 @@ final class DecodePipeline: Sendable {
     /// whose audio runs ahead of their video in file order still keep the video decoder fed.
     static let audioPacketCapacity = 256
 
-    init(session: DecodeSession, control: SessionControl, logger: Logger) {
+    init(session: DecodeSession, control: SessionControl, logger: Logger, once: Bool) {
         self.session = session
+        self.once = once
         self.control = control
         self.logger = logger
     }
@@ -48,7 +53,9 @@ final class DecodePipeline: Sendable {
     // MARK: The demux thread
 
     /// Runs the session on the calling worker thread (the demux thread) until it stops.
-    func run(sink: SoleOwner<any FrameSink>, audio audioSink: (any AudioSink)?) -> DecodeResult {
+    /// - Parameter finishingAudio: whether the audio sink is finished when the session completes
+    ///   (and aborted when it does not); else it is its owner's to finish.
+    func run(sink: SoleOwner<any FrameSink>, audio audioSink: (any AudioSink)?, finishingAudio: Bool) -> DecodeResult {
         let setup: Setup
         do {
             setup = try setUp(sinkFormat: sink.value.pixelFormat, audioSink: audioSink)
@@ -107,11 +114,27 @@ final class DecodePipeline: Sendable {
         done.wait()
         let demuxer = setup.demuxer
         if let asset = session.asset { asset.giveBack(demuxer) }
-        let result = tally.withLock { $0.result(source: source, cancelled: session.isCancelled, strict: configuration.strict) }
+        var result = tally.withLock { $0.result(source: source, cancelled: session.isCancelled, strict: configuration.strict) }
+        if finishingAudio, let audioSink { complete(audioSink, result: &result) }
         if case .failed(let error) = result.status {
             logger.debug("decode failed", metadata: ["file": "\(SourceRedaction.redacted(source))", "error": "\(error)"])
         }
         return result
+    }
+
+    /// Finishes the audio sink of a session that completed (a sink that cannot finish fails it),
+    /// or gives it up.
+    private func complete(_ audioSink: any AudioSink, result: inout DecodeResult) {
+        guard result.status == .completed else {
+            audioSink.abort()
+            return
+        }
+        do throws(PlayheadError) {
+            try audioSink.finish()
+        } catch {
+            audioSink.abort()
+            result.status = .failed(error)
+        }
     }
 
     private func setUp(sinkFormat: OutputPixelFormat, audioSink: (any AudioSink)?) throws(PlayheadError) -> Setup {
@@ -129,7 +152,7 @@ final class DecodePipeline: Sendable {
             throw demuxer.missingVideo(what: audioSink == nil ? "no video track to decode" : "no video or audio track to decode")
         }
         demuxer.select(Set([videoFacts?.index, audioFacts?.index].compactMap { $0 }))
-        let timelineStart = Self.timelineStart(demuxer, streams: [videoFacts?.startTime, audioFacts?.startTime])
+        let timelineStart = rangeStart ?? Self.timelineStart(demuxer, streams: [videoFacts?.startTime, audioFacts?.startTime])
         var setup = Setup(demuxer: demuxer, timelineStart: timelineStart, scratch: try OwnedPacket())
         if let videoFacts {
             let video = try VideoStageSetup.make(demuxer: demuxer, facts: videoFacts, sinkFormat: sinkFormat, configuration: configuration)
@@ -148,6 +171,12 @@ final class DecodePipeline: Sendable {
             setup.audio = (try PacketRoute(stream: audioFacts.index, capacity: Self.audioPacketCapacity), stage)
         }
         return setup
+    }
+
+    /// The start time of a run of its range once, when it has one.
+    private var rangeStart: MediaTime? {
+        guard once, let start = configuration.startTime, start.isNumeric else { return nil }
+        return start
     }
 
     /// Where a session's timeline begins when it plays from the beginning: the earliest start of
@@ -275,7 +304,7 @@ final class DecodePipeline: Sendable {
             // A retry: from the start of the data, decoding forward to the frame asked for.
             try demuxer.rewind()
             let selection = SeekRule.selection(for: request, facts: video.facts)
-            let audioStart = selection.low == .min ? nil : MediaTime(ticks: selection.low, timeBase: tb)
+            let audioStart = once ? request.time : selection.low == .min ? nil : MediaTime(ticks: selection.low, timeBase: tb)
             return SegmentStart(segment: segment, selection: selection, timelineStart: request.time, audioStart: audioStart)
         }
         let atStart = demuxer.isFresh
@@ -283,7 +312,10 @@ final class DecodePipeline: Sendable {
         let (selection, moved) = try SeekRule.position(
             demuxer, facts: video.facts, request: request,
             from: atStart ? .atTheStart : .unknown, scratch: scratch)
-        let audioStart = selection.low == .min ? nil : MediaTime(ticks: selection.low, timeBase: tb)
+        // A player's sound starts with the frame displayed at the time; a run of a range once is
+        // cut at the time itself (its picture's first frame, displayed from before it, is placed
+        // at its start).
+        let audioStart = once ? request.time : selection.low == .min ? nil : MediaTime(ticks: selection.low, timeBase: tb)
         var start = SegmentStart(segment: segment, selection: selection, timelineStart: request.time, audioStart: audioStart)
         start.mayRetryFromTheStart = demuxer.canSeek && (moved || !atStart)
         return start

@@ -73,11 +73,19 @@ public final class DecodeSession: Sendable {
     /// `state.invalidState` at once.
     /// - Parameters:
     ///   - sink: where the frames go: finished when the session completes, aborted otherwise.
-    ///   - audio: where the best audio track's buffers go, when given: begun and written, never finished by the
-    ///     session. Nil: the audio is not decoded.
-    /// - Returns: how the session ended (completed, failed with the ``PlayheadError``, or cancelled) and its counts.
-    public func run(into sink: sending some FrameSink, audio: (any AudioSink)? = nil) async -> DecodeResult {
-        await start(mode: .once, sink: SoleOwner(sink as any FrameSink), audio: audio, onSegmentEnd: nil)
+    ///   - audio: where the best audio track's buffers go, when given: begun and written, then
+    ///     finished when the session completes (also when the source has no sound: an
+    ///     ``MP4Sink``'s ``MP4Sink/soundInput()`` then makes a file of picture alone) and aborted
+    ///     otherwise. Nil: the audio is not decoded.
+    ///   - audioCompletion: ``SinkCompletion/leaveOpen`` to leave finishing the audio sink to its
+    ///     owner (more sessions feed it).
+    /// - Returns: how the session ended (completed, failed with the ``PlayheadError``, or cancelled) and its counts;
+    ///   an audio sink that cannot finish fails it.
+    public func run(into sink: sending some FrameSink, audio: (any AudioSink)? = nil, audioCompletion: SinkCompletion = .finish) async -> DecodeResult
+    {
+        await start(
+            mode: .once, sink: SoleOwner(sink as any FrameSink), audio: audio, audioCompletion: audio == nil ? .leaveOpen : audioCompletion,
+            onSegmentEnd: nil)
     }
 
     /// Runs until stopped, reporting the end of every segment (the start, then each seek): the
@@ -85,11 +93,12 @@ public final class DecodeSession: Sendable {
     func play(
         into sink: SoleOwner<any FrameSink>, audio: (any AudioSink)?, onSegmentEnd: @escaping @Sendable (DecodeResult) -> Void
     ) async -> DecodeResult {
-        await start(mode: .interactive, sink: sink, audio: audio, onSegmentEnd: onSegmentEnd)
+        // A player's audio sink outlives its items: the player finishes it.
+        await start(mode: .interactive, sink: sink, audio: audio, audioCompletion: .leaveOpen, onSegmentEnd: onSegmentEnd)
     }
 
     private func start(
-        mode: SessionControl.Machine.Mode, sink: SoleOwner<any FrameSink>, audio: (any AudioSink)?,
+        mode: SessionControl.Machine.Mode, sink: SoleOwner<any FrameSink>, audio: (any AudioSink)?, audioCompletion: SinkCompletion,
         onSegmentEnd: (@Sendable (DecodeResult) -> Void)?
     ) async -> DecodeResult {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else {
@@ -118,8 +127,8 @@ public final class DecodeSession: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<DecodeResult, Never>) in
                 WorkerPool.shared.run("playhead.demux") { [self] in
-                    let pipeline = DecodePipeline(session: self, control: control, logger: logger)
-                    continuation.resume(returning: pipeline.run(sink: sink, audio: audio))
+                    let pipeline = DecodePipeline(session: self, control: control, logger: logger, once: mode == .once)
+                    continuation.resume(returning: pipeline.run(sink: sink, audio: audio, finishingAudio: audioCompletion == .finish))
                 }
             }
         } onCancel: {
