@@ -86,7 +86,7 @@ public final class AudioSession: Sendable {
         }
     }
 
-    /// Stops the run promptly: ``run(into:)`` returns a `cancelled` result.
+    /// Stops the run promptly: ``run(into:completion:)`` returns a `cancelled` result.
     public func cancel() { interrupt.raise() }
 
     /// Finishes `sink` after a run that completed (its failure to finish fails the run), or gives
