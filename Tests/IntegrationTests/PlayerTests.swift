@@ -201,6 +201,29 @@ import Testing
         await player.waitUntilIdle()
     }
 
+    /// Pause, seek, play on the machine's clock: once frames flow again the player says
+    /// `playing` (it said `waitingToPlay` for the rest of the item while frames played).
+    @Test func pauseSeekPlayPlaysAgain() async throws {
+        let item = PlayerItem(asset: Asset(path: try Fixtures.clip("h264-aac.mp4")))
+        let player = Player(item: item, output: NullSink(pixelFormat: .rgb24), configuration: PlayerConfiguration(realtime: true, decoding: small))
+        func waitFor(_ status: TimeControlStatus) async throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while player.timeControlStatus != status, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        player.play()
+        try await waitFor(.playing)
+        #expect(player.timeControlStatus == .playing)
+        player.pause()
+        #expect(player.timeControlStatus == .paused)
+        _ = await player.seek(to: MediaTime(value: 1, timescale: 5))
+        player.play()
+        try await waitFor(.playing)
+        #expect(player.timeControlStatus == .playing, "frames play again: \(player.timeControlStatus)")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(item.currentTime > MediaTime(value: 1, timescale: 5) && player.timeControlStatus == .playing, "\(item.currentTime)")
+        player.pause()
+    }
+
     @Test func pauseAtEndAndPeriodicTime() async throws {
         let item = PlayerItem(asset: Asset(path: try Fixtures.clip("video-only.mp4")))
         let player = Player(item: item, output: NullSink(pixelFormat: .rgb24), configuration: PlayerConfiguration(decoding: small))

@@ -22,6 +22,25 @@ import Testing
         #expect(machine.timeControlStatus == .playing)
     }
 
+    /// Pause, seek, play: the player waits until frames flow again, then plays (it stayed
+    /// waiting for ever, frames playing, when only an item's first frame counted).
+    @Test func framesFlowingAgainAfterAPauseMakeThePlayerPlay() {
+        var machine = queue(["a"])
+        _ = machine.play()
+        machine.currentPresented("a")
+        _ = machine.pause()
+        #expect(machine.timeControlStatus == .paused)
+        // A frame in flight when it paused does not count for the next play.
+        machine.currentPresented("a")
+        machine.currentSought()
+        _ = machine.play()
+        #expect(machine.timeControlStatus == .waitingToPlay)
+        machine.currentPresented("a")
+        #expect(machine.timeControlStatus == .playing)
+        machine.currentPresented("b")
+        #expect(machine.timeControlStatus == .playing, "another item's frame changes nothing")
+    }
+
     @Test func endAdvancesToThePrerolledItemWithoutRestartingIt() {
         var machine = queue(["a", "b", "c"])
         _ = machine.play()

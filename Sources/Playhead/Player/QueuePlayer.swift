@@ -552,6 +552,8 @@ public final class QueuePlayer: Sendable {
             engine.withLock { $0.machine.currentPresented(id) }
         case .timeReached(let time):
             let due = engine.withLock { e -> [@Sendable (MediaTime) -> Void] in
+                // Frames flow again (after a pause, a seek, a stall): the player is playing.
+                e.machine.currentPresented(id)
                 var blocks: [@Sendable (MediaTime) -> Void] = []
                 for (key, var observer) in e.timeObservers {
                     // Fires at the first frame, then at the first frame on or past each multiple of

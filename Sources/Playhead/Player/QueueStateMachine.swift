@@ -76,9 +76,10 @@ struct QueueStateMachine<ID: Hashable & Sendable> {
         return [.setRate(clamped)] + startIfNeeded()
     }
 
-    /// The current item presented its first frame.
+    /// The current item presented a frame (its first, or one after a pause or a seek): while the
+    /// rate is positive, the player is playing.
     mutating func currentPresented(_ id: ID) {
-        if id == current { presenting = true }
+        if id == current, rate > 0 { presenting = true }
     }
 
     /// The current item was moved (a seek): it has something to play again.
