@@ -119,7 +119,10 @@ struct ThumbnailJob: Sendable {
             images.allSatisfy({ $0.error?.code == first.code }), first.code != "state.invalidArgument"
         {
             await output.folder.removeIfEmpty(job.folderName)
-            return (ThumbnailFileReport(path: job.path, status: "failed", images: images, error: first), nil)
+            var failed = ThumbnailFileReport(path: job.path, status: "failed", images: images, error: first)
+            failed.damagedPackets = damage.count
+            failed.firstDamage = damage.first.map(ErrorReport.init)
+            return (failed, nil)
         }
         if images.allSatisfy({ $0.path == nil }) { await output.folder.removeIfEmpty(job.folderName) }
         var report = ThumbnailFileReport(path: job.path, status: "completed", images: images, error: nil)

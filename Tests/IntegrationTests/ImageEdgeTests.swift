@@ -128,4 +128,47 @@ import Testing
                 && images.allSatisfy { (($0["error"] as? [String: Any])?["message"] as? String)?.contains("the video ends at 10") == true },
             "\(images)")
     }
+    /// A copy of `clip` whose media data from `fraction` of the way on is noise (its header
+    /// intact): what a damaged download or a bad disk leaves.
+    static func garbled(_ clip: String, from fraction: Double, to path: String) throws -> String {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: clip)))
+        var offset = 0
+        var generator = SeededGenerator(seed: 7)
+        while offset + 8 <= bytes.count {
+            let size = Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            guard size >= 8 else { break }
+            if bytes[(offset + 4)..<(offset + 8)].elementsEqual("mdat".utf8) {
+                let start = offset + 8 + Int(Double(size - 8) * fraction)
+                for i in start..<min(offset + size, bytes.count) { bytes[i] = UInt8(truncatingIfNeeded: generator.next()) }
+            }
+            offset += size
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// Images over noise fail as the data's damage (`decode.decodeFailed`, its damaged packets
+    /// counted and the first one's cause given), as a session counts them — not as a caller's
+    /// time past the video's end (`state.invalidArgument`, nothing counted).
+    @Test func imagesOverNoiseFailAsDamageAndCountIt() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        for (fraction, times) in [(0.0, [0.5, 1.5]), (0.5, [1.5])] {
+            let path = try Self.garbled(clip, from: fraction, to: folder + "/noise-\(fraction).mp4")
+            let session = await DecodeSession(source: path).run(into: NullSink())
+            #expect(session.damagedPackets > 0, "the session counts the damage of \(path)")
+            let generator = AssetImageGenerator(asset: Asset(path: path))
+            for await result in generator.images(for: times.map { MediaTime(seconds: $0) }) {
+                #expect(result.error?.code == .decodeFailed, "\(fraction) at \(result.requestedTime.seconds): \(String(describing: result.error))")
+                #expect(result.damagedPackets > 0 && result.firstDamage != nil, "\(fraction) at \(result.requestedTime.seconds): damage counted")
+            }
+        }
+        // The command's report counts it too, for the file that failed whole.
+        let run = try await CLI.run(["thumbnails", "--json", "--at", "0.5,1.5", "--out", folder + "/t", folder + "/noise-0.0.mp4"])
+        let file = (try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]).flatMap {
+            ($0["files"] as? [[String: Any]])?.first
+        }
+        #expect(file?["status"] as? String == "failed" && (file?["damagedPackets"] as? Int ?? 0) > 0, "\(run.stdout)")
+    }
 }

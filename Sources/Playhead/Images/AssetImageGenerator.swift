@@ -257,6 +257,7 @@ enum ImageGrabber {
                 emitter.put(item.index, AssetImageGenerator.Result(requestedTime: item.time, error: .cancelled(file: asset.source)))
                 continue
             }
+            var damageBefore = reader.damage.count
             do throws(PlayheadError) {
                 guard
                     let request = SeekRequest.resolving(
@@ -266,9 +267,9 @@ enum ImageGrabber {
                     throw PlayheadError(code: .invalidArgument, message: "\(item.time) is not a time", file: asset.source)
                 }
                 try reader.seek(to: request)
-                let damageBefore = reader.damage.count
+                damageBefore = reader.damage.count
                 guard let held = try reader.selectedFrame() else {
-                    throw reader.end?.failure ?? PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: asset.source)
+                    throw reader.end?.failure ?? Self.damaged(reader, since: damageBefore, "no frame could be decoded", file: asset.source)
                 }
                 // The one rule: a frame taken as displayed because the data ended there, when the
                 // data was cut short, is not the frame displayed at the time (that one is missing).
@@ -281,6 +282,14 @@ enum ImageGrabber {
                 // is longer (a declared 1 ms is not the last frame's length).
                 let lastEnd = reader.lastFrameEnd(held)
                 if reader.isLastFrame(held), item.time > lastEnd {
+                    // Past the last frame that decoded: the caller's time when the data ends there,
+                    // the data's damage when what follows could not be decoded.
+                    if reader.damage.count > damageBefore {
+                        throw Self.damaged(
+                            reader, since: damageBefore,
+                            "no frame at \(item.time.seconds) s could be decoded (the last one is at \(actual.seconds) s)",
+                            file: asset.source)
+                    }
                     throw PlayheadError(
                         code: .invalidArgument, message: "no frame at \(item.time.seconds) s: the video ends at \(lastEnd.seconds) s",
                         file: asset.source)
@@ -303,11 +312,26 @@ enum ImageGrabber {
                 if result.damagedPackets > 0 { result.firstDamage = damage.first }
                 emitter.put(item.index, result)
             } catch {
-                emitter.put(
-                    item.index,
-                    AssetImageGenerator.Result(requestedTime: item.time, error: interrupt.isRaised ? .cancelled(file: asset.source) : error))
+                var failed = AssetImageGenerator.Result(requestedTime: item.time, error: interrupt.isRaised ? .cancelled(file: asset.source) : error)
+                // The damage met looking for it counts, as a session counts it.
+                let damage = reader.damage
+                failed.damagedPackets = max(0, damage.count - damageBefore)
+                if failed.damagedPackets > 0 { failed.firstDamage = damage.first }
+                emitter.put(item.index, failed)
             }
         }
+    }
+
+    /// A failure to decode what was looked for, after `reader` met damage from `since` on: a
+    /// decode error naming how many packets were damaged, with the first one's cause.
+    private static func damaged(_ reader: MediaReader, since: Int, _ what: String, file: String) -> PlayheadError {
+        let damage = reader.damage
+        let count = damage.count - since
+        guard count > 0 else { return PlayheadError(code: .decodeFailed, message: what, file: file) }
+        let first = damage.first
+        return PlayheadError(
+            code: .decodeFailed, message: "\(what): \(count) damaged packet(s)\(first.map { "; first: \($0.message)" } ?? "")", file: file,
+            cause: first?.cause)
     }
 
     /// The nearest picture that is not blank around the blank `held`: the first one after it,
