@@ -81,6 +81,68 @@ import Testing
         #expect(ContinuousClock.now - start < .seconds(8), "\(ContinuousClock.now - start)")
     }
 
+    /// The clip's bytes up to `good`, then reads that block until let go.
+    final class StuckAfter: ByteSource {
+        let bytes: Data
+        let good: Int64
+        let release = DispatchSemaphore(value: 0)
+        init(_ bytes: Data, good: Int64) {
+            self.bytes = bytes
+            self.good = good
+        }
+        var size: Int64? { Int64(bytes.count) }
+        func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            if offset >= good {
+                release.wait()
+                release.signal()
+                throw Broken()
+            }
+            let limited = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(buffer.count, Int(good - offset))])
+            return try MemoryByteSource(bytes).read(at: offset, into: limited)
+        }
+    }
+
+    /// A session over a source whose reads block part way (its index read, its media not) ends
+    /// at the stall timeout with `io.timedOut`, and at once when cancelled: before, it waited
+    /// for the read for ever, with its threads.
+    @Test func aReadThatBlocksMidSessionEndsAtTheStallTimeoutOrACancel() async throws {
+        // A fragmented copy: its index first, so the open reads only the front.
+        let front = Data(
+            try await Reference.run(
+                try Reference.ffmpeg(),
+                [
+                    "-hide_banner", "-loglevel", "error", "-i", try Fixtures.clip("h264-aac.mp4"), "-c", "copy", "-f", "mp4",
+                    "-movflags", "frag_keyframe+empty_moov", "-",
+                ]))
+        let stuck = StuckAfter(front, good: Int64(front.count / 3))
+        let alsoStuck = StuckAfter(front, good: Int64(front.count / 3))
+        defer {
+            stuck.release.signal()
+            alsoStuck.release.signal()
+        }
+        let timed = Asset(byteSource: stuck, name: "store://stuck.mp4", options: AssetOptions(openTimeout: .seconds(30), stallTimeout: .seconds(1)))
+        let start = ContinuousClock.now
+        let result = await withDeadline(Bound.seconds(15), "a session whose reads block") { await DecodeSession(asset: timed).run(into: NullSink()) }
+        guard case .failed(let error)? = result?.status else {
+            Issue.record("\(String(describing: result?.status))")
+            return
+        }
+        #expect(error.code == .timedOut && error.file == "store://stuck.mp4", "\(error)")
+        #expect(ContinuousClock.now - start < .seconds(6), "\(ContinuousClock.now - start)")
+
+        let patient = Asset(
+            byteSource: alsoStuck, name: "store://patient.mp4",
+            options: AssetOptions(openTimeout: .seconds(60), stallTimeout: .seconds(60)))
+        let session = DecodeSession(asset: patient)
+        let running = Task { await session.run(into: NullSink()) }
+        try await Task.sleep(for: .milliseconds(500))
+        let cancelledAt = ContinuousClock.now
+        running.cancel()
+        let cancelled = await withDeadline(Bound.seconds(10), "a cancelled session whose reads block") { await running.value }
+        #expect(cancelled?.status == .cancelled, "\(String(describing: cancelled?.status))")
+        #expect(ContinuousClock.now - cancelledAt < .seconds(3), "\(ContinuousClock.now - cancelledAt)")
+    }
+
     @Test(arguments: ["h264-aac.mp4", "hevc-aac.mkv"])
     func memoryGivesWhatTheFileGives(name: String) async throws {
         let path = try Fixtures.clip(name)

@@ -105,6 +105,39 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: folder + "/copy.mp4"))
     }
 
+    /// A byte source whose reads block part way: the session ends at its timeouts (before, it
+    /// waited for the read for ever, six threads with it).
+    @Test func aByteSourceThatBlocksDoesNotHoldTheSession() async throws {
+        final class Blocking: ByteSource {
+            let bytes: Data
+            let release = DispatchSemaphore(value: 0)
+            init(_ bytes: Data) { self.bytes = bytes }
+            var size: Int64? { Int64(bytes.count) }
+            func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+                if offset >= Int64(bytes.count / 3) {
+                    release.wait()
+                    release.signal()
+                    return 0
+                }
+                let count = min(buffer.count, bytes.count / 3 - Int(offset))
+                bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<(Int(offset) + count)])) }
+                return count
+            }
+        }
+        let source = Blocking(try Data(contentsOf: URL(fileURLWithPath: try EmbedderTests.clip())))
+        defer { source.release.signal() }
+        let asset = Asset(
+            byteSource: source, name: "store://blocking.mp4", options: AssetOptions(openTimeout: .seconds(1), stallTimeout: .seconds(1)))
+        let start = ContinuousClock.now
+        let result = await DecodeSession(asset: asset).run(into: NullSink())
+        guard case .failed(let error) = result.status else {
+            Issue.record("\(result.status)")
+            return
+        }
+        #expect(error.code == .timedOut, "\(error)")
+        #expect(ContinuousClock.now - start < .seconds(8), "\(ContinuousClock.now - start)")
+    }
+
     @Test func aSessionWhoseStartIsAfterItsEndIsRefused() async throws {
         var configuration = DecodeConfiguration()
         configuration.startTime = MediaTime(seconds: 1.5)

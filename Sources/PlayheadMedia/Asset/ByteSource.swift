@@ -23,9 +23,12 @@ public protocol ByteSource: Sendable {
     /// it copied; 0 means the end of the data. Called on a Playhead I/O thread; a thrown error
     /// ends the read as `io.readFailed`, with the error's description.
     ///
-    /// A read should return promptly: while it runs, neither a cancellation nor the stall timeout
-    /// can stop it. A source that waits on a network belongs in an ``AsyncByteSource``, whose
-    /// reads are bounded by both.
+    /// Each read runs on a worker thread of its own, into a buffer of its own, while the
+    /// session waits for it: a cancellation, the open timeout or the stall timeout ends the wait
+    /// (`cancelled`, `io.timedOut`) and the session goes on to its end. A read that never
+    /// returns keeps its thread until it does (nothing stops a blocked call), and what it copies
+    /// then is dropped. A source that waits on a network belongs in an ``AsyncByteSource``,
+    /// whose reads are also cancelled.
     /// - Parameters:
     ///   - offset: the position of the first byte wanted, from the start of the data.
     ///   - buffer: where to copy the bytes; at most `buffer.count` of them.

@@ -1,11 +1,14 @@
 import Dispatch
 import Foundation
 
-/// One read of an ``AsyncByteSource``: the source's `read` runs as a task of its own while the
-/// I/O thread that FFmpeg called waits for it in slices, asking between slices whether the reader
-/// was cancelled or the read has run past the stall timeout. Either ends the wait at once and
-/// cancels the task; the task's result, if it ever comes, goes to a box no one reads, never into
-/// FFmpeg's buffer (which may be gone by then).
+/// One read of a caller's byte source, bounded: the source's `read` runs apart from the I/O
+/// thread FFmpeg called (an ``AsyncByteSource``'s as a task of its own, a ``ByteSource``'s on a
+/// worker thread, into a buffer of its own) while that thread waits for it in slices, asking
+/// between slices whether the reader was cancelled, the open timeout passed, or the read has run
+/// past the stall timeout. Either ends the wait at once (and cancels the task); the read's
+/// result, if it ever comes, goes to a box no one reads, never into FFmpeg's buffer (which may be
+/// gone by then). A blocking read that never returns keeps its one worker thread until it does;
+/// the session that asked for it goes on to its end.
 enum AsyncRead {
     enum Outcome {
         case bytes(Data)
@@ -29,6 +32,38 @@ enum AsyncRead {
                 pending.complete(.failure(error))
             }
         }
+        return wait(for: pending, relay: relay, stallNanos: stallNanos) { task.cancel() }
+    }
+
+    /// Blocking; called on the I/O thread that owns the reader. The read runs on a worker thread
+    /// into a buffer of its own, copied out when it returns in time.
+    static func perform(_ source: any ByteSource, at offset: Int64, maxLength: Int, relay: InterruptRelay, stallNanos: UInt64?) -> Outcome {
+        let pending = PendingRead()
+        WorkerPool.shared.run("playhead.byte-source") {
+            var buffer = Data(count: maxLength)
+            do {
+                let count = try buffer.withUnsafeMutableBytes { try source.read(at: offset, into: $0) }
+                guard count >= 0, count <= maxLength else {
+                    pending.complete(.failure(BadCount(count: count, asked: maxLength)))
+                    return
+                }
+                buffer.count = count
+                pending.complete(.success(buffer))
+            } catch {
+                pending.complete(.failure(error))
+            }
+        }
+        return wait(for: pending, relay: relay, stallNanos: stallNanos) {}
+    }
+
+    /// A read that said it copied more than it was given room for, or less than nothing.
+    struct BadCount: Error, CustomStringConvertible {
+        var count: Int
+        var asked: Int
+        var description: String { "the byte source returned \(count) bytes for a buffer of \(asked)" }
+    }
+
+    private static func wait(for pending: PendingRead, relay: InterruptRelay, stallNanos: UInt64?, cancel: () -> Void) -> Outcome {
         let started = DispatchTimeNanos.now()
         while true {
             if let result = pending.wait(for: slice) {
@@ -38,11 +73,11 @@ enum AsyncRead {
                 }
             }
             if relay.shouldInterrupt {
-                task.cancel()
+                cancel()
                 return .interrupted
             }
             if let stallNanos, DispatchTimeNanos.now() - started >= stallNanos {
-                task.cancel()
+                cancel()
                 return .stalled
             }
         }

@@ -137,7 +137,7 @@ private final class ByteSourceReader {
     let stallNanos: UInt64?
     private var position: Int64 = 0
     private(set) var failure: String?
-    /// An async read brought nothing for the stall timeout.
+    /// A read brought nothing for the stall timeout.
     private(set) var stalled = false
 
     init(bytes: CustomBytes, relay: InterruptRelay, stall: Duration?) {
@@ -150,33 +150,30 @@ private final class ByteSourceReader {
         if relay.shouldInterrupt { return FFmpegError.exit }
         if let size = bytes.size, position >= size { return FFmpegError.eof }
         let buffer = UnsafeMutableRawBufferPointer(start: data, count: Int(count))
-        let copied: Int
+        let outcome: AsyncRead.Outcome
         switch bytes {
         case .blocking(let source):
-            do {
-                copied = try source.read(at: position, into: buffer)
-            } catch {
-                failure = String(describing: error)
-                return playhead_averror(EIO)
-            }
+            outcome = AsyncRead.perform(source, at: position, maxLength: Int(count), relay: relay, stallNanos: stallNanos)
         case .async(let source):
-            switch AsyncRead.perform(source, at: position, maxLength: Int(count), relay: relay, stallNanos: stallNanos) {
-            case .bytes(let got):
-                guard got.count <= Int(count) else {
-                    failure = "the byte source returned \(got.count) bytes when asked for at most \(count)"
-                    return playhead_averror(EIO)
-                }
-                got.copyBytes(to: buffer)
-                copied = got.count
-            case .failed(let error):
-                failure = String(describing: error)
+            outcome = AsyncRead.perform(source, at: position, maxLength: Int(count), relay: relay, stallNanos: stallNanos)
+        }
+        let copied: Int
+        switch outcome {
+        case .bytes(let got):
+            guard got.count <= Int(count) else {
+                failure = "the byte source returned \(got.count) bytes when asked for at most \(count)"
                 return playhead_averror(EIO)
-            case .interrupted:
-                return FFmpegError.exit
-            case .stalled:
-                stalled = true
-                return FFmpegError.timedOut
             }
+            got.copyBytes(to: buffer)
+            copied = got.count
+        case .failed(let error):
+            failure = String(describing: error)
+            return playhead_averror(EIO)
+        case .interrupted:
+            return FFmpegError.exit
+        case .stalled:
+            stalled = true
+            return FFmpegError.timedOut
         }
         guard copied >= 0, copied <= Int(count) else {
             failure = "the byte source returned \(copied) bytes for a buffer of \(count)"
