@@ -31,7 +31,11 @@ struct ThumbnailJob: Sendable {
         }
         let duration: MediaTime, startTime: MediaTime
         do throws(PlayheadError) {
-            (duration, startTime) = try await asset.load(.duration, .startTime)
+            let (container, start, tracks) = try await asset.load(.duration, .startTime, .tracks)
+            // The picture's span, where the images are: sound or subtitles that outlast it do not
+            // spread the times past its end.
+            duration = Self.pictureSpan(tracks, start: start) ?? container
+            startTime = start
         } catch {
             await output.folder.removeIfEmpty(job.folderName)
             // Stopped while loading (a signal): cancelled, not failed — a resumed run redoes it.
@@ -147,6 +151,14 @@ struct ThumbnailJob: Sendable {
     }
 
     /// How far a picture may move off a blank frame: half the times' average spacing over the
+    /// How long the picture lasts from the asset's start: the latest end of its video tracks,
+    /// when they say; nil when none does.
+    static func pictureSpan(_ tracks: [AssetTrack], start: MediaTime) -> MediaTime? {
+        let ends = tracks.filter { $0.mediaType == .video && $0.isPlayable }.map(\.timeRange.end).filter { $0.isNumeric }
+        guard let end = ends.max(), end > start else { return nil }
+        return end - (start.isNumeric ? start : .zero)
+    }
+
     /// clip (its duration over their number), at most 5 s — so that pictures keep their spread.
     static func blankSearchLimit(count: Int, duration: MediaTime) -> MediaTime {
         guard duration.isNumeric, duration.seconds > 0 else { return MediaTime(value: 5, timescale: 1) }

@@ -25,7 +25,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     @Option(help: "Folder for the images, summary.json and sheet.png.")
     var out: String
 
-    @Option(parsing: .unconditional, help: "N times per file, at (i + 0.5) × duration / N.")
+    @Option(parsing: .unconditional, help: "N times per file, at (i + 0.5) × duration / N (the picture's duration, when its track says).")
     var count: Int?
 
     @Option(parsing: .unconditional, help: "A time every SECONDS, from 0.")

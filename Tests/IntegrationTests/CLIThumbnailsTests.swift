@@ -69,6 +69,28 @@ import Testing
         #expect(files[1]["sheet"] == nil)
     }
 
+    /// `--count` spreads its times over the picture: a 2 s picture under 6 s of sound gets its
+    /// four images at 0.25, 0.75, 1.25 and 1.75 s, all made (spread over the container's 6 s, the
+    /// last two fell past the picture and failed).
+    @Test func countSpreadsOverThePictureNotTheLongerSound() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let clip = folder + "/short-picture.mp4"
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=2", "-f", "lavfi", "-i",
+                "sine=f=440:sample_rate=48000:d=6", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", clip,
+            ])
+        let run = try await CLI.run(["thumbnails", "--json", "--count", "4", "--out", folder + "/t", clip])
+        #expect(run.status == 0, "\(run.stdout)")
+        let images = try #require(
+            ((try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])?["files"] as? [[String: Any]])?.first?["images"]
+                as? [[String: Any]])
+        #expect(images.map { $0["requestedTime"] as? Double } == [0.25, 0.75, 1.25, 1.75], "\(images)")
+        #expect(images.allSatisfy { $0["path"] != nil && $0["error"] == nil }, "\(images)")
+    }
+
     @Test func usageErrors() async throws {
         let clip = try Fixtures.clip("h264-aac.mp4")
         #expect(try await CLI.run(["thumbnails", "--out", "/tmp/x", clip]).status == 2)
