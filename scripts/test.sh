@@ -10,7 +10,7 @@ scripts/check-source.sh
 # after everything else has run in parallel, so that other tests' load does not blur them; so do
 # the suites that run many CLI processes at once (manifests, hostile operations), whose load would
 # blur the time bounds of the others.
-isolated="PlayoutTests|PlayoutLiveTests|RealtimeAudioTests|ThreadBudgetTests|SoakTests|ManifestTests|HostileOperationsTests|BatchOperationsTests|SourceTests|CompositorTests|CLIComposeTests|CompositionAudioTests|CompositionOracleTests|SeamTests"
+isolated="PlayoutTests|PlayoutLiveTests|RealtimeAudioTests|RealtimePullTests|ThreadBudgetTests|SoakTests|ManifestTests|HostileOperationsTests|BatchOperationsTests|SourceTests|CompositorTests|CLIComposeTests|CompositionAudioTests|CompositionOracleTests|SeamTests"
 swift test --skip "$isolated"
 # The library as an embedding app sees it: another package, its public API alone. SwiftPM's
 # build of a path dependency misses source files added to it since its last build ("cannot find
@@ -21,7 +21,7 @@ swift test --package-path Embedder
 echo "$sources" > Embedder/.build/playhead-sources
 # What that package can see: the public API, and none of the media layer's or the CLI's types.
 scripts/boundary-probe.sh
-swift test --skip-build --filter RealtimeAudioTests
+swift test --skip-build --filter "RealtimeAudioTests|RealtimePullTests"
 # The process's threads and resident memory over many sessions and loops: measured with nothing
 # else running in the process.
 swift test --skip-build --filter ThreadBudgetTests

@@ -136,50 +136,6 @@ import Testing
         #expect(afterSeek.allSatisfy { $0.playerTime != nil }, "a player placed them")
     }
 
-    /// A render loop at about 100 ticks a second, its clock started at the first frame, asks a
-    /// ``VideoOutput`` of a realtime player for the frame of each tick: it always gets the newest
-    /// frame at or before its time, each frame once, in order, with ffmpeg's pixels.
-    @Test func aRenderLoopPullsTheFrameOfEachTick() async throws {
-        let path = try Fixtures.clip("h264-aac.mp4")
-        let reference = try await Reference.allFrames(path, pixelFormat: "rgb24")
-        let times = try await Reference.frameTimes(path)
-        let output = VideoOutput(pixelFormat: .rgb24)
-        let player = Player(item: PlayerItem(asset: Asset(path: path)), output: output, configuration: PlayerConfiguration(realtime: true))
-        player.play()
-        let started = await withDeadline(Bound.seconds(20), "the first frame") {
-            while output.latestFrame == nil { try? await Task.sleep(for: .milliseconds(1)) }
-            return ContinuousClock.now
-        }
-        let start = try #require(started)
-        var pulled: [CapturedFrame] = []
-        var asked: [MediaTime] = []
-        while ContinuousClock.now - start < .milliseconds(2300) {
-            let elapsed = (ContinuousClock.now - start).components
-            let now = MediaTime(seconds: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
-            if output.hasNewFrame(forItemTime: now) {
-                let frame = try #require(output.copyFrame(forItemTime: now))
-                #expect(!output.hasNewFrame(forItemTime: now), "the frame just handed out is not new")
-                pulled.append(frame)
-                asked.append(now)
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        _ = await withDeadline(Bound.seconds(10), "the player's end") { await player.waitUntilIdle() }
-        try await player.finishOutput()
-        #expect(output.isFinished)
-        // How many a loop sees depends on the machine's load (the parallel batch): every one seen
-        // must be right, and a loop that ticks through 2 s of video sees it move.
-        #expect(pulled.count >= 10, "a 100 Hz loop over 2 s of 25 fps video sees the frames move: \(pulled.count)")
-        #expect(zip(pulled, pulled.dropFirst()).allSatisfy { $0.index < $1.index }, "each frame once, in order")
-        for (frame, time) in zip(pulled, asked) {
-            #expect(frame.itemTime <= time, "frame at \(frame.itemTime.seconds) s handed out for \(time.seconds) s")
-            #expect(frame.itemTime == times[frame.index])
-            #expect(frame.image?.pixels == reference[frame.index], "frame \(frame.index) differs from ffmpeg's")
-        }
-        #expect(output.copyFrame(forItemTime: .positiveInfinity)?.index == times.count - 1, "the last frame stays")
-        #expect("\(output.latestFrame.map { $0 } as Any)".count < 200, "a frame prints as a line, never its pixels")
-    }
-
     /// A composition into a stream nobody reads is held at the limit; cancelling the render frees
     /// it (its frames had no session to abandon them).
     @Test func aCancelledCompositionIsNotHeldByAConsumerThatDoesNotRead() async throws {
@@ -313,4 +269,53 @@ private final class IteratorHolder: @unchecked Sendable {
     init(_ iterator: FrameStream.AsyncIterator) { self.iterator = iterator }
 
     func next() async -> CapturedFrame? { await iterator.next() }
+}
+
+/// A render loop on the machine's clock pulling from a realtime player: run apart from the
+/// parallel batch (its ticks are the wall clock's), with the other realtime suites.
+@Suite struct RealtimePullTests {
+    /// A render loop at about 100 ticks a second, its clock started at the first frame, asks a
+    /// ``VideoOutput`` of a realtime player for the frame of each tick: it always gets the newest
+    /// frame at or before its time, each frame once, in order, with ffmpeg's pixels.
+    @Test func aRenderLoopPullsTheFrameOfEachTick() async throws {
+        let path = try Fixtures.clip("h264-aac.mp4")
+        let reference = try await Reference.allFrames(path, pixelFormat: "rgb24")
+        let times = try await Reference.frameTimes(path)
+        let output = VideoOutput(pixelFormat: .rgb24)
+        let player = Player(item: PlayerItem(asset: Asset(path: path)), output: output, configuration: PlayerConfiguration(realtime: true))
+        player.play()
+        let started = await withDeadline(Bound.seconds(20), "the first frame") {
+            while output.latestFrame == nil { try? await Task.sleep(for: .milliseconds(1)) }
+            return ContinuousClock.now
+        }
+        let start = try #require(started)
+        var pulled: [CapturedFrame] = []
+        var asked: [MediaTime] = []
+        while ContinuousClock.now - start < .milliseconds(2300) {
+            let elapsed = (ContinuousClock.now - start).components
+            let now = MediaTime(seconds: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+            if output.hasNewFrame(forItemTime: now) {
+                let frame = try #require(output.copyFrame(forItemTime: now))
+                #expect(!output.hasNewFrame(forItemTime: now), "the frame just handed out is not new")
+                pulled.append(frame)
+                asked.append(now)
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        _ = await withDeadline(Bound.seconds(10), "the player's end") { await player.waitUntilIdle() }
+        try await player.finishOutput()
+        #expect(output.isFinished)
+        // How many a loop sees depends on the machine's load (its sleeps run long, a realtime
+        // player drops what comes late): every one seen must be right, and a loop that ticks
+        // through 2 s of video sees it move.
+        #expect(pulled.count >= 5, "a 100 Hz loop over 2 s of 25 fps video sees the frames move: \(pulled.count)")
+        #expect(zip(pulled, pulled.dropFirst()).allSatisfy { $0.index < $1.index }, "each frame once, in order")
+        for (frame, time) in zip(pulled, asked) {
+            #expect(frame.itemTime <= time, "frame at \(frame.itemTime.seconds) s handed out for \(time.seconds) s")
+            #expect(frame.itemTime == times[frame.index])
+            #expect(frame.image?.pixels == reference[frame.index], "frame \(frame.index) differs from ffmpeg's")
+        }
+        #expect(output.copyFrame(forItemTime: .positiveInfinity)?.index == times.count - 1, "the last frame stays")
+        #expect("\(output.latestFrame.map { $0 } as Any)".count < 200, "a frame prints as a line, never its pixels")
+    }
 }

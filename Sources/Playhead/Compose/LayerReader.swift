@@ -256,9 +256,16 @@ final class LayerReader {
     /// the new version at once, at layer time `time`, as a new layer would start.
     func update(to layer: CompositionLayer, at time: MediaTime) {
         let soundExtents = soundExtents, interrupt = interrupt
+        let playing = machine.layer
         perform(
             machine.update(
                 to: layer, at: time, now: Date(), lengths: { Self.lengths(of: layer, soundExtents: soundExtents, interrupt: interrupt) }))
+        // The item the new version starts with at the boundary, opened now (in a channel the
+        // boundary does not wait for it): the next one of the same playlist, else its first.
+        guard machine.pending != nil, !layer.assets.isEmpty else { return }
+        let samePlaylist = layer.assets.map(\.source) == playing.assets.map(\.source)
+        let next = samePlaylist ? (timeline.item + 1) % layer.assets.count : 0
+        preparer.prepare(layer.assets[next], copies: preparer.copies(for: layer))
     }
 
     /// Draws the layer's frame at layer time `time` into `canvas`. A source that fails ends the
