@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PlayheadMedia
+import Synchronization
 
 /// Puts several layers into one picture, frame by frame, headless: the screen an app builds from
 /// player layers, written to any ``FrameSink``.
@@ -276,11 +277,33 @@ public final class Compositor: Sendable {
     ///   - sound: where the mixed sound goes when `sink` carries none; unused when it does.
     ///   - realtime: the clock frames are paced on; nil: as fast as they can be drawn.
     /// - Returns: the frames written, each layer's account, and the error that stopped the render early, if one
-    ///   did (a canvas that cannot be made, a negative `frames`, a sink that failed, cancellation).
+    ///   did (a canvas that cannot be made, a negative `frames`, a sink that failed, cancellation); `state.invalidState`
+    ///   at once, with the outputs untouched, while this compositor renders already or another session, render or
+    ///   player writes `sink` or `sound`.
     public func render(
         frames: Int?, into sink: sending some FrameSink, sound: sending (any AudioSink)? = nil,
         realtime: (any PlaybackClock)? = nil
     ) async -> CompositionReport {
+        // One render at a time (its layers' readers are the compositor's), and outputs that no
+        // other writer holds: refused before anything touches them.
+        let claim: OutputClaim
+        do throws(PlayheadError) {
+            guard !rendering.exchange(true, ordering: .acquiringAndReleasing) else {
+                throw PlayheadError(code: .invalidState, message: "this compositor is rendering already: one render at a time")
+            }
+            do throws(PlayheadError) {
+                claim = try OutputClaims.claim([sink, sound], by: "this render", file: nil)
+            } catch {
+                rendering.store(false, ordering: .releasing)
+                throw error
+            }
+        } catch {
+            return CompositionReport(framesWritten: 0, layers: [], error: error)
+        }
+        defer {
+            claim.release()
+            rendering.store(false, ordering: .releasing)
+        }
         // `sink` is `sending`: the caller gave it up; only the render thread touches it from here.
         let combined: any FrameSink =
             if let sound, !(sink is any AudioCarryingFrameSink) { FrameAndSoundSink(frames: sink, sound: sound) } else { sink }
@@ -307,6 +330,8 @@ public final class Compositor: Sendable {
     }
 
     private let stopRequested = Locked(false)
+    /// A render is running.
+    private let rendering = Atomic(false)
 
     /// How long a channel's render waits at its start for its first items to open (and for the
     /// sound layer's first item, whose sound sets the channel's sound format), in seconds.

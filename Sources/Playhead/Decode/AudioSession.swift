@@ -59,7 +59,8 @@ public final class AudioSession: Sendable {
     }
 
     /// Decodes to the end. Cancelling the task cancels the session. A session runs once: a second
-    /// call returns `failed` with `state.invalidState` at once and leaves its sink alone.
+    /// call returns `failed` with `state.invalidState` at once and leaves its sink alone; so does
+    /// a run given a sink that another session, render or player is writing (``FrameSink``).
     /// - Parameters:
     ///   - sink: where the buffers go: begun and written; then finished when the run completes
     ///     (a sink that cannot finish fails the run) and aborted when it fails or is cancelled.
@@ -68,6 +69,14 @@ public final class AudioSession: Sendable {
     /// - Returns: how the run went: its status (completed, failed with the ``PlayheadError``, or cancelled), the
     ///   samples per channel delivered, their format and the damage met.
     public func run(into sink: some AudioSink, completion: SinkCompletion = .finish) async -> Result {
+        // A sink another run is writing is refused before anything touches it.
+        let claim: OutputClaim
+        do throws(PlayheadError) {
+            claim = try OutputClaims.claim([sink], by: "this audio session", file: source)
+        } catch {
+            return Result(status: .failed(error), frames: 0, sampleRate: 0, channelCount: 0)
+        }
+        defer { claim.release() }
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else {
             // As a decode session: a second run is refused. The sink is the caller's (it may be
             // the one the first run fed): it is left as it is.

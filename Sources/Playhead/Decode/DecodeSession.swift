@@ -70,7 +70,9 @@ public final class DecodeSession: Sendable {
     /// Decodes to the end (or the frame limit, or the end time) and returns how it went.
     /// Cancelling the calling task cancels the session. The sink is used on the session's own
     /// output thread. A session runs once: a second call returns `failed` with
-    /// `state.invalidState` at once.
+    /// `state.invalidState` at once. An output another session, render or player is writing is
+    /// refused the same way, left untouched (an output takes one writer at a time; one after
+    /// another is fine).
     /// - Parameters:
     ///   - sink: where the frames go: finished when the session completes, aborted otherwise.
     ///   - audio: where the best audio track's buffers go, when given: begun and written, then
@@ -83,7 +85,18 @@ public final class DecodeSession: Sendable {
     ///   an audio sink that cannot finish fails it.
     public func run(into sink: sending some FrameSink, audio: (any AudioSink)? = nil, audioCompletion: SinkCompletion = .finish) async -> DecodeResult
     {
-        await start(
+        // Outputs another run is writing are refused before anything touches them (the session is
+        // not spent: it may run again with outputs of its own).
+        let claim: OutputClaim
+        do throws(PlayheadError) {
+            claim = try OutputClaims.claim([sink, audio], by: "this session", file: source)
+        } catch {
+            var refused = DecodeResult(source: source)
+            refused.status = .failed(error)
+            return refused
+        }
+        defer { claim.release() }
+        return await start(
             mode: .once, sink: SoleOwner(sink as any FrameSink), audio: audio, audioCompletion: audio == nil ? .leaveOpen : audioCompletion,
             onSegmentEnd: nil)
     }

@@ -9,7 +9,9 @@ import Synchronization
 ///
 /// Memory stays bounded however many times are asked for: a decoder that runs ahead of the
 /// consumer waits once the images it holds back reach ``bufferBudget`` bytes (the one the consumer
-/// waits for is always taken). Iterate once.
+/// waits for is always taken). Iterate once: the answers go to the first iterator made; another
+/// iterator (a second `for await` over the same results) gets none — `nil` at once — and neither
+/// stops the first one's work nor takes its answers.
 public struct ImageResults: AsyncSequence, Sendable {
     public typealias Element = AssetImageGenerator.Result
 
@@ -18,16 +20,24 @@ public struct ImageResults: AsyncSequence, Sendable {
 
     let channel: ResultChannel
     let starter: StartOnce
+    /// The first iterator made is the consumer.
+    let consumerTaken = OnceFlag()
+
+    init(channel: ResultChannel, starter: StartOnce) {
+        self.channel = channel
+        self.starter = starter
+    }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(consumer: Consumer(channel: channel, starter: starter))
+        Iterator(consumer: consumerTaken.take() ? Consumer(channel: channel, starter: starter) : nil)
     }
 
     public struct Iterator: AsyncIteratorProtocol {
-        let consumer: Consumer
+        /// Nil for an iterator made after the first: it gets no answers.
+        let consumer: Consumer?
 
         public mutating func next() async -> AssetImageGenerator.Result? {
-            await consumer.next()
+            await consumer?.next()
         }
     }
 
@@ -51,6 +61,14 @@ public struct ImageResults: AsyncSequence, Sendable {
             }
         }
     }
+}
+
+/// Says yes once: to the first caller of ``take()``.
+final class OnceFlag: Sendable {
+    private let taken = Atomic<Bool>(false)
+
+    /// - Returns: `true` for the first call only.
+    func take() -> Bool { !taken.exchange(true, ordering: .acquiringAndReleasing) }
 }
 
 /// Runs a body once, the first time it is asked to (the work behind a sequence, at its first

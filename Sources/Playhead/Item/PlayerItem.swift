@@ -2,6 +2,12 @@ import PlayheadMedia
 
 /// One thing to play: an ``Asset`` with its playback status and events.
 ///
+/// An item plays in one player at a time (its status, time and counts are that player's): a
+/// player that reaches an item another player holds reports it failed to itself
+/// (``PlayerEvent/itemFailed(_:_:)`` with `state.invalidState`) and goes on, leaving the item as
+/// the other player has it. A player lets the item go when it leaves its queue; to play one
+/// asset in two players at once, give each a `PlayerItem` of its own.
+///
 /// ```swift
 /// let item = PlayerItem(asset: Asset(path: "clip.mp4"))
 /// item.addObserver(myObserver)          // gets .statusChanged(.unknown) first
@@ -25,6 +31,9 @@ public final class PlayerItem: Sendable {
         var framesPresented = 0
         var audioFramesPresented = 0
         var playedToEnd = false
+        /// The player whose queue holds the item (from when it first starts it until the item
+        /// leaves its queue): an item plays in one player at a time.
+        var player: ObjectIdentifier?
     }
 
     private struct WeakObserver: Sendable {
@@ -124,6 +133,25 @@ public final class PlayerItem: Sendable {
     }
 
     // MARK: Used by players
+
+    /// Takes the item for `player`: its status, time and counts are that player's from here.
+    /// - Parameter player: the player's identity.
+    /// - Returns: `false` when another player holds the item.
+    func claim(for player: ObjectIdentifier) -> Bool {
+        guarded.withLock { g in
+            if let holder = g.player, holder != player { return false }
+            g.player = player
+            return true
+        }
+    }
+
+    /// Lets the item go from `player` (it left that player's queue): another may take it.
+    /// - Parameter player: the player's identity.
+    func release(from player: ObjectIdentifier) {
+        guarded.withLock { g in
+            if g.player == player { g.player = nil }
+        }
+    }
 
     /// Marks the item failed (if it is not already) and tells observers.
     func fail(_ error: PlayheadError) {

@@ -60,6 +60,10 @@ public final class QueuePlayer: Sendable {
         var damageSeen: [ObjectIdentifier: Int] = [:]
         var damagedPackets = 0
         var firstDamage: PlayheadError?
+        /// Items this player held (``PlayerItem/claim(for:)``), let go when they leave the queue.
+        var held: Set<ObjectIdentifier> = []
+        /// Items another player holds: failed in this queue only, their own state left alone.
+        var refused: Set<ObjectIdentifier> = []
 
         /// Nothing to play, or the current item ended without a next one — and no cancelled run
         /// still writing, so whoever waited may finish or give up the outputs.
@@ -108,13 +112,16 @@ public final class QueuePlayer: Sendable {
     /// written, marked partial; a ``FrameStream``'s consumer gets the end) — on a worker thread,
     /// since writing a file's end blocks.
     deinit {
-        let (runs, listeners) = engine.withLock { e in
+        let (runs, listeners, held) = engine.withLock { e in
             defer {
                 e.runs.removeAll()
                 e.listeners.removeAll()
+                e.held.removeAll()
             }
-            return (Array(e.runs.values), Array(e.listeners.values))
+            return (Array(e.runs.values), Array(e.listeners.values), e.held.compactMap { e.items[$0] })
         }
+        let me = ObjectIdentifier(self)
+        for item in held { item.release(from: me) }
         for run in runs { run.cancel() }
         for listener in listeners { listener.finish() }
         let output = output, audioOutput = audioOutput
@@ -353,10 +360,13 @@ public final class QueuePlayer: Sendable {
                 emit(.itemEnded(item))
                 engine.withLock { if $0.machine.current == id { $0.endedWithoutAdvance = true } }
             case .reportFailure(let id, let error):
-                guard let item = engine.withLock({ $0.items[id] }) else { continue }
-                let wasReady = item.status == .readyToPlay
-                item.fail(error)
-                if wasReady { item.post(.failedToPlayToEnd(error)) }
+                guard let (item, refused) = engine.withLock({ e in e.items[id].map { ($0, e.refused.contains(id)) } }) else { continue }
+                // An item another player holds is that player's to fail: only this queue moves on.
+                if !refused {
+                    let wasReady = item.status == .readyToPlay
+                    item.fail(error)
+                    if wasReady { item.post(.failedToPlayToEnd(error)) }
+                }
                 emit(.itemFailed(item, error))
             }
         }
@@ -366,17 +376,25 @@ public final class QueuePlayer: Sendable {
     /// Forgets items that left the queue — stopping any run they still have (a session kept
     /// parked after its item ended, or started by a seek) — and wakes idle waiters.
     private func settle() {
-        let (orphans, waiters) = engine.withLock { e -> ([ItemRun], [CheckedContinuation<Void, Never>]) in
+        let (orphans, gone, waiters) = engine.withLock { e -> ([ItemRun], [PlayerItem], [CheckedContinuation<Void, Never>]) in
             let queued = Set(e.machine.items)
             var orphans: [ItemRun] = []
+            var gone: [PlayerItem] = []
             for (id, run) in e.runs where !queued.contains(id) {
                 orphans.append(run)
                 e.runs[id] = nil
             }
-            for id in e.items.keys where !queued.contains(id) && e.runs[id] == nil { e.items[id] = nil }
-            return (orphans, e.takeIdleWaiters())
+            for (id, item) in e.items where !queued.contains(id) && e.runs[id] == nil {
+                e.items[id] = nil
+                e.refused.remove(id)
+                if e.held.remove(id) != nil { gone.append(item) }
+            }
+            return (orphans, gone, e.takeIdleWaiters())
         }
         for run in orphans { cancel(run) }
+        // Items that left the queue are free for another player.
+        let me = ObjectIdentifier(self)
+        for item in gone { item.release(from: me) }
         // A run cancelled just now may still be writing: idle waits until it has drained.
         let late = engine.withLock { $0.takeIdleWaiters() }
         for waiter in waiters + late { waiter.resume() }
@@ -402,6 +420,23 @@ public final class QueuePlayer: Sendable {
             // configuration: a second run would write beside it and be kept by nobody.
             if presenting { openWhenDrained(existing.gate) }
             return
+        }
+        // The item is this player's from its first start until it leaves the queue; one another
+        // player holds fails here (below, as an item that cannot be prepared does).
+        let refusal: PlayheadError? =
+            item.claim(for: ObjectIdentifier(self))
+            ? nil
+            : PlayheadError(
+                code: .invalidState,
+                message: "this item is in another player's queue: an item plays in one player at a time (give each player its own PlayerItem)",
+                file: item.asset.source)
+        engine.withLock { e in
+            if refusal == nil {
+                e.held.insert(id)
+                e.refused.remove(id)
+            } else {
+                e.refused.insert(id)
+            }
         }
         var decoding = decoding
         if let range = item.timeRange {
@@ -433,6 +468,11 @@ public final class QueuePlayer: Sendable {
         // The run holds the player only while it calls it: an app that lets go of the player
         // ends it (`deinit`), whatever its items are doing.
         Task { [weak self, engine, timeline] in
+            if let refusal {
+                run.session.stop()
+                self?.itemFailedToPrepare(id, run: run, refusal)
+                return
+            }
             await item.prepare()
             if case .failed(let error) = item.status {
                 // The session never runs: stopping it resumes anything waiting on it (a seek).

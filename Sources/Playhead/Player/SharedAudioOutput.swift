@@ -12,8 +12,14 @@ final class SharedAudioOutput: Sendable {
     private let sink: any AudioSink
     private let configured: AudioFormat
     private let fixed: Locked<AudioFormat?>
-    /// The owner finished or gave the sink up.
-    private let closed = Locked(false)
+    /// The owner finished or gave the sink up, and the claim the player holds on the sink
+    /// (``OutputClaims``) from its first samples until it ends it.
+    private let state = Locked(Ownership())
+
+    private struct Ownership {
+        var closed = false
+        var claim: OutputClaim?
+    }
 
     init(_ sink: any AudioSink, format: AudioFormat) {
         self.sink = sink
@@ -24,7 +30,8 @@ final class SharedAudioOutput: Sendable {
 
     /// Begins a stream in the sink.
     /// - Parameter info: the stream's rate and channel count.
-    /// - Throws: `state.invalidState` once closed; the sink's error.
+    /// - Throws: `state.invalidState` once closed, or when another session, render or player
+    ///   writes the sink; the sink's error.
     func begin(_ info: AudioStreamInfo) throws(PlayheadError) {
         try whileOpen { () throws(PlayheadError) in try sink.begin(info) }
     }
@@ -36,35 +43,58 @@ final class SharedAudioOutput: Sendable {
         try whileOpen { () throws(PlayheadError) in try sink.write(buffer) }
     }
 
-    /// Completes the sink (the player's `finishOutput`).
-    /// - Throws: the sink's error.
+    /// Completes the sink (the player's `finishOutput`), unless another writer holds it.
+    /// - Throws: `state.invalidState` for a sink another writer holds; the sink's error.
     func finish() throws(PlayheadError) {
-        try closed.withLock { (closed: inout Bool) throws(PlayheadError) in
-            closed = true
+        try state.withLock { (s: inout Ownership) throws(PlayheadError) in
+            s.closed = true
+            try own(&s)
+            defer { Self.release(&s) }
             try sink.finish()
         }
     }
 
-    /// Gives the sink up (the player's `abortOutput`).
+    /// Gives the sink up (the player's `abortOutput`), unless another writer holds it.
     func abort() {
-        closed.withLock { closed in
-            closed = true
-            sink.abort()
+        state.withLock { s in
+            s.closed = true
+            giveUp(&s)
         }
     }
 
     /// Gives the sink up unless its owner already finished or gave it up (a player let go of).
     func giveUpIfOpen() {
-        closed.withLock { closed in
-            guard !closed else { return }
-            closed = true
-            sink.abort()
+        state.withLock { s in
+            guard !s.closed else { return }
+            s.closed = true
+            giveUp(&s)
         }
     }
 
+    private func giveUp(_ s: inout Ownership) {
+        do throws(PlayheadError) {
+            try own(&s)
+        } catch {
+            // Another writer's: not this player's to give up.
+            return
+        }
+        sink.abort()
+        Self.release(&s)
+    }
+
+    private func own(_ s: inout Ownership) throws(PlayheadError) {
+        if s.claim == nil { s.claim = try OutputClaims.claim([sink], by: "this player", file: nil) }
+    }
+
+    private static func release(_ s: inout Ownership) {
+        s.claim?.release()
+        s.claim = nil
+    }
+
     private func whileOpen(_ body: () throws(PlayheadError) -> Void) throws(PlayheadError) {
-        try closed.withLock { (closed: inout Bool) throws(PlayheadError) in
-            if closed { throw PlayheadError(code: .invalidState, message: "the player's audio output was already completed or given up") }
+        try state.withLock { (s: inout Ownership) throws(PlayheadError) in
+            if s.closed { throw PlayheadError(code: .invalidState, message: "the player's audio output was already completed or given up") }
+            try own(&s)
             try body()
         }
     }

@@ -13,10 +13,16 @@ import Synchronization
 /// Once the owner finished or gave up the output, it is closed: a frame that a presenter still
 /// had on its way (an item that failed while its output thread was writing) is refused rather
 /// than written after the end was told — a frame file put in place after the run's summary.
+///
+/// The player holds the sink (``OutputClaims``) from its first frame until it finishes or gives
+/// it up: a sink that another session, render or player is writing is refused
+/// (`state.invalidState`, the item fails) and left as that writer has it.
 final class SharedOutput: @unchecked Sendable {
     private struct State {
         var lastInfo: FrameStreamInfo?
         var closed = false
+        /// The player holds the sink (``OutputClaims``) from its first frame until it ends it.
+        var claim: OutputClaim?
     }
     private let sink: any FrameSink
     private let state = Locked(State())
@@ -30,6 +36,7 @@ final class SharedOutput: @unchecked Sendable {
     func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
         try state.withLock { (s: inout State) throws(PlayheadError) in
             try Self.checkOpen(s)
+            try own(&s)
             if s.lastInfo?.size != info.size || s.lastInfo?.pixelFormat != info.pixelFormat {
                 try sink.begin(info)
                 s.lastInfo = info
@@ -40,21 +47,28 @@ final class SharedOutput: @unchecked Sendable {
     func write(_ frame: VideoFrame) throws(PlayheadError) {
         try state.withLock { (s: inout State) throws(PlayheadError) in
             try Self.checkOpen(s)
+            try own(&s)
             try sink.write(frame)
         }
     }
 
+    /// Completes the sink — unless another session, render or player is writing it (the player
+    /// never wrote to it): then it is left to that writer.
+    /// - Throws: `state.invalidState` for a sink another writer holds; the sink's error.
     func finish() throws(PlayheadError) {
         try state.withLock { (s: inout State) throws(PlayheadError) in
             s.closed = true
+            try own(&s)
+            defer { Self.release(&s) }
             try sink.finish()
         }
     }
 
+    /// Gives the sink up, unless another writer holds it.
     func abort() {
         state.withLock { s in
             s.closed = true
-            sink.abort()
+            giveUp(&s)
         }
     }
 
@@ -63,8 +77,28 @@ final class SharedOutput: @unchecked Sendable {
         state.withLock { s in
             guard !s.closed else { return }
             s.closed = true
-            sink.abort()
+            giveUp(&s)
         }
+    }
+
+    private func giveUp(_ s: inout State) {
+        do throws(PlayheadError) {
+            try own(&s)
+        } catch {
+            // Another writer's: not this player's to give up.
+            return
+        }
+        sink.abort()
+        Self.release(&s)
+    }
+
+    private func own(_ s: inout State) throws(PlayheadError) {
+        if s.claim == nil { s.claim = try OutputClaims.claim([sink], by: "this player", file: nil) }
+    }
+
+    private static func release(_ s: inout State) {
+        s.claim?.release()
+        s.claim = nil
     }
 
     private static func checkOpen(_ s: State) throws(PlayheadError) {

@@ -1,0 +1,196 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Playhead
+@testable import PlayheadMedia
+
+/// What an app may share by mistake between two writers at once — one output given to two
+/// sessions, renders or players, one item queued in two players, one compositor rendered twice,
+/// one sequence of images iterated twice — is refused with `state.invalidState` before it is
+/// touched; the first writer's work goes on as if nothing happened, and one writer after another
+/// is fine.
+@Suite struct OneWriterTests {
+    static let small = DecodeConfiguration(outputSize: PixelSize(width: 16, height: 9))
+
+    /// A sink that holds its first frame until it is let through, and counts what it is told.
+    final class HeldSink: FrameSink, Sendable {
+        let pixelFormat = OutputPixelFormat.rgb24
+        private let counts = Mutex((begins: 0, writes: 0, finishes: 0, aborts: 0, open: false))
+
+        var begins: Int { counts.withLock { $0.begins } }
+        var writes: Int { counts.withLock { $0.writes } }
+        var finishes: Int { counts.withLock { $0.finishes } }
+        var aborts: Int { counts.withLock { $0.aborts } }
+
+        func letThrough() { counts.withLock { $0.open = true } }
+
+        func begin(_ info: FrameStreamInfo) throws(PlayheadError) { counts.withLock { $0.begins += 1 } }
+        func write(_ frame: VideoFrame) throws(PlayheadError) {
+            counts.withLock { $0.writes += 1 }
+            while !counts.withLock({ $0.open }) { usleep(2000) }
+        }
+        func finish() throws(PlayheadError) { counts.withLock { $0.finishes += 1 } }
+        func abort() { counts.withLock { $0.aborts += 1 } }
+
+        /// Waits until a writer is held at its first frame.
+        func waitForAWriter() async throws {
+            let deadline = ContinuousClock.now + Bound.seconds(30)
+            while writes == 0 {
+                guard ContinuousClock.now < deadline else { throw PlayheadError(code: .invalidState, message: "no writer came") }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+    }
+
+    static func refusal(_ status: DecodeResult.Status) -> PlayheadError? {
+        if case .failed(let error) = status, error.code == .invalidState { return error }
+        return nil
+    }
+
+    @Test func anOutputTakesOneWriterAtATime() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let sink = HeldSink()
+        let first = Task { await DecodeSession(source: path, configuration: Self.small).run(into: sink) }
+        try await sink.waitForAWriter()
+
+        // A second session, a render and a player given the same sink, while it is written.
+        defer { sink.letThrough() }
+        let second = try #require(
+            await withDeadline(Bound.seconds(10), "a second session refused") {
+                await DecodeSession(source: path, configuration: Self.small).run(into: sink)
+            })
+        let refused = try #require(Self.refusal(second.status), "a second writer gave \(second.status)")
+        #expect(refused.message.contains("another session, render or player") && refused.file == path, "\(refused)")
+        #expect(second.framesDelivered == 0)
+
+        let canvas = CompositionCanvas(size: PixelSize(width: 16, height: 8), frameRate: try #require(FrameRate(numerator: 25)))
+        let render = await withDeadline(Bound.seconds(10), "a render refused") { await Compositor(canvas: canvas).render(frames: 3, into: sink) }
+        #expect(render?.error?.code == .invalidState && render?.framesWritten == 0, "\(String(describing: render))")
+
+        let player = Player(item: PlayerItem(asset: Asset(path: path)), output: sink, configuration: PlayerConfiguration(decoding: Self.small))
+        let events = player.events
+        player.play()
+        let failure = await withDeadline(Bound.seconds(10), "a player refused") { () -> PlayheadError? in
+            for await event in events {
+                if case .itemFailed(_, let error) = event { return error }
+            }
+            return nil
+        }
+        #expect(failure??.code == .invalidState, "the player's item: \(String(describing: failure))")
+        // Let go of, the player gives up only an output it wrote: not this one.
+        player.abortOutput()
+        #expect(sink.begins == 1 && sink.writes == 1 && sink.aborts == 0 && sink.finishes == 0, "the first writer's sink was touched")
+
+        sink.letThrough()
+        let done = await first.value
+        #expect(done.status == .completed && done.framesDelivered == 100, "\(done)")
+        #expect(sink.writes == 100 && sink.finishes == 1 && sink.aborts == 0)
+
+        // One writer after another is fine.
+        let again = await DecodeSession(source: path, configuration: Self.small).run(into: sink)
+        #expect(again.status == .completed && sink.writes == 200 && sink.finishes == 2, "\(again)")
+    }
+
+    @Test func anAudioSinkTakesOneWriterAtATime() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let folder = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let wav = WAVSink(path: folder.appendingPathComponent("sound.wav").path)
+        let frames = HeldSink()
+        let first = Task { await DecodeSession(source: path, configuration: Self.small).run(into: frames, audio: wav) }
+        try await frames.waitForAWriter()
+        defer { frames.letThrough() }
+        let second = try #require(
+            await withDeadline(Bound.seconds(10), "a second writer of the WAV") { await AudioSession(source: path).run(into: wav) })
+        if case .failed(let error) = second.status {
+            #expect(error.code == .invalidState, "\(error)")
+        } else {
+            Issue.record("a second writer of the WAV gave \(second.status)")
+        }
+        #expect(second.frames == 0)
+        frames.letThrough()
+        let done = await first.value
+        #expect(done.status == .completed, "\(done)")
+        // The WAV holds the first session's sound alone (ffprobe counts it).
+        let written = try #require(try await Reference.wavFrames(folder.appendingPathComponent("sound.wav").path))
+        #expect(written > 0 && written == done.audioFramesDelivered, "\(written) samples in the WAV, \(done.audioFramesDelivered) delivered")
+    }
+
+    @Test func anItemPlaysInOnePlayerAtATime() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let configuration = PlayerConfiguration(decoding: Self.small)
+        let item = PlayerItem(asset: Asset(path: path))
+        let held = HeldSink()
+        let first = Player(item: item, output: held, configuration: configuration)
+        first.play()
+        try await held.waitForAWriter()
+
+        let other = InMemorySink(pixelFormat: .rgb24)
+        let second = QueuePlayer(items: [item], output: other, configuration: configuration)
+        let events = second.events
+        second.play()
+        defer { held.letThrough() }
+        let failure = await withDeadline(Bound.seconds(10), "the second player refusing the item") { () -> PlayheadError? in
+            for await event in events {
+                if case .itemFailed(let failed, let error) = event, failed === item { return error }
+            }
+            return nil
+        }
+        #expect(failure??.code == .invalidState && failure??.message.contains("another player") == true, "\(String(describing: failure))")
+        _ = await withDeadline(Bound.seconds(30), "the second player moving on") { await second.waitUntilIdle() }
+        #expect(second.items().isEmpty && other.frames.isEmpty)
+        // The item is the first player's, as it was.
+        #expect(item.status == .readyToPlay, "\(item.status)")
+
+        held.letThrough()
+        _ = await withDeadline(Bound.seconds(30), "the first player") { await first.waitUntilIdle() }
+        #expect(item.hasPlayedToEnd && item.framesPresented == 100, "\(item.framesPresented) frames presented")
+
+        // Out of the first player's queue, the item may play in another.
+        first.replaceCurrentItem(with: nil)
+        let third = Player(item: item, output: other, configuration: configuration)
+        third.play()
+        _ = await withDeadline(Bound.seconds(30), "the third player") { await third.waitUntilIdle() }
+        #expect(other.frames.count == 100, "\(other.frames.count) frames in a player the item was free for")
+    }
+
+    @Test func aCompositorRendersOnceAtATime() async throws {
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let canvas = CompositionCanvas(size: PixelSize(width: 32, height: 18), frameRate: try #require(FrameRate(numerator: 25)))
+        let compositor = Compositor(canvas: canvas)
+        _ = try compositor.add(CompositionLayer(assets: [Asset(path: clip)], rect: PixelRect(x: 0, y: 0, width: 32, height: 18)))
+        let held = HeldSink()
+        let first = Task { await compositor.render(frames: 10, into: held) }
+        try await held.waitForAWriter()
+        defer { held.letThrough() }
+        let second = await withDeadline(Bound.seconds(10), "a second render refused") {
+            await compositor.render(frames: 10, into: InMemorySink(pixelFormat: .rgb24))
+        }
+        #expect(second?.error?.code == .invalidState && second?.framesWritten == 0, "\(String(describing: second))")
+        held.letThrough()
+        let done = await first.value
+        #expect(done.error == nil && done.framesWritten == 10 && held.writes == 10, "\(done)")
+        // Once it ended, the compositor renders again.
+        let after = await compositor.render(frames: 5, into: NullSink(pixelFormat: .rgb24))
+        #expect(after.error == nil && after.framesWritten == 5, "\(after)")
+    }
+
+    @Test func imagesIteratedTwiceGoToTheFirstIterator() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let times = [MediaTime.zero, MediaTime(value: 1, timescale: 1), MediaTime(value: 2, timescale: 1)]
+        let results = AssetImageGenerator(asset: Asset(path: path)).images(for: times)
+        var mine = results.makeAsyncIterator()
+        do {
+            // A second iterator, made and dropped: it gets nothing and stops nothing.
+            var other = results.makeAsyncIterator()
+            let first = await other.next()
+            #expect(first == nil, "a second iterator got \(String(describing: first))")
+        }
+        var answered: [MediaTime] = []
+        while let result = await mine.next() {
+            if result.image != nil { answered.append(result.requestedTime) }
+        }
+        #expect(answered == times, "the first iterator got \(answered)")
+    }
+}
