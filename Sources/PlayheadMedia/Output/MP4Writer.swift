@@ -22,18 +22,19 @@ final class MP4Writer {
     /// The encoder may keep a reference to what it is given: frames go through a copy it owns.
     private var staging: OwnedFrame?
     private var lastPTS: Int64 = -1
-    /// The nominal frame grid the frames follow: a frame's time (seconds on the timeline) it is
-    /// anchored at, and how close a time must be to a point of it to be that point (half a tick
-    /// of the source's timescale: a container that counts milliseconds rounds a 29.97 fps frame's
-    /// time by up to half of one).
-    private var grid: (anchor: Double, tolerance: Double)?
+    /// The nominal frame grid the frames follow, anchored at a frame's time (encoder units on the
+    /// timeline). A time within half a tick of the source's timescale of a point of it is that
+    /// point: a container that counts milliseconds rounds a 29.97 fps frame's time by up to half
+    /// of one.
+    private var gridAnchor: Int64?
     private var sourceTimescale: Int32 = 1
     private var videoSize: PixelSize?
-    /// Where the picture's timeline begins, the encoder's time unit (seconds) and a nominal
-    /// frame in units. Each frame is placed at its own time on the timeline (a source of
-    /// variable rate, a gap where a queue played sound alone); the first is shown from the
-    /// timeline's start, so a picture that starts after its sound stays in sync.
-    private var videoClock: (start: MediaTime, unit: Double, frame: Int64)?
+    /// Where the picture's timeline begins, the encoder's units per second and a nominal frame in
+    /// units. Each frame is placed at its own time on the timeline (a source of variable rate, a
+    /// gap where a queue played sound alone); the first is shown from the timeline's start, so a
+    /// picture that starts after its sound stays in sync. Times go from the frame's rational time
+    /// to units exactly; only a player's placing is in seconds.
+    private var videoClock: VideoClock?
     /// The encoder sees frames a nominal frame apart (so its reordering delay is two frames, not
     /// whatever gap a source has between its first frames, and its rate control is even); each
     /// packet then gets its frame's own time and duration back, by the encoder's timestamp. Its
@@ -94,7 +95,7 @@ final class MP4Writer {
         // A unit of at most 0.1 ms in which a nominal frame (tick.num / tick.den s) is whole.
         let scale = max(1, (10_000 + tick.den - 1) / tick.den)
         let timeBase = AVRational(num: 1, den: tick.den * scale)
-        videoClock = (info.timelineStart, 1 / Double(timeBase.den), Int64(tick.num) * Int64(scale))
+        videoClock = VideoClock(start: info.timelineStart, unitsPerSecond: timeBase.den, frame: Int64(tick.num) * Int64(scale))
         let perSecond = max(1, Int32((Double(tick.den) / Double(tick.num)).rounded()))
         let muxer = try openedMuxer()
         let encoder = try FrameEncoder(
@@ -110,20 +111,24 @@ final class MP4Writer {
     func write(_ frame: VideoFrame) throws(PlayheadError) {
         if let failure { throw failure }
         guard encoder != nil, let videoClock else { throw PlayheadError(code: .invalidState, message: "write before begin", file: path) }
-        let seconds = snapped(Self.seconds(frame.presentationTime, placedAt: frame.timelinePosition, from: videoClock.start))
+        let units = snapped(
+            Self.units(frame.presentationTime, placedAt: frame.timelinePosition, from: videoClock.start, perSecond: videoClock.unitsPerSecond))
         var duration = videoClock.frame
-        if frame.duration.isNumeric, frame.duration.seconds > 0 {
-            duration = max(1, Int64((frame.duration.seconds / videoClock.unit).rounded()))
+        if frame.duration.isNumeric, frame.duration.value > 0,
+            let own = Self.units(frame.duration, placedAt: nil, from: .zero, perSecond: videoClock.unitsPerSecond)
+        {
+            duration = max(1, own)
         }
         // A picture that starts after the timeline does is led in by its first frame, repeated at
         // the nominal rate (as ffmpeg's constant-rate output does: players differ in what they show
         // before a stream's start, and one long first frame would make x264 hold every frame's
         // decoding back by its length).
-        if lastPTS < 0, let seconds, seconds.isFinite, seconds >= videoClock.unit * Double(videoClock.frame) {
-            let copies = Int64(min(seconds, Self.longestLeadingSilence) / (videoClock.unit * Double(videoClock.frame)))
+        if lastPTS < 0, let units, units >= videoClock.frame {
+            let longest = Int64(Self.longestLeadingSilence) * Int64(videoClock.unitsPerSecond)
+            let copies = min(units, longest) / videoClock.frame
             for copy in 0..<copies { try encode(frame, at: copy * videoClock.frame, duration: videoClock.frame) }
         }
-        try encode(frame, at: Self.timestamp(of: seconds, after: lastPTS, clock: videoClock), duration: duration)
+        try encode(frame, at: Self.timestamp(of: units, after: lastPTS, frame: videoClock.frame), duration: duration)
     }
 
     private func encode(_ frame: VideoFrame, at pts: Int64, duration: Int64) throws(PlayheadError) {
@@ -143,43 +148,59 @@ final class MP4Writer {
         framesWritten += 1
     }
 
-    /// Seconds from the timeline's start: where a player placed it, else its time from `start`.
-    static func seconds(_ time: MediaTime, placedAt position: Double?, from start: MediaTime) -> Double? {
-        if let position { return position.isFinite ? position : nil }
-        guard time.isNumeric, start.isNumeric else { return nil }
-        let seconds = (time - start).seconds
-        return seconds.isFinite ? seconds : nil
+    /// Where the picture's timeline begins, the encoder's units per second and a nominal frame.
+    struct VideoClock {
+        var start: MediaTime
+        var unitsPerSecond: Int32
+        var frame: Int64
     }
 
-    /// `seconds` on the nominal frame grid when it is that close to one of its points (the time
-    /// the source meant before its container rounded it); otherwise as it is, and the grid
-    /// anchored there (a variable rate, a new item of a queue, a loop's next pass).
-    private func snapped(_ seconds: Double?) -> Double? {
-        guard let seconds, seconds.isFinite, let videoClock, let grid else {
-            if let seconds, seconds.isFinite { grid = (seconds, self.grid?.tolerance ?? tolerance) }
-            return seconds
+    /// Units of `perSecond` from the timeline's start: where a player placed it (seconds), else
+    /// its time from `start`, exactly (rounded only when the time does not fall on a unit). Nil
+    /// for a time that is not a number, or past any timeline a file may hold.
+    static func units(_ time: MediaTime, placedAt position: Double?, from start: MediaTime, perSecond: Int32) -> Int64? {
+        let limit = Int64.max / 4
+        if let position {
+            let units = (position * Double(perSecond)).rounded()
+            guard units.isFinite, abs(units) < Double(limit) else { return nil }
+            return Int64(units)
         }
-        let frame = videoClock.unit * Double(videoClock.frame)
-        let steps = ((seconds - grid.anchor) / frame).rounded()
-        let point = grid.anchor + steps * frame
-        if abs(seconds - point) <= grid.tolerance { return point }
-        self.grid = (seconds, grid.tolerance)
-        return seconds
+        guard time.isNumeric, start.isNumeric else { return nil }
+        let from = (time - start).converted(toTimescale: perSecond)
+        guard from.isNumeric, abs(from.value) < limit else { return nil }
+        return from.value
     }
 
-    /// Half a tick of the source's timescale (and a hair more, for the arithmetic).
-    private var tolerance: Double { 0.5 / Double(max(1, sourceTimescale)) + 1e-7 }
+    /// `units` on the nominal frame grid when it is within half a tick of the source's timescale
+    /// of one of its points (the time the source meant before its container rounded it);
+    /// otherwise as it is, and the grid anchored there (a variable rate, a new item of a queue, a
+    /// loop's next pass).
+    private func snapped(_ units: Int64?) -> Int64? {
+        guard let units, let videoClock, let anchor = gridAnchor else {
+            if let units { gridAnchor = units }
+            return units
+        }
+        let point = anchor + Self.nearestMultiple(of: videoClock.frame, to: units - anchor)
+        // |units − point| ≤ half a source tick, in whole numbers: 2 × distance × timescale ≤ units per second.
+        let (scaled, overflow) = (abs(units - point) * 2).multipliedReportingOverflow(by: Int64(max(1, sourceTimescale)))
+        if !overflow, scaled <= Int64(videoClock.unitsPerSecond) { return point }
+        gridAnchor = units
+        return units
+    }
 
-    /// Where a frame shown `seconds` into the timeline goes, in the encoder's units: at its time,
-    /// after the frame before it; the first frame at 0 unless led in (see `write`); a frame
-    /// without a time, a frame on.
-    static func timestamp(of seconds: Double?, after last: Int64, clock: (start: MediaTime, unit: Double, frame: Int64)) -> Int64 {
+    /// The multiple of `step` (positive) nearest `value`, halves up.
+    static func nearestMultiple(of step: Int64, to value: Int64) -> Int64 {
+        let down = value >= 0 ? value / step : -((-value + step - 1) / step)
+        let remainder = value - down * step
+        return (remainder * 2 >= step ? down + 1 : down) * step
+    }
+
+    /// Where a frame shown `units` into the timeline goes: at its time, after the frame before
+    /// it; the first frame at 0 unless led in (see `write`); a frame without a time, a frame on.
+    static func timestamp(of units: Int64?, after last: Int64, frame: Int64) -> Int64 {
         if last < 0 { return 0 }
-        guard let seconds else { return last + clock.frame }
-        let units = (seconds / clock.unit).rounded()
-        // Not a number, or past any timeline a file may hold: a frame on.
-        guard units.isFinite, units < Double(Int64.max / 4) else { return last + clock.frame }
-        return max(last + 1, Int64(units))
+        guard let units else { return last + frame }
+        return max(last + 1, units)
     }
 
     func finishVideo() throws(PlayheadError) {
@@ -235,9 +256,11 @@ final class MP4Writer {
     /// they are at the start), and over a gap of more than 40 ms before later ones (where a queue
     /// played a picture alone), so the sound stays where the picture is.
     private func silence(before buffer: AudioBuffer, info: AudioStreamInfo, encoder: AudioEncoder, first: Bool) throws(PlayheadError) {
-        guard let seconds = Self.seconds(buffer.presentationTime, placedAt: buffer.timelinePosition, from: info.timelineStart) else { return }
-        let due = Int(
-            (min(seconds, Double(audioFramesWritten) / Double(info.sampleRate) + Self.longestLeadingSilence) * Double(info.sampleRate)).rounded())
+        guard
+            let at = Self.units(
+                buffer.presentationTime, placedAt: buffer.timelinePosition, from: info.timelineStart, perSecond: Int32(info.sampleRate))
+        else { return }
+        let due = Int(min(at, Int64(audioFramesWritten) + Int64(Self.longestLeadingSilence) * Int64(info.sampleRate)))
         var missing = due - audioFramesWritten
         guard missing > (first ? 0 : info.sampleRate / 25) else { return }
         let chunk = [Int16](repeating: 0, count: 4096 * info.channelCount)
