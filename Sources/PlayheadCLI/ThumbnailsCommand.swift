@@ -31,8 +31,13 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "A time every SECONDS, from 0.")
     var every: Double?
 
-    @Option(parsing: .unconditional, help: "Times in seconds, comma-separated (exact decimals).", transform: ThumbnailsCommand.parseTimes)
-    var at: [MediaTime]?
+    @Option(
+        name: .customLong("at"), parsing: .unconditionalSingleValue,
+        help: "Times in seconds, comma-separated (exact decimals); repeat it to add more.", transform: ThumbnailsCommand.parseTimes)
+    var atLists: [[MediaTime]] = []
+
+    /// Every `--at`'s times, in the order given (nil: no `--at`).
+    var at: [MediaTime]? { atLists.isEmpty ? nil : atLists.flatMap { $0 } }
 
     @Flag(help: "The frame showing at each time (the default).")
     var exact = false

@@ -91,6 +91,20 @@ import Testing
         #expect(images.allSatisfy { $0["path"] != nil && $0["error"] == nil }, "\(images)")
     }
 
+    /// `--at` given twice adds its times to the first's (it once kept the last alone).
+    @Test func repeatedAtOptionsAddTheirTimes() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let run = try await CLI.run(["thumbnails", "--json", "--at", "0.5", "--at", "1.5,0.25", "--out", folder + "/t", clip])
+        #expect(run.status == 0, "\(run.stdout)")
+        let images = try #require(
+            ((try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])?["files"] as? [[String: Any]])?.first?["images"]
+                as? [[String: Any]])
+        #expect(images.map { $0["requestedTime"] as? Double } == [0.25, 0.5, 1.5], "\(images)")
+        #expect(try await CLI.run(["thumbnails", "--out", folder + "/u", "--at", "1", "--at", "x", clip]).status == 2)
+    }
+
     @Test func usageErrors() async throws {
         let clip = try Fixtures.clip("h264-aac.mp4")
         #expect(try await CLI.run(["thumbnails", "--out", "/tmp/x", clip]).status == 2)
