@@ -240,18 +240,27 @@ struct ComposeCommand: AsyncParsableCommand {
         case .mp4: summary.output = folder + "/video.mp4"
         case .png, .ppm: summary.output = folder
         }
+        // A render that completed wrote every frame it counted into an output it finished whole:
+        // the report's count is the output's. One that stopped short kept a valid part, counted
+        // on the disk (the only place that knows where a full disk cut it).
+        let whole = report.error == nil
         if let file {
             // What is on the disk — unless the name was taken meanwhile by a file not ours.
             let ours = report.error?.code != .outputExists
             summary.framesWritten =
                 !ours
                 ? 0
-                : await blocking("playhead.inventory") { (format == .mp4 ? WrittenMedia.videoFrames(file) : OutputInventory.y4mFrames(file)) ?? 0 }
+                : whole
+                    ? report.framesWritten
+                    : await blocking("playhead.inventory") {
+                        (format == .mp4 ? WrittenMedia.videoFrames(file) : OutputInventory.y4mFrames(file)) ?? 0
+                    }
             if !ours || !FileManager.default.fileExists(atPath: file) { summary.output = nil }
         } else if !toStandardOutput, format != .none {
             // What is on the disk, not what was meant: a run stopped before its first frame has no file.
             let written = folder
-            summary.framesWritten = await blocking("playhead.inventory") { OutputInventory.Folder(written, format: format).frames }
+            summary.framesWritten =
+                whole ? report.framesWritten : await blocking("playhead.inventory") { OutputInventory.Folder(written, format: format).frames }
             if summary.framesWritten == 0, let path = summary.output, format == .y4m || format == .mp4, !FileManager.default.fileExists(atPath: path)
             {
                 summary.output = nil
