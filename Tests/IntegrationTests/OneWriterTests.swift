@@ -86,10 +86,128 @@ import Testing
         let done = await first.value
         #expect(done.status == .completed && done.framesDelivered == 100, "\(done)")
         #expect(sink.writes == 100 && sink.finishes == 1 && sink.aborts == 0)
+        // The refused player never finishes or gives up what another wrote, even once it is free.
+        #expect(throws: PlayheadError.self) { try player.finishOutput() }
+        player.abortOutput()
+        #expect(sink.finishes == 1 && sink.aborts == 0, "the refused player touched the sink")
 
         // One writer after another is fine.
         let again = await DecodeSession(source: path, configuration: Self.small).run(into: sink)
         #expect(again.status == .completed && sink.writes == 200 && sink.finishes == 2, "\(again)")
+    }
+
+    /// A sink whose `write` does not return holds only its own thread: the cancelled session
+    /// answers within its patience; the sink stays claimed (and untouched) until the write
+    /// returns, then is given up and free again.
+    @Test func aWriteThatDoesNotReturnHoldsOnlyItsThread() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let sink = HeldSink()
+        defer { sink.letThrough() }
+        let session = DecodeSession(source: path, configuration: Self.small)
+        let run = Task { await session.run(into: sink) }
+        try await sink.waitForAWriter()
+        let cancelled = ContinuousClock.now
+        run.cancel()
+        let result = await withDeadline(Bound.seconds(10), "a cancelled session whose sink does not return") { await run.value }
+        let waited = ContinuousClock.now - cancelled
+        #expect(result?.status == .cancelled, "\(String(describing: result))")
+        #expect(waited < DecodeSession.abandonPatience + .seconds(2 * Bound.scale), "the cancelled run answered after \(waited)")
+        #expect(sink.aborts == 0 && sink.finishes == 0, "the sink was told something while its write had not returned")
+        // Still inside it: no other writer may have it.
+        let meanwhile = await DecodeSession(source: path, configuration: Self.small).run(into: sink)
+        #expect(Self.refusal(meanwhile.status) != nil, "\(meanwhile.status)")
+
+        sink.letThrough()
+        let deadline = ContinuousClock.now + Bound.seconds(10)
+        while sink.aborts == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(sink.aborts == 1 && sink.finishes == 0, "given up once its write returned: \(sink.aborts) aborts")
+        var free = false
+        while !free, ContinuousClock.now < deadline {
+            free = !OutputClaims.isClaimed(sink)
+            if !free { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(free, "the sink stayed claimed after its write returned")
+        let after = await DecodeSession(source: path, configuration: Self.small).run(into: sink)
+        #expect(after.status == .completed && after.framesDelivered == 100, "\(after)")
+    }
+
+    /// A refused run gives up the outputs it was given that no one else holds: a stream's
+    /// consumer gets its end instead of waiting for ever.
+    @Test func aRefusedRunEndsItsOtherOutputs() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let folder = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let wav = WAVSink(path: folder.appendingPathComponent("sound.wav").path)
+        let frames = HeldSink()
+        defer { frames.letThrough() }
+        let first = Task { await DecodeSession(source: path, configuration: Self.small).run(into: frames, audio: wav) }
+        try await frames.waitForAWriter()
+
+        let stream = FrameStream(pixelFormat: .rgb24, bufferingLimit: 4)
+        let refused = await DecodeSession(source: path, configuration: Self.small).run(into: stream, audio: wav)
+        #expect(Self.refusal(refused.status) != nil, "\(refused.status)")
+        let ended = await withDeadline(Bound.seconds(10), "the refused run's stream ending") { () -> Int in
+            var count = 0
+            for await _ in stream { count += 1 }
+            return count
+        }
+        #expect(ended == 0)
+
+        // A second render of a compositor that renders: its stream ends too.
+        let canvas = CompositionCanvas(size: PixelSize(width: 16, height: 8), frameRate: try #require(FrameRate(numerator: 25)))
+        let compositor = Compositor(canvas: canvas)
+        let held = HeldSink()
+        defer { held.letThrough() }
+        let rendering = Task { await compositor.render(frames: 3, into: held) }
+        try await held.waitForAWriter()
+        let other = FrameStream(pixelFormat: .rgb24, bufferingLimit: 4)
+        let second = await compositor.render(frames: 3, into: other)
+        #expect(second.error?.code == .invalidState, "\(second)")
+        let otherEnded = await withDeadline(Bound.seconds(10), "the refused render's stream ending") { () -> Int in
+            var count = 0
+            for await _ in other { count += 1 }
+            return count
+        }
+        #expect(otherEnded == 0)
+        held.letThrough()
+        #expect(await rendering.value.framesWritten == 3)
+        frames.letThrough()
+        #expect(await first.value.status == .completed)
+    }
+
+    /// An app's object that takes both frames and sound is one output of a player, not two
+    /// writers of one output.
+    @Test func onePlayerMayWriteFramesAndSoundToOneObject() async throws {
+        final class BothSink: FrameSink, AudioSink, Sendable {
+            let pixelFormat = OutputPixelFormat.rgb24
+            private let counts = Mutex((frames: 0, samples: 0, finishes: 0))
+            var frames: Int { counts.withLock { $0.frames } }
+            var samples: Int { counts.withLock { $0.samples } }
+            func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
+            func write(_ frame: VideoFrame) throws(PlayheadError) { counts.withLock { $0.frames += 1 } }
+            func begin(_ info: AudioStreamInfo) throws(PlayheadError) {}
+            func write(_ buffer: AudioBuffer) throws(PlayheadError) { counts.withLock { $0.samples += buffer.frameCount } }
+            func finish() throws(PlayheadError) { counts.withLock { $0.finishes += 1 } }
+            func abort() {}
+        }
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let both = BothSink()
+        let player = Player(
+            item: PlayerItem(asset: Asset(path: path)), output: both, audioOutput: both, configuration: PlayerConfiguration(decoding: Self.small))
+        let events = player.events
+        player.play()
+        _ = await withDeadline(Bound.seconds(30), "a player into one object") { await player.waitUntilIdle() }
+        try await player.finishOutput()
+        player.abortOutput()
+        let failed = await withDeadline(Bound.seconds(5), "the player's events") { () -> Bool in
+            for await event in events {
+                if case .itemFailed = event { return true }
+                if case .itemEnded = event { return false }
+            }
+            return false
+        }
+        #expect(failed == false, "the item failed")
+        #expect(both.frames == 100 && both.samples > 0, "\(both.frames) frames, \(both.samples) samples")
     }
 
     @Test func anAudioSinkTakesOneWriterAtATime() async throws {

@@ -278,8 +278,8 @@ public final class Compositor: Sendable {
     ///   - realtime: the clock frames are paced on; nil: as fast as they can be drawn.
     /// - Returns: the frames written, each layer's account, and the error that stopped the render early, if one
     ///   did (a canvas that cannot be made, a negative `frames`, a sink that failed, cancellation); `state.invalidState`
-    ///   at once, with the outputs untouched, while this compositor renders already or another session, render or
-    ///   player writes `sink` or `sound`.
+    ///   at once while this compositor renders already, or when another session, render or player writes `sink` or
+    ///   `sound`: those are left untouched, the others aborted.
     public func render(
         frames: Int?, into sink: sending some FrameSink, sound: sending (any AudioSink)? = nil,
         realtime: (any PlaybackClock)? = nil
@@ -287,17 +287,26 @@ public final class Compositor: Sendable {
         // One render at a time (its layers' readers are the compositor's), and outputs that no
         // other writer holds: refused before anything touches them.
         let claim: OutputClaim
+        let writer = OutputWriter("this render")
+        let usesSound = sound != nil && !(sink is any AudioCarryingFrameSink)
+        let outputs: [AnyObject?] = [sink, usesSound ? sound : nil]
         do throws(PlayheadError) {
             guard !rendering.exchange(true, ordering: .acquiringAndReleasing) else {
                 throw PlayheadError(code: .invalidState, message: "this compositor is rendering already: one render at a time")
             }
             do throws(PlayheadError) {
-                claim = try OutputClaims.claim([sink, sound], by: "this render", file: nil)
+                claim = try OutputClaims.claim(outputs, for: writer, file: nil)
             } catch {
                 rendering.store(false, ordering: .releasing)
                 throw error
             }
         } catch {
+            // The outputs no other writer holds are given up, as for a render that fails (a
+            // stream's consumer gets its end).
+            let spare = OutputClaims.claimFree(outputs, for: writer)
+            if spare.covers(sink) { sink.abort() }
+            if usesSound, let sound, spare.covers(sound) { sound.abort() }
+            spare.release()
             return CompositionReport(framesWritten: 0, layers: [], error: error)
         }
         defer {

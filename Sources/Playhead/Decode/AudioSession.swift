@@ -72,7 +72,7 @@ public final class AudioSession: Sendable {
         // A sink another run is writing is refused before anything touches it.
         let claim: OutputClaim
         do throws(PlayheadError) {
-            claim = try OutputClaims.claim([sink], by: "this audio session", file: source)
+            claim = try OutputClaims.claim([sink], for: OutputWriter("this audio session"), file: source)
         } catch {
             return Result(status: .failed(error), frames: 0, sampleRate: 0, channelCount: 0)
         }

@@ -32,6 +32,13 @@ public final class DecodeSession: Sendable {
     /// A session runs once: a second `run` (at the same time or after) is refused, never given
     /// part of the first one's frames.
     private let started = Atomic<Bool>(false)
+    /// The caller's wait for a run once, while it runs: a cancel answers it after
+    /// ``abandonPatience`` even when a stage is still inside the caller's own sink.
+    private let waiting = Locked<RunAnswer?>(nil)
+
+    /// How long a cancelled run waits for its stages before it answers without them (a sink's
+    /// `write` that does not return keeps only its own thread).
+    static let abandonPatience = Duration.seconds(1)
 
     /// A session that opens `source` itself when it runs.
     /// - Parameters:
@@ -70,9 +77,11 @@ public final class DecodeSession: Sendable {
     /// Decodes to the end (or the frame limit, or the end time) and returns how it went.
     /// Cancelling the calling task cancels the session. The sink is used on the session's own
     /// output thread. A session runs once: a second call returns `failed` with
-    /// `state.invalidState` at once. An output another session, render or player is writing is
-    /// refused the same way, left untouched (an output takes one writer at a time; one after
-    /// another is fine).
+    /// `state.invalidState` at once. A run given an output another session, render or player is
+    /// writing is refused the same way: that output is left untouched, the others are aborted
+    /// (an output takes one writer at a time; one after another is fine). Cancelled, a run answers
+    /// within a second even when the sink's `write` does not return: its outputs stay
+    /// claimed until the stage inside it lets go, and are then aborted.
     /// - Parameters:
     ///   - sink: where the frames go: finished when the session completes, aborted otherwise.
     ///   - audio: where the best audio track's buffers go, when given: begun and written, then
@@ -88,17 +97,25 @@ public final class DecodeSession: Sendable {
         // Outputs another run is writing are refused before anything touches them (the session is
         // not spent: it may run again with outputs of its own).
         let claim: OutputClaim
+        let writer = OutputWriter("this session")
         do throws(PlayheadError) {
-            claim = try OutputClaims.claim([sink, audio], by: "this session", file: source)
+            claim = try OutputClaims.claim([sink, audio], for: writer, file: source)
         } catch {
+            // The outputs no other writer holds are given up, as for any run that does not happen
+            // (a stream's consumer gets its end rather than waiting for ever).
+            let spare = OutputClaims.claimFree([sink, audio], for: writer)
+            if spare.covers(sink) { sink.abort() }
+            if let audio, spare.covers(audio) { audio.abort() }
+            spare.release()
             var refused = DecodeResult(source: source)
             refused.status = .failed(error)
             return refused
         }
-        defer { claim.release() }
+        // The outputs stay claimed until the stages truly let go of them (after a cancelled run
+        // answered, a stage may still be inside the sink).
         return await start(
             mode: .once, sink: SoleOwner(sink as any FrameSink), audio: audio, audioCompletion: audio == nil ? .leaveOpen : audioCompletion,
-            onSegmentEnd: nil)
+            onSegmentEnd: nil, whenStagesEnd: { claim.release() })
     }
 
     /// Runs until stopped, reporting the end of every segment (the start, then each seek): the
@@ -107,14 +124,19 @@ public final class DecodeSession: Sendable {
         into sink: SoleOwner<any FrameSink>, audio: (any AudioSink)?, onSegmentEnd: @escaping @Sendable (DecodeResult) -> Void
     ) async -> DecodeResult {
         // A player's audio sink outlives its items: the player finishes it.
-        await start(mode: .interactive, sink: sink, audio: audio, audioCompletion: .leaveOpen, onSegmentEnd: onSegmentEnd)
+        await start(mode: .interactive, sink: sink, audio: audio, audioCompletion: .leaveOpen, onSegmentEnd: onSegmentEnd, whenStagesEnd: {})
     }
 
+    /// Runs the pipeline. A run once that is cancelled answers within ``abandonPatience`` even
+    /// when a stage cannot stop (it is inside the caller's sink); a player's item session waits
+    /// for its stages (its player opens the next item's output only once they let go).
+    /// - Parameter whenStagesEnd: called once, when no stage touches the outputs any more.
     private func start(
         mode: SessionControl.Machine.Mode, sink: SoleOwner<any FrameSink>, audio: (any AudioSink)?, audioCompletion: SinkCompletion,
-        onSegmentEnd: (@Sendable (DecodeResult) -> Void)?
+        onSegmentEnd: (@Sendable (DecodeResult) -> Void)?, whenStagesEnd: @escaping @Sendable () -> Void
     ) async -> DecodeResult {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else {
+            defer { whenStagesEnd() }
             var refused = DecodeResult(source: source)
             refused.status = .failed(
                 PlayheadError(code: .invalidState, message: "this session has run already: a session runs once (make a new one)", file: source))
@@ -124,6 +146,7 @@ public final class DecodeSession: Sendable {
             return refused
         }
         if let problem = configuration.refusal(source: source) {
+            defer { whenStagesEnd() }
             var refused = DecodeResult(source: source)
             refused.status = .failed(problem)
             sink.value.abort()
@@ -137,12 +160,21 @@ public final class DecodeSession: Sendable {
                 interrupt.raise()
                 for channel in channels.withLock({ $0 }) { channel.cancel() }
             }, onSegmentEnd: onSegmentEnd)
+        let pipeline = DecodePipeline(session: self, control: control, logger: logger, once: mode == .once)
+        let answer = RunAnswer(soFar: { pipeline.report() })
+        if mode == .once { waiting.withLock { $0 = answer } }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<DecodeResult, Never>) in
+                answer.wait(continuation)
                 WorkerPool.shared.run("playhead.demux") { [self] in
-                    let pipeline = DecodePipeline(session: self, control: control, logger: logger, once: mode == .once)
-                    continuation.resume(returning: pipeline.run(sink: sink, audio: audio, finishingAudio: audioCompletion == .finish))
+                    let result = pipeline.run(sink: sink, audio: audio, finishingAudio: audioCompletion == .finish)
+                    waiting.withLock { $0 = nil }
+                    // Let go of the outputs before answering: the caller may use them next.
+                    whenStagesEnd()
+                    answer.answer(result)
                 }
+                // Cancelled before it began waiting.
+                if mode == .once, isCancelled { answer.abandon(after: Self.abandonPatience) }
             }
         } onCancel: {
             self.cancel()
@@ -163,6 +195,7 @@ public final class DecodeSession: Sendable {
         interrupt.raise()
         control.stop()
         for channel in channels.withLock({ $0 }) { channel.cancel() }
+        waiting.withLock { $0 }?.abandon(after: Self.abandonPatience)
     }
 
     /// Ends a session its owner is done with (a player's item that ended): not a cancellation.

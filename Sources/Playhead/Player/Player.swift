@@ -85,7 +85,8 @@ public final class Player: Sendable {
     /// into place; a ``FrameStream``'s consumer gets the end after the last frame).
     /// Blocks the calling thread while the files are completed (an MP4 is copied into its final
     /// form): from async code, `try await finishOutput()`.
-    /// - Throws: ``PlayheadError`` when an output cannot be completed (`output.writeFailed`, …).
+    /// - Throws: ``PlayheadError`` when an output cannot be completed (`output.writeFailed`, …);
+    ///   `state.invalidState` for an output another session, render or player holds.
     @available(*, noasync, message: "blocks while the outputs are completed: use `try await finishOutput()`")
     public func finishOutput() throws(PlayheadError) { try queue.finishOutputNow() }
 

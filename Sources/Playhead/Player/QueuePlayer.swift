@@ -61,7 +61,7 @@ public final class QueuePlayer: Sendable {
         var damagedPackets = 0
         var firstDamage: PlayheadError?
         /// Items this player held (``PlayerItem/claim(for:)``), let go when they leave the queue.
-        var held: Set<ObjectIdentifier> = []
+        var held: [ObjectIdentifier: PlayerItem] = [:]
         /// Items another player holds: failed in this queue only, their own state left alone.
         var refused: Set<ObjectIdentifier> = []
 
@@ -95,8 +95,9 @@ public final class QueuePlayer: Sendable {
         configuration: PlayerConfiguration = PlayerConfiguration(),
         clock: any PlaybackClock = SystemPlaybackClock(), actionAtItemEnd: ActionAtItemEnd = .advance
     ) {
-        self.output = SharedOutput(output)
-        self.audioOutput = audioOutput.map { SharedAudioOutput($0, format: configuration.audioFormat) }
+        let writer = OutputWriter("this player")
+        self.output = SharedOutput(output, writer: writer)
+        self.audioOutput = audioOutput.map { SharedAudioOutput($0, format: configuration.audioFormat, writer: writer) }
         self.configuration = configuration
         self.timeline = PlaybackTimeline(clock: clock, realtime: configuration.realtime)
         var engine = Engine(machine: QueueStateMachine(actionAtItemEnd: actionAtItemEnd))
@@ -118,7 +119,7 @@ public final class QueuePlayer: Sendable {
                 e.listeners.removeAll()
                 e.held.removeAll()
             }
-            return (Array(e.runs.values), Array(e.listeners.values), e.held.compactMap { e.items[$0] })
+            return (Array(e.runs.values), Array(e.listeners.values), Array(e.held.values))
         }
         let me = ObjectIdentifier(self)
         for item in held { item.release(from: me) }
@@ -306,6 +307,7 @@ public final class QueuePlayer: Sendable {
     /// form): from async code, `try await finishOutput()`.
     /// - Throws: ``PlayheadError`` when an output cannot be completed (`output.writeFailed`, `output.diskFull`,
     ///   `output.outputExists`, …): the frame sink's failure, else the audio sink's; both are tried.
+    ///   `state.invalidState` for an output another session, render or player holds (left to it).
     @available(*, noasync, message: "blocks while the outputs are completed: use `try await finishOutput()`")
     public func finishOutput() throws(PlayheadError) { try finishOutputNow() }
 
@@ -376,25 +378,27 @@ public final class QueuePlayer: Sendable {
     /// Forgets items that left the queue — stopping any run they still have (a session kept
     /// parked after its item ended, or started by a seek) — and wakes idle waiters.
     private func settle() {
-        let (orphans, gone, waiters) = engine.withLock { e -> ([ItemRun], [PlayerItem], [CheckedContinuation<Void, Never>]) in
+        let me = ObjectIdentifier(self)
+        let (orphans, waiters) = engine.withLock { e -> ([ItemRun], [CheckedContinuation<Void, Never>]) in
             let queued = Set(e.machine.items)
             var orphans: [ItemRun] = []
-            var gone: [PlayerItem] = []
             for (id, run) in e.runs where !queued.contains(id) {
                 orphans.append(run)
                 e.runs[id] = nil
             }
-            for (id, item) in e.items where !queued.contains(id) && e.runs[id] == nil {
+            for id in e.items.keys where !queued.contains(id) && e.runs[id] == nil {
                 e.items[id] = nil
                 e.refused.remove(id)
-                if e.held.remove(id) != nil { gone.append(item) }
             }
-            return (orphans, gone, e.takeIdleWaiters())
+            // Items that left the queue are free for another player — let go under the lock, so a
+            // start that takes one again (re-inserted) comes after, never before.
+            for (id, item) in e.held where !queued.contains(id) {
+                e.held[id] = nil
+                item.release(from: me)
+            }
+            return (orphans, e.takeIdleWaiters())
         }
         for run in orphans { cancel(run) }
-        // Items that left the queue are free for another player.
-        let me = ObjectIdentifier(self)
-        for item in gone { item.release(from: me) }
         // A run cancelled just now may still be writing: idle waits until it has drained.
         let late = engine.withLock { $0.takeIdleWaiters() }
         for waiter in waiters + late { waiter.resume() }
@@ -423,20 +427,21 @@ public final class QueuePlayer: Sendable {
         }
         // The item is this player's from its first start until it leaves the queue; one another
         // player holds fails here (below, as an item that cannot be prepared does).
-        let refusal: PlayheadError? =
-            item.claim(for: ObjectIdentifier(self))
-            ? nil
-            : PlayheadError(
-                code: .invalidState,
-                message: "this item is in another player's queue: an item plays in one player at a time (give each player its own PlayerItem)",
-                file: item.asset.source)
-        engine.withLock { e in
-            if refusal == nil {
-                e.held.insert(id)
-                e.refused.remove(id)
-            } else {
+        // Taken under the engine's lock with the check that the item is still queued (a removal on
+        // another thread lets go of what it holds under the same lock).
+        let me = ObjectIdentifier(self)
+        let refusal = engine.withLock { e -> PlayheadError? in
+            guard e.machine.items.contains(id) else { return nil }
+            guard item.claim(for: me) else {
                 e.refused.insert(id)
+                return PlayheadError(
+                    code: .invalidState,
+                    message: "this item is in another player's queue: an item plays in one player at a time (give each player its own PlayerItem)",
+                    file: item.asset.source)
             }
+            e.held[id] = item
+            e.refused.remove(id)
+            return nil
         }
         var decoding = decoding
         if let range = item.timeRange {

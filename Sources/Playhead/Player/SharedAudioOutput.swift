@@ -19,10 +19,15 @@ final class SharedAudioOutput: Sendable {
     private struct Ownership {
         var closed = false
         var claim: OutputClaim?
+        /// Another writer had the sink when the player first wrote.
+        var refused = false
     }
+    /// The player, as the writer of its outputs (the frame and audio outputs may be one object).
+    private let writer: OutputWriter
 
-    init(_ sink: any AudioSink, format: AudioFormat) {
+    init(_ sink: any AudioSink, format: AudioFormat, writer: OutputWriter) {
         self.sink = sink
+        self.writer = writer
         self.configured = format
         let complete = format.sampleRate != nil && format.channelCount != nil
         self.fixed = Locked(complete ? format : nil)
@@ -82,9 +87,22 @@ final class SharedAudioOutput: Sendable {
         Self.release(&s)
     }
 
+    /// Claims the sink for the player unless it holds it already. A sink the player was refused
+    /// (another writer had it when the player first wrote) stays refused: the player never
+    /// finishes or gives up what another wrote.
     private func own(_ s: inout Ownership) throws(PlayheadError) {
-        if s.claim == nil { s.claim = try OutputClaims.claim([sink], by: "this player", file: nil) }
+        guard s.claim == nil else { return }
+        if s.refused { throw Self.refusal }
+        do throws(PlayheadError) {
+            s.claim = try OutputClaims.claim([sink], for: writer, file: nil)
+        } catch {
+            s.refused = true
+            throw error
+        }
     }
+
+    private static let refusal = PlayheadError(
+        code: .invalidState, message: "the player's output was being written by another session, render or player when it began")
 
     private static func release(_ s: inout Ownership) {
         s.claim?.release()

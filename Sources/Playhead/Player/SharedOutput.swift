@@ -23,12 +23,17 @@ final class SharedOutput: @unchecked Sendable {
         var closed = false
         /// The player holds the sink (``OutputClaims``) from its first frame until it ends it.
         var claim: OutputClaim?
+        /// Another writer had the sink when the player first wrote.
+        var refused = false
     }
     private let sink: any FrameSink
     private let state = Locked(State())
+    /// The player, as the writer of its outputs (the frame and audio outputs may be one object).
+    private let writer: OutputWriter
 
-    init(_ sink: sending any FrameSink) {
+    init(_ sink: sending any FrameSink, writer: OutputWriter) {
         self.sink = sink
+        self.writer = writer
     }
 
     var pixelFormat: OutputPixelFormat { sink.pixelFormat }
@@ -92,9 +97,22 @@ final class SharedOutput: @unchecked Sendable {
         Self.release(&s)
     }
 
+    /// Claims the sink for the player unless it holds it already. A sink the player was refused
+    /// (another writer had it when the player first wrote) stays refused: the player never
+    /// finishes or gives up what another wrote.
     private func own(_ s: inout State) throws(PlayheadError) {
-        if s.claim == nil { s.claim = try OutputClaims.claim([sink], by: "this player", file: nil) }
+        guard s.claim == nil else { return }
+        if s.refused { throw Self.refusal }
+        do throws(PlayheadError) {
+            s.claim = try OutputClaims.claim([sink], for: writer, file: nil)
+        } catch {
+            s.refused = true
+            throw error
+        }
     }
+
+    private static let refusal = PlayheadError(
+        code: .invalidState, message: "the player's output was being written by another session, render or player when it began")
 
     private static func release(_ s: inout State) {
         s.claim?.release()

@@ -84,8 +84,8 @@ public struct AudioFormat: Sendable, Hashable {
 /// Where decoded audio goes. Called from one thread at a time: `begin` (once per stream; again
 /// for each following item or loop), `write` per buffer, then `finish` once at the very end, or
 /// `abort`. Sendable, because successive sessions (queued items, loops) feed the same sink — one
-/// after another: a session, render or player given a sink that another is writing fails at once
-/// with `state.invalidState` and leaves the sink as it is.
+/// after another: a writer given a sink that another writer holds is refused with
+/// `state.invalidState` and leaves it as it is (see ``FrameSink``).
 public protocol AudioSink: AnyObject, Sendable {
     /// Prepares for a stream: called once per stream (again for each following item or loop), before its first
     /// buffer.

@@ -4,9 +4,10 @@ internal import CFFmpeg
 /// call at a time, in this order: `begin`, `write` for each frame, then `finish` (after the last
 /// frame, when all went well) or `abort` (on failure or cancellation).
 ///
-/// A sink has one writer at a time: a session, render or player given a sink that another one
-/// is writing fails at once with `state.invalidState` and leaves the sink as it is (one writer
-/// after another is fine).
+/// A sink has one writer at a time (one after another is fine). A session or render given a sink
+/// that another writer holds fails at once with `state.invalidState` and leaves that sink as it is.
+/// A player takes its outputs at its first frame or samples: when another writer holds one then,
+/// that item fails, and the player never finishes or gives up an output it was refused.
 ///
 /// A sink is handed to the session's thread, so its conformance cannot be isolated to an actor
 /// (`SendableMetatype`): a `@MainActor` class is not a sink; give the player a ``VideoOutput`` or
