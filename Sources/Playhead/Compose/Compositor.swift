@@ -279,7 +279,8 @@ public final class Compositor: Sendable {
     /// - Returns: the frames written, each layer's account, and the error that stopped the render early, if one
     ///   did (a canvas that cannot be made, a negative `frames`, a sink that failed, cancellation); `state.invalidState`
     ///   at once while this compositor renders already, or when another session, render or player writes `sink` or
-    ///   `sound`: those are left untouched, the others aborted.
+    ///   `sound`: those are left untouched, the others aborted. Cancelled, a render answers after a second's patience
+    ///   even when its sink's `write` does not return: its outputs stay claimed until that write returns.
     public func render(
         frames: Int?, into sink: sending some FrameSink, sound: sending (any AudioSink)? = nil,
         realtime: (any PlaybackClock)? = nil
@@ -309,25 +310,27 @@ public final class Compositor: Sendable {
             spare.release()
             return CompositionReport(framesWritten: 0, layers: [], error: error)
         }
-        defer {
-            claim.release()
-            rendering.store(false, ordering: .releasing)
-        }
         // `sink` is `sending`: the caller gave it up; only the render thread touches it from here.
         let combined: any FrameSink =
             if let sound, !(sink is any AudioCarryingFrameSink) { FrameAndSoundSink(frames: sink, sound: sound) } else { sink }
         let owner = SoleOwner(handingOver: combined)
         let interrupt = InterruptFlag()
         let canvas = self.canvas
-        return await withTaskCancellationHandler {
-            await WorkerPool.shared.value("playhead.compose") { () -> CompositionReport in
-                let report = self.renderBlocking(frames: frames, canvas: canvas, sink: owner.value, interrupt: interrupt, pacing: realtime)
-                // A stop ends one render: the next one runs until it is stopped again.
-                self.stopRequested.withLock { $0 = false }
-                return report
+        // Cancelled, the render answers after a patience even when its sink's `write` does not
+        // return (what was written so far, as cancelled); it lets go of its outputs, and the
+        // compositor of the render, only when it truly ends.
+        return await RunAnswer<CompositionReport>.value(
+            "playhead.compose", onCancel: { interrupt.raise() },
+            soFar: { [current] in
+                CompositionReport(framesWritten: current.withLock { $0.frames }, layers: [], error: .cancelled(file: nil))
             }
-        } onCancel: {
-            interrupt.raise()
+        ) {
+            let report = self.renderBlocking(frames: frames, canvas: canvas, sink: owner.value, interrupt: interrupt, pacing: realtime)
+            // A stop ends one render: the next one runs until it is stopped again.
+            self.stopRequested.withLock { $0 = false }
+            claim.release()
+            self.rendering.store(false, ordering: .releasing)
+            return report
         }
     }
 

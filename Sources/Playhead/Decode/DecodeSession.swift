@@ -33,12 +33,8 @@ public final class DecodeSession: Sendable {
     /// part of the first one's frames.
     private let started = Atomic<Bool>(false)
     /// The caller's wait for a run once, while it runs: a cancel answers it after
-    /// ``abandonPatience`` even when a stage is still inside the caller's own sink.
-    private let waiting = Locked<RunAnswer?>(nil)
-
-    /// How long a cancelled run waits for its stages before it answers without them (a sink's
-    /// `write` that does not return keeps only its own thread).
-    static let abandonPatience = Duration.seconds(1)
+    /// ``RunAnswer/patience`` even when a stage is still inside the caller's own sink.
+    private let waiting = Locked<RunAnswer<DecodeResult>?>(nil)
 
     /// A session that opens `source` itself when it runs.
     /// - Parameters:
@@ -80,7 +76,7 @@ public final class DecodeSession: Sendable {
     /// `state.invalidState` at once. A run given an output another session, render or player is
     /// writing is refused the same way: that output is left untouched, the others are aborted
     /// (an output takes one writer at a time; one after another is fine). Cancelled, a run answers
-    /// within a second even when the sink's `write` does not return: its outputs stay
+    /// after a second's patience even when the sink's `write` does not return: its outputs stay
     /// claimed until the stage inside it lets go, and are then aborted.
     /// - Parameters:
     ///   - sink: where the frames go: finished when the session completes, aborted otherwise.
@@ -127,7 +123,7 @@ public final class DecodeSession: Sendable {
         await start(mode: .interactive, sink: sink, audio: audio, audioCompletion: .leaveOpen, onSegmentEnd: onSegmentEnd, whenStagesEnd: {})
     }
 
-    /// Runs the pipeline. A run once that is cancelled answers within ``abandonPatience`` even
+    /// Runs the pipeline. A run once that is cancelled answers within ``RunAnswer/patience`` even
     /// when a stage cannot stop (it is inside the caller's sink); a player's item session waits
     /// for its stages (its player opens the next item's output only once they let go).
     /// - Parameter whenStagesEnd: called once, when no stage touches the outputs any more.
@@ -161,11 +157,14 @@ public final class DecodeSession: Sendable {
                 for channel in channels.withLock({ $0 }) { channel.cancel() }
             }, onSegmentEnd: onSegmentEnd)
         let pipeline = DecodePipeline(session: self, control: control, logger: logger, once: mode == .once)
-        let answer = RunAnswer(soFar: { pipeline.report() })
+        let answer = RunAnswer<DecodeResult> {
+            var result = pipeline.report()
+            if result.status == .completed { result.status = .cancelled }
+            return result
+        }
         if mode == .once { waiting.withLock { $0 = answer } }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<DecodeResult, Never>) in
-                answer.wait(continuation)
+            await answer.wait {
                 WorkerPool.shared.run("playhead.demux") { [self] in
                     let result = pipeline.run(sink: sink, audio: audio, finishingAudio: audioCompletion == .finish)
                     waiting.withLock { $0 = nil }
@@ -173,8 +172,6 @@ public final class DecodeSession: Sendable {
                     whenStagesEnd()
                     answer.answer(result)
                 }
-                // Cancelled before it began waiting.
-                if mode == .once, isCancelled { answer.abandon(after: Self.abandonPatience) }
             }
         } onCancel: {
             self.cancel()
@@ -195,7 +192,7 @@ public final class DecodeSession: Sendable {
         interrupt.raise()
         control.stop()
         for channel in channels.withLock({ $0 }) { channel.cancel() }
-        waiting.withLock { $0 }?.abandon(after: Self.abandonPatience)
+        waiting.withLock { $0 }?.abandon()
     }
 
     /// Ends a session its owner is done with (a player's item that ended): not a cancellation.

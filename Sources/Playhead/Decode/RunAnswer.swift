@@ -1,41 +1,73 @@
 import PlayheadMedia
 
-/// The answer to a caller waiting for a session's run: the pipeline's result when it ends, or —
-/// once the run is cancelled and its stages have not let go within a patience (one is inside a
-/// sink whose `write` does not return) — the result so far, as cancelled. Answered once; the later
-/// of the two is dropped.
-final class RunAnswer: Sendable {
+/// The answer to a caller waiting for a run on worker threads (a session's, a render's): the
+/// run's result when it ends, or — once the run is cancelled and it has not ended within a
+/// patience (a stage is inside a sink whose `write` does not return) — the result so far, as
+/// cancelled. Answered once; the later of the two is dropped. Whoever holds the outputs lets go
+/// of them when the run truly ends, not when the caller is answered.
+final class RunAnswer<Answer: Sendable>: Sendable {
     private struct State {
-        var continuation: CheckedContinuation<DecodeResult, Never>?
+        var continuation: CheckedContinuation<Answer, Never>?
         /// An answer that came before the caller began waiting.
-        var early: DecodeResult?
+        var early: Answer?
         var answered = false
         var abandoning = false
     }
 
     private let state = Locked(State())
-    private let soFar: @Sendable () -> DecodeResult
+    private let soFar: @Sendable () -> Answer
 
-    /// - Parameter soFar: the run's result so far (its counts), for an answer without the stages.
-    init(soFar: @escaping @Sendable () -> DecodeResult) {
+    /// How long a cancelled run has to end before it is answered without its stages.
+    static var patience: Duration { .seconds(1) }
+
+    /// - Parameter soFar: the run's answer so far, as cancelled, for an answer without the stages.
+    init(soFar: @escaping @Sendable () -> Answer) {
         self.soFar = soFar
     }
 
-    /// The caller waits here.
-    /// - Parameter continuation: resumed once, with the answer.
-    func wait(_ continuation: CheckedContinuation<DecodeResult, Never>) {
-        let early = state.withLock { s -> DecodeResult? in
-            if let early = s.early { return early }
-            s.continuation = continuation
-            return nil
+    /// Runs `body` on a worker thread and waits for its answer, or for the answer so far once the
+    /// calling task is cancelled and `body` has not returned within ``patience``.
+    /// - Parameters:
+    ///   - name: the worker thread's name.
+    ///   - onCancel: tells the run to stop (called when the calling task is cancelled).
+    ///   - soFar: the answer so far, as cancelled.
+    ///   - body: the run; it returns when it has let go of everything it holds.
+    /// - Returns: the run's answer, or the answer so far.
+    static func value(
+        _ name: String, onCancel: @escaping @Sendable () -> Void, soFar: @escaping @Sendable () -> Answer,
+        _ body: @escaping @Sendable () -> Answer
+    ) async -> Answer {
+        let answer = RunAnswer(soFar: soFar)
+        return await withTaskCancellationHandler {
+            await answer.wait {
+                WorkerPool.shared.run(name) { answer.answer(body()) }
+            }
+        } onCancel: {
+            onCancel()
+            answer.abandon()
         }
-        if let early { continuation.resume(returning: early) }
+    }
+
+    /// The caller waits here for the answer; `start` begins the run once the wait is set up.
+    /// - Parameter start: begins the run.
+    /// - Returns: the answer.
+    func wait(_ start: () -> Void) async -> Answer {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Answer, Never>) in
+            let early = state.withLock { s -> Answer? in
+                if let early = s.early { return early }
+                s.continuation = continuation
+                return nil
+            }
+            // The run starts whatever happened meanwhile: it is what lets go of the outputs.
+            start()
+            if let early { continuation.resume(returning: early) }
+        }
     }
 
     /// Answers with `result`, unless answered already.
-    /// - Parameter result: the run's result.
-    func answer(_ result: DecodeResult) {
-        let waiting = state.withLock { s -> CheckedContinuation<DecodeResult, Never>? in
+    /// - Parameter result: the run's answer.
+    func answer(_ result: Answer) {
+        let waiting = state.withLock { s -> CheckedContinuation<Answer, Never>? in
             guard !s.answered else { return nil }
             s.answered = true
             guard let continuation = s.continuation else {
@@ -48,10 +80,9 @@ final class RunAnswer: Sendable {
         waiting?.resume(returning: result)
     }
 
-    /// Answers with the result so far, as cancelled, after `patience` — unless the stages answer
-    /// first. Asked again, it does nothing more.
-    /// - Parameter patience: how long the stages have to let go.
-    func abandon(after patience: Duration) {
+    /// Answers with the answer so far after ``patience`` — unless the run answers first. Asked
+    /// again, it does nothing more.
+    func abandon() {
         let first = state.withLock { s -> Bool in
             defer { s.abandoning = true }
             return !s.answered && !s.abandoning
@@ -59,10 +90,8 @@ final class RunAnswer: Sendable {
         guard first else { return }
         let soFar = self.soFar
         Task { [self] in
-            try? await Task.sleep(for: patience)
-            var result = soFar()
-            if result.status == .completed { result.status = .cancelled }
-            answer(result)
+            try? await Task.sleep(for: Self.patience)
+            answer(soFar())
         }
     }
 }
