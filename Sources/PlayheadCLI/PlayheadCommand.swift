@@ -23,8 +23,10 @@ enum Main {
         // One malloc arena per core (at least two): a long loop's resident memory stays flat.
         ProcessTuning.limitMallocArenas(to: max(2, ProcessInfo.processInfo.activeProcessorCount))
         var status: Int32 = 0
+        var parsed: ParsableCommand.Type?
         do {
             var command = try PlayheadCommand.parseAsRoot()
+            parsed = type(of: command)
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -40,7 +42,7 @@ enum Main {
             status = 1
         } catch {
             let code = PlayheadCommand.exitCode(for: error)
-            let message = PlayheadCommand.fullMessage(for: error)
+            let message = PlayheadCommand.errorMessage(for: error, in: parsed)
             if code == .success {
                 // --help, --version: on standard output.
                 if !message.isEmpty { Console.out(message + "\n") }
@@ -58,5 +60,20 @@ enum Main {
             status = 1
         }
         exit(status)
+    }
+}
+
+extension PlayheadCommand {
+    /// What to print for `error`: ArgumentParser's own message — with the usage of the command
+    /// that was running when a usage error came from its run (a layout file that does not parse),
+    /// not the top level's.
+    /// - Parameters:
+    ///   - error: the error thrown.
+    ///   - command: the command that was parsed, if parsing got that far.
+    /// - Returns: the message, possibly empty.
+    static func errorMessage(for error: Error, in command: ParsableCommand.Type?) -> String {
+        guard let command, command != PlayheadCommand.self, exitCode(for: error) == .validationFailure else { return fullMessage(for: error) }
+        let name = command.configuration.commandName ?? "\(command)"
+        return "Error: \(message(for: error))\nUsage: \(usageString(for: command))\n  See 'playhead \(name) --help' for more information."
     }
 }

@@ -288,6 +288,8 @@ import Testing
         let run = try await CLI.run(["compose", "--layout", out + "/layout.json", "--size", "64x36", "--duration", "1", "--out", out + "/o"])
         #expect(run.status == 2, "\(text): \(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out + "/o"))
+        // The usage shown is compose's, not the top level's list of subcommands.
+        #expect(run.stderr.contains("Usage: playhead compose") && !run.stderr.contains("<subcommand>"), "\(run.stderr)")
     }
 
     /// Requests that would give nothing usable, or run away, are usage errors before anything is
