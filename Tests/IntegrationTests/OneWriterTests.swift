@@ -259,7 +259,7 @@ import Testing
         }
         #expect(failure??.code == .invalidState && failure??.message.contains("another player") == true, "\(String(describing: failure))")
         _ = await withDeadline(Bound.seconds(30), "the second player moving on") { await second.waitUntilIdle() }
-        #expect(second.items().isEmpty && other.frames.isEmpty)
+        #expect(second.items().isEmpty && other.frames.count == 0)
         // The item is the first player's, as it was.
         #expect(item.status == .readyToPlay, "\(item.status)")
 
@@ -273,6 +273,39 @@ import Testing
         third.play()
         _ = await withDeadline(Bound.seconds(30), "the third player") { await third.waitUntilIdle() }
         #expect(other.frames.count == 100, "\(other.frames.count) frames in a player the item was free for")
+    }
+
+    /// A player let go of while its item's run is inside its output keeps the item until that
+    /// run is over (it may still count a frame), then lets it go for good.
+    @Test func aLetGoPlayerLetsItsItemGoWhenItsRunIsOver() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let configuration = PlayerConfiguration(decoding: Self.small)
+        let item = PlayerItem(asset: Asset(path: path))
+        let held = HeldSink()
+        defer { held.letThrough() }
+        var first: Player? = Player(item: item, output: held, configuration: configuration)
+        first?.play()
+        try await held.waitForAWriter()
+        first = nil
+
+        let other = InMemorySink(pixelFormat: .rgb24)
+        let refused = QueuePlayer(items: [item], output: other, configuration: configuration)
+        refused.play()
+        _ = await withDeadline(Bound.seconds(30), "a player refused the item") { await refused.waitUntilIdle() }
+        #expect(other.frames.count == 0, "the item played while the let-go player's run was inside its output")
+
+        held.letThrough()
+        let deadline = ContinuousClock.now + Bound.seconds(30)
+        var frames = 0
+        while frames == 0, ContinuousClock.now < deadline {
+            let sink = InMemorySink(pixelFormat: .rgb24)
+            let next = Player(item: item, output: sink, configuration: configuration)
+            next.play()
+            _ = await withDeadline(Bound.seconds(30), "a later player") { await next.waitUntilIdle() }
+            frames = sink.frames.count
+            if frames == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(frames == 100, "the item was never let go of: \(frames) frames")
     }
 
     @Test func aCompositorRendersOnceAtATime() async throws {
@@ -321,6 +354,39 @@ import Testing
         }
         #expect(after.error == nil && after.framesWritten == 2, "the compositor stayed busy: \(after)")
         #expect(!OutputClaims.isClaimed(held), "the sink stayed claimed after its write returned")
+    }
+
+    /// An audio sink that holds its first samples until it is let through.
+    final class HeldAudioSink: AudioSink {
+        private let counts = Mutex((writes: 0, aborts: 0, open: false))
+        var writes: Int { counts.withLock { $0.writes } }
+        var aborts: Int { counts.withLock { $0.aborts } }
+        func letThrough() { counts.withLock { $0.open = true } }
+        func begin(_ info: AudioStreamInfo) throws(PlayheadError) {}
+        func write(_ buffer: AudioBuffer) throws(PlayheadError) {
+            counts.withLock { $0.writes += 1 }
+            while !counts.withLock({ $0.open }) { usleep(2000) }
+        }
+        func finish() throws(PlayheadError) {}
+        func abort() { counts.withLock { $0.aborts += 1 } }
+    }
+
+    /// An audio session whose sink's `write` does not return answers a cancel after its patience;
+    /// the sink is given up, and free, once the write returns.
+    @Test func aCancelledAudioSessionDoesNotWaitForAStuckSink() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let sink = HeldAudioSink()
+        defer { sink.letThrough() }
+        let run = Task { await AudioSession(source: path).run(into: sink) }
+        let deadline = ContinuousClock.now + Bound.seconds(30)
+        while sink.writes == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        run.cancel()
+        let result = await withDeadline(Bound.seconds(10), "a cancelled audio session whose sink does not return") { await run.value }
+        #expect(result?.status == .cancelled && result?.sampleRate == 48000, "\(String(describing: result))")
+        #expect(sink.aborts == 0 && OutputClaims.isClaimed(sink), "the sink was let go of while its write had not returned")
+        sink.letThrough()
+        while sink.aborts == 0 || OutputClaims.isClaimed(sink), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(sink.aborts == 1 && !OutputClaims.isClaimed(sink), "\(sink.aborts) aborts once the write returned")
     }
 
     @Test func imagesIteratedTwiceGoToTheFirstIterator() async throws {

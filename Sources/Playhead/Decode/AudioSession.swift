@@ -18,6 +18,11 @@ public final class AudioSession: Sendable {
     let interrupt = InterruptFlag()
     /// Set by the first `run`: a session runs once.
     private let started = Atomic<Bool>(false)
+    /// The run so far (samples delivered, their format), for a cancelled run answered without it.
+    private let soFar = Locked(Result(status: .cancelled, frames: 0, sampleRate: 0, channelCount: 0))
+    /// The caller's wait while the run goes on: a cancel answers it after ``RunAnswer/patience``
+    /// even when the sink's `write` does not return.
+    private let waiting = Locked<RunAnswer<Result>?>(nil)
 
     /// The asset whose demuxer the session takes (and gives back), when made for one.
     let asset: Asset?
@@ -76,8 +81,8 @@ public final class AudioSession: Sendable {
         } catch {
             return Result(status: .failed(error), frames: 0, sampleRate: 0, channelCount: 0)
         }
-        defer { claim.release() }
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else {
+            claim.release()
             // As a decode session: a second run is refused. The sink is the caller's (it may be
             // the one the first run fed): it is left as it is.
             let refused = PlayheadError(
@@ -85,18 +90,39 @@ public final class AudioSession: Sendable {
             return Result(status: .failed(refused), frames: 0, sampleRate: 0, channelCount: 0)
         }
         let owner = SoleOwner(handingOver: sink as any AudioSink)
+        let answer = RunAnswer<Result> { [soFar] in soFar.withLock { $0 } }
+        waiting.withLock { $0 = answer }
         return await withTaskCancellationHandler {
-            await WorkerPool.shared.value("playhead.audio") { [self] in
-                let result = decode(owner.value)
-                return completion == .finish ? Self.complete(owner.value, after: result) : result
+            await answer.wait {
+                WorkerPool.shared.run("playhead.audio") { [self] in
+                    let result = decode(owner.value)
+                    // Told once: finished or given up; left open when its owner finishes it,
+                    // unless the run was cancelled.
+                    let done: Result
+                    if completion == .finish {
+                        done = Self.complete(owner.value, after: result)
+                    } else {
+                        if result.status == .cancelled { owner.value.abort() }
+                        done = result
+                    }
+                    waiting.withLock { $0 = nil }
+                    // The sink is free before the caller hears of the end (it may use it next).
+                    claim.release()
+                    answer.answer(done)
+                }
             }
         } onCancel: {
-            interrupt.raise()
+            cancel()
         }
     }
 
-    /// Stops the run promptly: ``run(into:completion:)`` returns a `cancelled` result.
-    public func cancel() { interrupt.raise() }
+    /// Stops the run promptly: ``run(into:completion:)`` returns a `cancelled` result — after a
+    /// second's patience when the sink's `write` does not return (the sink stays claimed until it
+    /// does).
+    public func cancel() {
+        interrupt.raise()
+        waiting.withLock { $0 }?.abandon()
+    }
 
     /// Finishes `sink` after a run that completed (its failure to finish fails the run), or gives
     /// it up after one that did not.
@@ -129,18 +155,20 @@ public final class AudioSession: Sendable {
             try stage.begin()
             result.sampleRate = stage.info?.sampleRate ?? 0
             result.channelCount = stage.info?.channelCount ?? 0
+            soFar.withLock { [result] in
+                $0.sampleRate = result.sampleRate
+                $0.channelCount = result.channelCount
+            }
             let packet = try OwnedPacket()
             while !stage.reachedEnd {
                 if let end = try stage.feedNext(from: demuxer, using: packet) {
                     tally.dataEnd = end
                     break
                 }
+                soFar.withLock { $0.frames = stage.framesDelivered }
             }
-            if case .cancelled? = tally.dataEnd {
-                sink.abort()
-            } else {
-                try stage.finish()
-            }
+            // A cancelled run's sink is given up once, by the run (see `run`).
+            if tally.dataEnd != .cancelled { try stage.finish() }
             tally.audioFrames = stage.framesDelivered
             tally.demuxDamage = demuxer.damage
             tally.audioDamage = stage.decoder.damage

@@ -32,8 +32,9 @@ public final class PlayerItem: Sendable {
         var audioFramesPresented = 0
         var playedToEnd = false
         /// The player whose queue holds the item (from when it first starts it until the item
-        /// leaves its queue): an item plays in one player at a time.
-        var player: ObjectIdentifier?
+        /// leaves its queue, or its run ends after the player was let go of): an item plays in one
+        /// player at a time. Held strongly, so its identity cannot pass to a new player.
+        var player: OutputWriter?
     }
 
     private struct WeakObserver: Sendable {
@@ -137,9 +138,9 @@ public final class PlayerItem: Sendable {
     /// Takes the item for `player`: its status, time and counts are that player's from here.
     /// - Parameter player: the player's identity.
     /// - Returns: `false` when another player holds the item.
-    func claim(for player: ObjectIdentifier) -> Bool {
+    func claim(for player: OutputWriter) -> Bool {
         guarded.withLock { g in
-            if let holder = g.player, holder != player { return false }
+            if let holder = g.player, holder !== player { return false }
             g.player = player
             return true
         }
@@ -147,9 +148,9 @@ public final class PlayerItem: Sendable {
 
     /// Lets the item go from `player` (it left that player's queue): another may take it.
     /// - Parameter player: the player's identity.
-    func release(from player: ObjectIdentifier) {
+    func release(from player: OutputWriter) {
         guarded.withLock { g in
-            if g.player == player { g.player = nil }
+            if g.player === player { g.player = nil }
         }
     }
 

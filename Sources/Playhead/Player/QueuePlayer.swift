@@ -25,6 +25,8 @@ public final class QueuePlayer: Sendable {
         let presenter: ItemPresenter
         let audio: AudioPresenter?
         let gate: PresentationGate
+        /// Told when the run's task is over (nothing of it touches the item any more).
+        let ended = RunEnd()
 
         /// Stops presenting and decoding.
         func cancel() {
@@ -77,6 +79,8 @@ public final class QueuePlayer: Sendable {
 
     private let engine: Locked<Engine>
     private let output: SharedOutput
+    /// The player as the writer of its outputs and the holder of its items.
+    private let identity: OutputWriter
     private let audioOutput: SharedAudioOutput?
     private let timeline: PlaybackTimeline
     public let configuration: PlayerConfiguration
@@ -96,6 +100,7 @@ public final class QueuePlayer: Sendable {
         clock: any PlaybackClock = SystemPlaybackClock(), actionAtItemEnd: ActionAtItemEnd = .advance
     ) {
         let writer = OutputWriter("this player")
+        self.identity = writer
         self.output = SharedOutput(output, writer: writer)
         self.audioOutput = audioOutput.map { SharedAudioOutput($0, format: configuration.audioFormat, writer: writer) }
         self.configuration = configuration
@@ -119,10 +124,13 @@ public final class QueuePlayer: Sendable {
                 e.listeners.removeAll()
                 e.held.removeAll()
             }
-            return (Array(e.runs.values), Array(e.listeners.values), Array(e.held.values))
+            return (Array(e.runs.values), Array(e.listeners.values), e.held.map { ($0.value, e.runs[$0.key]) })
         }
-        let me = ObjectIdentifier(self)
-        for item in held { item.release(from: me) }
+        // An item with a run is let go of when that run is over (it may still note a frame).
+        let identity = identity
+        for (item, run) in held {
+            if let run { run.ended.whenEnded { item.release(from: identity) } } else { item.release(from: identity) }
+        }
         for run in runs { run.cancel() }
         for listener in listeners { listener.finish() }
         let output = output, audioOutput = audioOutput
@@ -378,7 +386,7 @@ public final class QueuePlayer: Sendable {
     /// Forgets items that left the queue — stopping any run they still have (a session kept
     /// parked after its item ended, or started by a seek) — and wakes idle waiters.
     private func settle() {
-        let me = ObjectIdentifier(self)
+        let me = identity
         let (orphans, waiters) = engine.withLock { e -> ([ItemRun], [CheckedContinuation<Void, Never>]) in
             let queued = Set(e.machine.items)
             var orphans: [ItemRun] = []
@@ -429,7 +437,7 @@ public final class QueuePlayer: Sendable {
         // player holds fails here (below, as an item that cannot be prepared does).
         // Taken under the engine's lock with the check that the item is still queued (a removal on
         // another thread lets go of what it holds under the same lock).
-        let me = ObjectIdentifier(self)
+        let me = identity
         let refusal = engine.withLock { e -> PlayheadError? in
             guard e.machine.items.contains(id) else { return nil }
             guard item.claim(for: me) else {
@@ -473,6 +481,7 @@ public final class QueuePlayer: Sendable {
         // The run holds the player only while it calls it: an app that lets go of the player
         // ends it (`deinit`), whatever its items are doing.
         Task { [weak self, engine, timeline] in
+            defer { run.ended.end() }
             if let refusal {
                 run.session.stop()
                 self?.itemFailedToPrepare(id, run: run, refusal)
@@ -612,5 +621,35 @@ public final class QueuePlayer: Sendable {
             }
             for block in due { block(time) }
         }
+    }
+}
+
+/// The end of an item's run, and what waits for it (a let-go player's hold on the item).
+final class RunEnd: Sendable {
+    private struct State {
+        var ended = false
+        var then: [@Sendable () -> Void] = []
+    }
+    private let state = Locked(State())
+
+    /// Calls `body` once the run is over: now, if it is.
+    /// - Parameter body: what to do then.
+    func whenEnded(_ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { s -> Bool in
+            if s.ended { return true }
+            s.then.append(body)
+            return false
+        }
+        if now { body() }
+    }
+
+    /// The run is over: whatever waited for it runs.
+    func end() {
+        let waiting = state.withLock { s -> [@Sendable () -> Void] in
+            s.ended = true
+            defer { s.then = [] }
+            return s.then
+        }
+        for body in waiting { body() }
     }
 }
