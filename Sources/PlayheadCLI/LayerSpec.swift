@@ -189,8 +189,10 @@ struct LayerSpec {
             guard entry.rect.count == 4, entry.rect.allSatisfy({ (0...16384).contains($0) }) else {
                 throw ValidationError("\(what): \"rect\" is [x, y, width, height] in canvas pixels")
             }
+            // Relative paths are the layout's folder's; a URL (the media layer's one rule: `://`,
+            // `pipe:`, `data:`) and standard input are as written — a file named `we:ird.mp4` is a path.
             let sources = named.map { source -> String in
-                source.hasPrefix("/") || source == "-" || source.contains(":") ? source : folder + "/" + source
+                source.hasPrefix("/") || source == "-" || !SourceOptions.isPath(source) ? source : folder + "/" + source
             }
             var spec = LayerSpec(
                 sources: sources, rect: PixelRect(x: entry.rect[0], y: entry.rect[1], width: entry.rect[2], height: entry.rect[3]),

@@ -292,6 +292,22 @@ import Testing
         #expect(run.stderr.contains("Usage: playhead compose") && !run.stderr.contains("<subcommand>"), "\(run.stderr)")
     }
 
+    /// A file beside the layout whose name holds a colon is a path of the layout's folder, not a
+    /// URL (the media layer's one rule decides: `://`, `pipe:`, `data:`).
+    @Test func aLayoutNamesAFileWithAColonBesideIt() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        try FileManager.default.copyItem(atPath: try Fixtures.clip("h264-aac.mp4"), toPath: out + "/we:ird.mp4")
+        try #"[{"source": "we:ird.mp4", "rect": [0, 0, 64, 36]}]"#.write(toFile: out + "/layout.json", atomically: true, encoding: .utf8)
+        let run = try await CLI.run([
+            "compose", "--json", "--layout", out + "/layout.json", "--size", "64x36", "--duration", "1", "--out", out + "/o",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let layers = try #require(summary["layers"] as? [[String: Any]])
+        #expect(layers.first?["framesShown"] as? Int == 30 && layers.first?["error"] == nil, "\(layers)")
+    }
+
     /// Requests that would give nothing usable, or run away, are usage errors before anything is
     /// written: less than one frame of output, a looped range of a fraction of a millisecond; the
     /// edge of what is allowed is accepted (0.001 fps).

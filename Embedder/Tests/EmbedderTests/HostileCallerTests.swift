@@ -194,6 +194,56 @@ import Testing
         }
     }
 
+    // MARK: One writer at a time
+
+    /// A stream given to a second session while the first writes it, and an item a second player
+    /// reaches while the first plays it, are refused; the first goes on whole.
+    @Test func oneStreamAndOneItemTakeOneWriterAtATime() async throws {
+        let clip = try EmbedderTests.clip()
+        let stream = FrameStream(pixelFormat: .rgb24, bufferingLimit: 1)
+        let first = Task { await DecodeSession(source: clip).run(into: stream) }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while stream.streamInfo == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let second = await DecodeSession(source: clip).run(into: stream)
+        guard case .failed(let error) = second.status else {
+            Issue.record("a second session into one stream: \(second.status)")
+            return
+        }
+        #expect(error.code == .invalidState, "\(error)")
+        var frames = 0
+        for await _ in stream { frames += 1 }
+        let done = await first.value
+        #expect(done.status == .completed && frames == done.framesDelivered && frames > 0, "\(frames) frames of \(done)")
+
+        let item = PlayerItem(asset: Asset(path: clip))
+        let held = FrameStream(pixelFormat: .rgb24, bufferingLimit: 1)
+        let playing = Player(item: item, output: held)
+        playing.play()
+        while held.streamInfo == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let other = Player(item: item, output: NullSink())
+        let events = other.events
+        other.play()
+        var refusal: PlayheadError?
+        for await event in events {
+            if case .itemFailed(let failed, let error) = event, failed === item {
+                refusal = error
+                break
+            }
+        }
+        #expect(refusal?.code == .invalidState, "\(String(describing: refusal))")
+        #expect(item.status == .readyToPlay, "\(item.status)")
+        var shown = 0
+        let reading = Task {
+            var count = 0
+            for await _ in held { count += 1 }
+            return count
+        }
+        await playing.waitUntilIdle()
+        try await playing.finishOutput()
+        shown = await reading.value
+        #expect(shown == done.framesDelivered && item.hasPlayedToEnd, "\(shown) frames shown by the first player")
+    }
+
     // MARK: Every wait ends on cancel
 
     @Test func measuringLoudnessEndsWhenItsTaskIsCancelled() async throws {

@@ -1,8 +1,8 @@
 internal import CFFmpeg
 
 /// The options a source is opened with: the one place that turns ``AssetOptions`` into FFmpeg's
-/// protocol options.
-enum SourceOptions {
+/// protocol options, and the one rule for what is a path and what a URL.
+package enum SourceOptions {
     /// Schemes read over a network, which get the stall timeout (and HTTP, reconnection).
     static let networkSchemes: Set<String> = ["http", "https", "tcp", "tls", "udp", "rtp", "rtsp", "rtmp", "rtmps", "hls", "ftp", "sftp", "srt"]
 
@@ -16,7 +16,7 @@ enum SourceOptions {
 
     /// Whether `source` is a path (checked as a local file first), not a URL such as `http://…`,
     /// `pipe:0` or `data:…`.
-    static func isPath(_ source: String) -> Bool {
+    package static func isPath(_ source: String) -> Bool {
         !(source.contains("://") || source.hasPrefix("pipe:") || source.hasPrefix("data:"))
     }
 
