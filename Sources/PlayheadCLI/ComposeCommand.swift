@@ -152,7 +152,8 @@ struct ComposeCommand: AsyncParsableCommand {
         guard specs.count <= LayerSpec.maximumLayers else {
             throw ValidationError("\(specs.count) layers: a composition holds at most \(LayerSpec.maximumLayers)")
         }
-        try StandardInput.checkReadOnce(specs.flatMap(\.sources))
+        // A layout read from standard input has used it up: no layer may read it too.
+        try StandardInput.checkReadOnce(specs.flatMap(\.sources), alsoReading: layout)
         let frames = Int((duration * rate.value).rounded(.down))
         let format = outputFormat
         let file = fileTarget == nil ? nil : out

@@ -80,7 +80,7 @@ struct PlayCommand: AsyncParsableCommand {
 
     mutating func validate() throws {
         paths = RawArguments.restoring(paths)
-        try StandardInput.checkReadOnce(paths, manifest: batch.manifest)
+        try StandardInput.checkReadOnce(paths, alsoReading: batch.manifest)
         if batch.isBatch {
             try batch.validate(paths: paths, resultsRequired: true)
             if queue { throw ValidationError("--queue plays files given as arguments, not --manifest") }

@@ -24,7 +24,7 @@ struct ProbeCommand: AsyncParsableCommand {
 
     mutating func validate() throws {
         paths = RawArguments.restoring(paths)
-        try StandardInput.checkReadOnce(paths, manifest: batch.manifest)
+        try StandardInput.checkReadOnce(paths, alsoReading: batch.manifest)
         if batch.isBatch {
             try batch.validate(paths: paths, resultsRequired: false)
         } else if paths.isEmpty {

@@ -72,9 +72,9 @@ enum StandardInput {
     static let names: Set<String> = ["-", "pipe:", "pipe:0", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "fd:0"]
 
     /// Refuses (a usage error) a run that would read standard input more than once: `sources`
-    /// and, when it is read from there, the manifest.
-    static func checkReadOnce(_ sources: [String], manifest: String? = nil) throws {
-        let readers = sources.filter { names.contains($0) }.count + (manifest.map { names.contains($0) ? 1 : 0 } ?? 0)
+    /// and, when it is read from there, the file the run reads them from (a manifest, a layout).
+    static func checkReadOnce(_ sources: [String], alsoReading file: String? = nil) throws {
+        let readers = sources.filter { names.contains($0) }.count + (file.map { names.contains($0) ? 1 : 0 } ?? 0)
         guard readers <= 1 else {
             throw ValidationError("standard input is named \(readers) times (-, /dev/stdin, pipe:0 …): a stream can be read only once")
         }

@@ -114,7 +114,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
 
     mutating func validate() throws {
         paths = RawArguments.restoring(paths)
-        try StandardInput.checkReadOnce(paths, manifest: batch.manifest)
+        try StandardInput.checkReadOnce(paths, alsoReading: batch.manifest)
         if batch.isBatch {
             try batch.validate(paths: paths, resultsRequired: true)
             if overview { throw ValidationError("--overview is for files given as arguments, not --manifest") }

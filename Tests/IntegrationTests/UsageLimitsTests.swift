@@ -26,6 +26,14 @@ import Testing
         ])
         #expect(compose.status == 2 && compose.stderr.contains("standard input"), "\(compose.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out + "/o") && !FileManager.default.fileExists(atPath: out + "/c.y4m"))
+
+        // A layout read from standard input has used it up: a layer of it reading `-` is refused.
+        try #"[{"source": "-", "rect": [0, 0, 64, 36]}]"#.write(toFile: out + "/layout.json", atomically: true, encoding: .utf8)
+        let piped = try await HostileRun.shell(
+            ["compose", "--layout", "/dev/stdin", "--size", "64x36", "--duration", "1", "--out", out + "/p.y4m"],
+            redirections: "< '\(out)/layout.json'")
+        #expect(piped.status == 2 && piped.stderr.contains("standard input is named 2 times"), "\(piped.status) \(piped.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out + "/p.y4m"))
     }
 
     @Test func compositionLimitsAreCheckedBeforeAnyWork() async throws {
