@@ -35,6 +35,40 @@ import Testing
         }
     }
 
+    /// A codec this build does not know (the picture's sample entry renamed `zzz1`): the track and
+    /// the decoder's error name the container's tag — what ffprobe shows as `codec_tag_string` —
+    /// not FFmpeg's `none`.
+    @Test func anUnknownCodecIsNamedByItsTag() async throws {
+        let folder = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("unknown-codec.mp4").path
+        var bytes = [UInt8](try Data(contentsOf: Fixtures.sampleMedia.appendingPathComponent("h264-aac.mp4")))
+        let from = Array("avc1".utf8), to = Array("zzz1".utf8)
+        var renamed = 0
+        for index in 0..<(bytes.count - 4) where Array(bytes[index..<(index + 4)]) == from {
+            bytes.replaceSubrange(index..<(index + 4), with: to)
+            renamed += 1
+        }
+        try #require(renamed > 0)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let probe = String(
+            decoding: try await Reference.run(
+                "/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_tag_string", "-of", "csv=p=0", path]),
+            as: UTF8.self
+        ).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(probe == "zzz1", "ffprobe: \(probe)")
+        let tracks = try await Asset(path: path).load(.tracks)
+        let video = try #require(tracks.first { $0.mediaType == .video })
+        #expect(video.codecName == "unknown (\(probe))" && !video.isPlayable, "\(video.codecName)")
+        let result = await DecodeSession(source: path, configuration: DecodeConfiguration(outputSize: PixelSize(width: 16, height: 9)))
+            .run(into: NullSink(pixelFormat: .rgb24))
+        guard case .failed(let error) = result.status else {
+            Issue.record("\(result.status)")
+            return
+        }
+        #expect(error.code == .decoderNotFound && error.message.contains("zzz1") && !error.message.contains("none"), "\(error)")
+    }
+
     @Test func missingPathAndDirectory() async throws {
         let missing = Fixtures.sampleMedia.appendingPathComponent("no-such-clip.mp4").path
         let missingError = try await loadError(Asset(path: missing))

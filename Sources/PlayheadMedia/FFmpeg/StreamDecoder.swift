@@ -56,7 +56,7 @@ package final class StreamDecoder {
         maximumPixels: Int64, source: String
     ) throws(PlayheadError) -> UnsafeMutablePointer<AVCodecContext> {
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
-            throw PlayheadError(code: .decoderNotFound, message: "no decoder for codec \(codecName(parameters.pointee.codec_id))", file: source)
+            throw PlayheadError(code: .decoderNotFound, message: "no decoder for codec \(codecName(parameters.pointee))", file: source)
         }
         guard let allocated = avcodec_alloc_context3(codec) else {
             throw PlayheadError.outOfMemory("avcodec_alloc_context3")
@@ -94,8 +94,12 @@ package final class StreamDecoder {
 
     /// The codec's name as FFmpeg knows it (`h264`, `vvc`, `iamf`), also for codecs it has no
     /// decoder for.
-    static func codecName(_ id: AVCodecID) -> String {
-        String(cString: avcodec_get_name(id))
+    /// A stream's codec as a person reads it: FFmpeg's short name, or — for a codec this build
+    /// does not know (FFmpeg says `none`: VVC, IAMF in an older build) — the container's tag for it.
+    /// - Parameter parameters: the stream's parameters.
+    /// - Returns: `h264`, `aac`, … or `unknown (vvc1)`.
+    static func codecName(_ parameters: AVCodecParameters) -> String {
+        CodecName.shown(ffmpegName: String(cString: avcodec_get_name(parameters.codec_id)), tag: parameters.codec_tag)
     }
 
     deinit {

@@ -41,7 +41,7 @@ extension Demuxer {
             index: Int(st.index),
             trackID: st.id != 0 ? Int(st.id) : Int(st.index) + 1,
             mediaType: mediaType,
-            codecName: String(cString: avcodec_get_name(par.codec_id)),
+            codecName: StreamDecoder.codecName(par),
             isPlayable: avcodec_find_decoder(par.codec_id) != nil && encryption[st.index] == nil,
             bitRate: par.bit_rate > 0 ? Int(par.bit_rate) : nil,
             frameCount: st.nb_frames > 0 ? Int(st.nb_frames) : nil,
