@@ -74,13 +74,13 @@ final class OnceFlag: Sendable {
 /// Runs a body once, the first time it is asked to (the work behind a sequence, at its first
 /// `next()`).
 final class StartOnce: Sendable {
-    private let started = Atomic<Bool>(false)
+    private let started = OnceFlag()
     private let body: @Sendable () -> Void
 
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 
     func start() {
-        if !started.exchange(true, ordering: .acquiringAndReleasing) { body() }
+        if started.take() { body() }
     }
 }
 

@@ -29,7 +29,12 @@ enum OutputClaims {
     /// - Returns: the claim, to be released when the writer lets go.
     /// - Throws: `state.invalidState` naming the writer when an output is another writer's.
     static func claim(_ outputs: [AnyObject?], for writer: OutputWriter, file: String?) throws(PlayheadError) -> OutputClaim {
-        let ids = Array(Set(outputs.compactMap { $0.map(ObjectIdentifier.init) }))
+        try claim(identities: outputs.compactMap { $0.map(ObjectIdentifier.init) }, for: writer, file: file)
+    }
+
+    /// As ``claim(_:for:file:)``, for outputs known by identity, which their holder keeps alive.
+    static func claim(identities: [ObjectIdentifier], for writer: OutputWriter, file: String?) throws(PlayheadError) -> OutputClaim {
+        let ids = Array(Set(identities))
         let me = ObjectIdentifier(writer)
         let taken = held.withLock { held -> Bool in
             guard ids.allSatisfy({ held[$0].map { $0.writer == me } ?? true }) else { return false }

@@ -12,22 +12,12 @@ final class SharedAudioOutput: Sendable {
     private let sink: any AudioSink
     private let configured: AudioFormat
     private let fixed: Locked<AudioFormat?>
-    /// The owner finished or gave the sink up, and the claim the player holds on the sink
-    /// (``OutputClaims``) from its first samples until it ends it.
-    private let state = Locked(Ownership())
-
-    private struct Ownership {
-        var closed = false
-        var claim: OutputClaim?
-        /// Another writer had the sink when the player first wrote.
-        var refused = false
-    }
-    /// The player, as the writer of its outputs (the frame and audio outputs may be one object).
-    private let writer: OutputWriter
+    /// Open or closed, and the player's hold on the sink (``PlayerOutputHold``).
+    private let state: Locked<PlayerOutputHold>
 
     init(_ sink: any AudioSink, format: AudioFormat, writer: OutputWriter) {
         self.sink = sink
-        self.writer = writer
+        self.state = Locked(PlayerOutputHold(sink, writer: writer, closedMessage: "the player's audio output was already completed or given up"))
         self.configured = format
         let complete = format.sampleRate != nil && format.channelCount != nil
         self.fixed = Locked(complete ? format : nil)
@@ -51,68 +41,24 @@ final class SharedAudioOutput: Sendable {
     /// Completes the sink (the player's `finishOutput`), unless another writer holds it.
     /// - Throws: `state.invalidState` for a sink another writer holds; the sink's error.
     func finish() throws(PlayheadError) {
-        try state.withLock { (s: inout Ownership) throws(PlayheadError) in
-            s.closed = true
-            try own(&s)
-            defer { Self.release(&s) }
-            try sink.finish()
+        try state.withLock { (hold: inout PlayerOutputHold) throws(PlayheadError) in
+            try hold.finish { () throws(PlayheadError) in try sink.finish() }
         }
     }
 
     /// Gives the sink up (the player's `abortOutput`), unless another writer holds it.
     func abort() {
-        state.withLock { s in
-            s.closed = true
-            giveUp(&s)
-        }
+        state.withLock { hold in hold.giveUp(onlyIfOpen: false) { sink.abort() } }
     }
 
     /// Gives the sink up unless its owner already finished or gave it up (a player let go of).
     func giveUpIfOpen() {
-        state.withLock { s in
-            guard !s.closed else { return }
-            s.closed = true
-            giveUp(&s)
-        }
-    }
-
-    private func giveUp(_ s: inout Ownership) {
-        do throws(PlayheadError) {
-            try own(&s)
-        } catch {
-            // Another writer's: not this player's to give up.
-            return
-        }
-        sink.abort()
-        Self.release(&s)
-    }
-
-    /// Claims the sink for the player unless it holds it already. A sink the player was refused
-    /// (another writer had it when the player first wrote) stays refused: the player never
-    /// finishes or gives up what another wrote.
-    private func own(_ s: inout Ownership) throws(PlayheadError) {
-        guard s.claim == nil else { return }
-        if s.refused { throw Self.refusal }
-        do throws(PlayheadError) {
-            s.claim = try OutputClaims.claim([sink], for: writer, file: nil)
-        } catch {
-            s.refused = true
-            throw error
-        }
-    }
-
-    private static let refusal = PlayheadError(
-        code: .invalidState, message: "the player's output was being written by another session, render or player when it began")
-
-    private static func release(_ s: inout Ownership) {
-        s.claim?.release()
-        s.claim = nil
+        state.withLock { hold in hold.giveUp(onlyIfOpen: true) { sink.abort() } }
     }
 
     private func whileOpen(_ body: () throws(PlayheadError) -> Void) throws(PlayheadError) {
-        try state.withLock { (s: inout Ownership) throws(PlayheadError) in
-            if s.closed { throw PlayheadError(code: .invalidState, message: "the player's audio output was already completed or given up") }
-            try own(&s)
+        try state.withLock { (hold: inout PlayerOutputHold) throws(PlayheadError) in
+            try hold.checkWritable()
             try body()
         }
     }

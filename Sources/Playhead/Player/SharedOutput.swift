@@ -20,28 +20,22 @@ import Synchronization
 final class SharedOutput: @unchecked Sendable {
     private struct State {
         var lastInfo: FrameStreamInfo?
-        var closed = false
-        /// The player holds the sink (``OutputClaims``) from its first frame until it ends it.
-        var claim: OutputClaim?
-        /// Another writer had the sink when the player first wrote.
-        var refused = false
+        var hold: PlayerOutputHold
     }
     private let sink: any FrameSink
-    private let state = Locked(State())
-    /// The player, as the writer of its outputs (the frame and audio outputs may be one object).
-    private let writer: OutputWriter
+    private let state: Locked<State>
 
     init(_ sink: sending any FrameSink, writer: OutputWriter) {
+        let hold = PlayerOutputHold(sink, writer: writer, closedMessage: "the player's output was already completed or given up")
         self.sink = sink
-        self.writer = writer
+        state = Locked(State(hold: hold))
     }
 
     var pixelFormat: OutputPixelFormat { sink.pixelFormat }
 
     func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
         try state.withLock { (s: inout State) throws(PlayheadError) in
-            try Self.checkOpen(s)
-            try own(&s)
+            try s.hold.checkWritable()
             if s.lastInfo?.size != info.size || s.lastInfo?.pixelFormat != info.pixelFormat {
                 try sink.begin(info)
                 s.lastInfo = info
@@ -51,8 +45,7 @@ final class SharedOutput: @unchecked Sendable {
 
     func write(_ frame: VideoFrame) throws(PlayheadError) {
         try state.withLock { (s: inout State) throws(PlayheadError) in
-            try Self.checkOpen(s)
-            try own(&s)
+            try s.hold.checkWritable()
             try sink.write(frame)
         }
     }
@@ -62,64 +55,17 @@ final class SharedOutput: @unchecked Sendable {
     /// - Throws: `state.invalidState` for a sink another writer holds; the sink's error.
     func finish() throws(PlayheadError) {
         try state.withLock { (s: inout State) throws(PlayheadError) in
-            s.closed = true
-            try own(&s)
-            defer { Self.release(&s) }
-            try sink.finish()
+            try s.hold.finish { () throws(PlayheadError) in try sink.finish() }
         }
     }
 
     /// Gives the sink up, unless another writer holds it.
     func abort() {
-        state.withLock { s in
-            s.closed = true
-            giveUp(&s)
-        }
+        state.withLock { s in s.hold.giveUp(onlyIfOpen: false) { sink.abort() } }
     }
 
     /// Gives the sink up unless its owner already finished or gave it up (a player let go of).
     func giveUpIfOpen() {
-        state.withLock { s in
-            guard !s.closed else { return }
-            s.closed = true
-            giveUp(&s)
-        }
-    }
-
-    private func giveUp(_ s: inout State) {
-        do throws(PlayheadError) {
-            try own(&s)
-        } catch {
-            // Another writer's: not this player's to give up.
-            return
-        }
-        sink.abort()
-        Self.release(&s)
-    }
-
-    /// Claims the sink for the player unless it holds it already. A sink the player was refused
-    /// (another writer had it when the player first wrote) stays refused: the player never
-    /// finishes or gives up what another wrote.
-    private func own(_ s: inout State) throws(PlayheadError) {
-        guard s.claim == nil else { return }
-        if s.refused { throw Self.refusal }
-        do throws(PlayheadError) {
-            s.claim = try OutputClaims.claim([sink], for: writer, file: nil)
-        } catch {
-            s.refused = true
-            throw error
-        }
-    }
-
-    private static let refusal = PlayheadError(
-        code: .invalidState, message: "the player's output was being written by another session, render or player when it began")
-
-    private static func release(_ s: inout State) {
-        s.claim?.release()
-        s.claim = nil
-    }
-
-    private static func checkOpen(_ s: State) throws(PlayheadError) {
-        if s.closed { throw PlayheadError(code: .invalidState, message: "the player's output was already completed or given up") }
+        state.withLock { s in s.hold.giveUp(onlyIfOpen: true) { sink.abort() } }
     }
 }
