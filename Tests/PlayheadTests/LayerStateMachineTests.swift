@@ -20,7 +20,7 @@ import Testing
     }
 
     static func machine(_ layer: CompositionLayer, policy: LayerFailurePolicy = .passOver, start: MediaTime = .zero) -> Machine {
-        Machine(id: id, layer: layer, failurePolicy: policy, start: start, now: now, lengths: { nil })
+        Machine(id: id, layer: layer, failurePolicy: policy, start: start, now: now, lengths: { _ in nil })
     }
 
     /// The records among `effects`.
@@ -32,15 +32,30 @@ import Testing
         effects.contains { "\($0)".hasPrefix(kind) }
     }
 
+    /// A version with a schedule, taken at a boundary, is placed by its own items' lengths — not
+    /// those of the version ending (three items of 10 s there; its one item of 4 s here: 9 s
+    /// into its schedule it is in its third loop, 1 s in).
+    @Test func aScheduledVersionTakenAtABoundaryIsPlacedByItsOwnLengths() {
+        var machine = Self.machine(Self.layer(["a", "b", "c"], loop: .forever))
+        let next = Self.layer(["d"], loop: .forever, scheduled: Self.now.addingTimeInterval(-9))
+        _ = machine.update(to: next, at: Self.seconds(1), now: Self.now, lengths: { _ in nil })
+        let lengths: (CompositionLayer) -> [MediaTime]? = { layer in
+            layer.assets.map { $0.source.hasSuffix("d.mp4") ? Self.seconds(4) : Self.seconds(10) }
+        }
+        _ = machine.passEnded(length: Self.seconds(2), status: .played, error: nil, now: Self.now, lengths: lengths)
+        #expect(machine.layer.assets.count == 1 && machine.timeline.item == 0 && machine.timeline.loopsCompleted == 2, "\(machine.timeline)")
+        #expect(machine.timeline.passStart == Self.seconds(1), "joined 1 s into its pass at the boundary (2 s): \(machine.timeline.passStart)")
+    }
+
     @Test func aPlaylistPlaysEachItemThenEnds() {
         var machine = Self.machine(Self.layer(["a", "b"]))
         #expect(machine.phase == .playing && machine.timeline.item == 0)
         #expect(Self.has(machine.effectsAtStart, "passBegan") && Self.has(machine.effectsAtStart, "prefetch"), "\(machine.effectsAtStart)")
-        var effects = machine.passEnded(length: Self.seconds(2), status: .played, error: nil, now: Self.now, lengths: { nil })
+        var effects = machine.passEnded(length: Self.seconds(2), status: .played, error: nil, now: Self.now, lengths: { _ in nil })
         #expect(Self.records(effects).map(\.item) == [0] && Self.records(effects).first?.end == Self.seconds(2))
         #expect(machine.timeline.item == 1 && machine.timeline.passStart == Self.seconds(2) && machine.phase == .playing)
         #expect(effects.contains { if case .passBegan(1, false) = $0 { true } else { false } })
-        effects = machine.passEnded(length: Self.seconds(3), status: .played, error: nil, now: Self.now, lengths: { nil })
+        effects = machine.passEnded(length: Self.seconds(3), status: .played, error: nil, now: Self.now, lengths: { _ in nil })
         #expect(machine.phase == .ended && machine.timeline.hasEnded)
         #expect(Self.has(effects, "closeItem") && Self.has(effects, "forgetRecordings"))
         #expect(machine.passes.map(\.layerStart) == [.zero, Self.seconds(2)] && machine.passes.allSatisfy { $0.length != nil })
@@ -48,11 +63,11 @@ import Testing
 
     @Test func aLoopGoesBackToItsFirstItemAndASingleItemContinues() {
         var machine = Self.machine(Self.layer(["a"], loop: .times(3)))
-        var effects = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { nil })
+        var effects = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { _ in nil })
         #expect(machine.timeline.loopsCompleted == 1 && machine.timeline.item == 0)
         #expect(effects.contains { if case .passBegan(0, true) = $0 { true } else { false } }, "the same item goes on: \(effects)")
-        _ = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { nil })
-        effects = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { nil })
+        _ = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { _ in nil })
+        effects = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { _ in nil })
         #expect(machine.phase == .ended && machine.timeline.loopsCompleted == 2)
         #expect(Self.records(effects).count == 1)
     }
@@ -60,12 +75,13 @@ import Testing
     @Test func aFailedItemIsPassedOverAndTheLayerFailsWhenEveryItemHas() {
         var machine = Self.machine(Self.layer(["a", "b"], loop: .forever))
         let broken = PlayheadError(code: .decodeFailed, message: "broken a")
-        var effects = machine.itemFailed(broken, at: Self.seconds(0.5), now: Self.now, lengths: { nil })
+        var effects = machine.itemFailed(broken, at: Self.seconds(0.5), now: Self.now, lengths: { _ in nil })
         #expect(Self.has(effects, "closeItem"))
         let failed = Self.records(effects).first
         #expect(failed?.status == .failed && failed?.end == Self.seconds(0.5) && failed?.error == broken)
         #expect(machine.phase == .playing && machine.timeline.item == 1 && machine.timeline.passStart == Self.seconds(0.5))
-        effects = machine.itemFailed(PlayheadError(code: .decodeFailed, message: "broken b"), at: Self.seconds(1), now: Self.now, lengths: { nil })
+        effects = machine.itemFailed(
+            PlayheadError(code: .decodeFailed, message: "broken b"), at: Self.seconds(1), now: Self.now, lengths: { _ in nil })
         #expect(machine.phase == .failed(PlayheadError(code: .decodeFailed, message: "broken b")), "\(machine.phase)")
         #expect(machine.timeline.hasEnded && Self.records(effects).last?.status == .failed)
         #expect(machine.itemFailures.count == 2)
@@ -74,11 +90,12 @@ import Testing
     @Test func aFailedItemWithAFillerPlaysTheFillerForItsSlotThenGoesOn() {
         let filler = Asset(path: "/clips/filler.mp4")
         var machine = Self.machine(Self.layer(["a", "b"]), policy: .filler(filler, slot: Self.seconds(10)))
-        var effects = machine.itemFailed(PlayheadError(code: .decodeFailed, message: "x"), at: Self.seconds(1.5), now: Self.now, lengths: { nil })
+        var effects = machine.itemFailed(
+            PlayheadError(code: .decodeFailed, message: "x"), at: Self.seconds(1.5), now: Self.now, lengths: { _ in nil })
         #expect(machine.phase == .filler(start: Self.seconds(1.5), length: Self.seconds(10), asset: filler), "\(machine.phase)")
         #expect(effects.contains { if case .filler(let asset, _, let length) = $0 { asset === filler && length == Self.seconds(10) } else { false } })
         #expect(machine.passes.last?.filler == true && machine.passes.last?.layerStart == Self.seconds(1.5))
-        effects = machine.fillerEnded(now: Self.now, lengths: { nil })
+        effects = machine.fillerEnded(now: Self.now, lengths: { _ in nil })
         #expect(Self.has(effects, "stopFiller"))
         #expect(Self.records(effects).map(\.status) == [.filler], "\(Self.records(effects))")
         #expect(machine.phase == .playing && machine.timeline.item == 1 && machine.timeline.passStart == Self.seconds(11.5))
@@ -87,7 +104,7 @@ import Testing
     @Test func aFillersSlotIsTheRangesLengthWhenTheLayerHasOne() {
         let range = TimeRange(start: .zero, duration: Self.seconds(4))
         var machine = Self.machine(Self.layer(["a", "b"], range: range), policy: .filler(nil, slot: Self.seconds(10)))
-        _ = machine.itemFailed(PlayheadError(code: .decodeFailed, message: "x"), at: .zero, now: Self.now, lengths: { nil })
+        _ = machine.itemFailed(PlayheadError(code: .decodeFailed, message: "x"), at: .zero, now: Self.now, lengths: { _ in nil })
         #expect(machine.phase == .filler(start: .zero, length: Self.seconds(4), asset: nil))
     }
 
@@ -95,9 +112,9 @@ import Testing
         var machine = Self.machine(Self.layer(["a", "b", "c"], loop: .forever))
         var moved = Self.layer(["a", "b", "c"], loop: .forever)
         moved.rect = PixelRect(x: 2, y: 0, width: 2, height: 2)
-        #expect(machine.update(to: moved, at: Self.seconds(0.5), now: Self.now, lengths: { nil }).isEmpty, "taken at the boundary")
+        #expect(machine.update(to: moved, at: Self.seconds(0.5), now: Self.now, lengths: { _ in nil }).isEmpty, "taken at the boundary")
         #expect(machine.intended.rect == moved.rect && machine.layer.rect != moved.rect)
-        let effects = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { nil })
+        let effects = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { _ in nil })
         #expect(Self.has(effects, "tookVersion"))
         #expect(machine.layer.rect == moved.rect && machine.timeline.item == 1 && machine.timeline.passStart == Self.seconds(1))
         #expect(machine.pending == nil)
@@ -105,25 +122,25 @@ import Testing
 
     @Test func anotherPlaylistStartsFromItsFirstItemAtTheBoundary() {
         var machine = Self.machine(Self.layer(["a", "b", "c"], loop: .forever))
-        _ = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { nil })
-        _ = machine.update(to: Self.layer(["c", "b"], loop: .forever), at: Self.seconds(1.5), now: Self.now, lengths: { nil })
-        _ = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { nil })
+        _ = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { _ in nil })
+        _ = machine.update(to: Self.layer(["c", "b"], loop: .forever), at: Self.seconds(1.5), now: Self.now, lengths: { _ in nil })
+        _ = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { _ in nil })
         #expect(machine.timeline.item == 0 && machine.layer.assets.map(\.source) == ["/clips/c.mp4", "/clips/b.mp4"])
         #expect(machine.timeline.passStart == Self.seconds(2) && machine.timeline.loopsCompleted == 0)
     }
 
     @Test func aLayerThatEndedTakesItsNewVersionAtOnce() {
         var machine = Self.machine(Self.layer(["a"]))
-        _ = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { nil })
+        _ = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { _ in nil })
         #expect(machine.phase == .ended)
-        let effects = machine.update(to: Self.layer(["b"]), at: Self.seconds(5), now: Self.now, lengths: { nil })
+        let effects = machine.update(to: Self.layer(["b"]), at: Self.seconds(5), now: Self.now, lengths: { _ in nil })
         #expect(Self.has(effects, "tookVersion") && Self.has(effects, "passBegan"))
         #expect(machine.phase == .playing && machine.timeline.passStart == Self.seconds(5) && machine.pending == nil)
         // A failed layer too.
         var failed = Self.machine(Self.layer(["a"]))
-        _ = failed.itemFailed(PlayheadError(code: .decodeFailed, message: "x"), at: .zero, now: Self.now, lengths: { nil })
+        _ = failed.itemFailed(PlayheadError(code: .decodeFailed, message: "x"), at: .zero, now: Self.now, lengths: { _ in nil })
         #expect(failed.phase != .playing)
-        _ = failed.update(to: Self.layer(["b"]), at: Self.seconds(2), now: Self.now, lengths: { nil })
+        _ = failed.update(to: Self.layer(["b"]), at: Self.seconds(2), now: Self.now, lengths: { _ in nil })
         #expect(failed.phase == .playing && failed.itemFailures.isEmpty)
     }
 
@@ -131,18 +148,19 @@ import Testing
         // Begun 7.3 s before now: a 2 s and a 3 s item looping: the second item, 0.3 s in... of its second pass: 7.3 = 5 + 2.3.
         let layer = Self.layer(["two", "three"], loop: .forever, scheduled: Self.now.addingTimeInterval(-7.3))
         let machine = Machine(
-            id: Self.id, layer: layer, failurePolicy: .passOver, start: .zero, now: Self.now, lengths: { [Self.seconds(2), Self.seconds(3)] })
+            id: Self.id, layer: layer, failurePolicy: .passOver, start: .zero, now: Self.now, lengths: { _ in [Self.seconds(2), Self.seconds(3)] })
         #expect(machine.timeline.item == 1 && machine.timeline.loopsCompleted == 1)
         #expect(abs(machine.timeline.passStart.seconds - -0.3) < 0.001, "\(machine.timeline.passStart.seconds)")
         // An edit of a scheduled layer rejoins its schedule at the boundary.
         var running = Self.machine(Self.layer(["a"], loop: .forever))
-        _ = running.update(to: layer, at: .zero, now: Self.now, lengths: { nil })
-        _ = running.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { [Self.seconds(2), Self.seconds(3)] })
+        _ = running.update(to: layer, at: .zero, now: Self.now, lengths: { _ in nil })
+        _ = running.passEnded(
+            length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { _ in [Self.seconds(2), Self.seconds(3)] })
         #expect(running.timeline.item == 1 && abs(running.timeline.passStart.seconds - (1 - 0.3)) < 0.001, "\(running.timeline)")
         // A schedule already over: the layer has ended.
         let over = Machine(
             id: Self.id, layer: Self.layer(["two"], scheduled: Self.now.addingTimeInterval(-60)), failurePolicy: .passOver, start: .zero,
-            now: Self.now, lengths: { [Self.seconds(2)] })
+            now: Self.now, lengths: { _ in [Self.seconds(2)] })
         #expect(over.phase == .ended)
     }
 
@@ -151,7 +169,7 @@ import Testing
         let unmoved = machine.move(rect: machine.layer.rect, zIndex: 3)
         #expect(!unmoved)
         #expect(machine.layer.zIndex == 3)
-        _ = machine.update(to: Self.layer(["b"]), at: .zero, now: Self.now, lengths: { nil })
+        _ = machine.update(to: Self.layer(["b"]), at: .zero, now: Self.now, lengths: { _ in nil })
         let moved = machine.move(rect: PixelRect(x: 4, y: 4, width: 2, height: 2), zIndex: 0)
         #expect(moved)
         #expect(machine.pending?.rect == PixelRect(x: 4, y: 4, width: 2, height: 2), "the version waiting moves too")
@@ -168,7 +186,7 @@ import Testing
 
     @Test func passesThatEndedAreForgottenButTheLast() {
         var machine = Self.machine(Self.layer(["a"], loop: .forever))
-        for _ in 0..<5 { _ = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { nil }) }
+        for _ in 0..<5 { _ = machine.passEnded(length: Self.seconds(1), status: .played, error: nil, now: Self.now, lengths: { _ in nil }) }
         #expect(machine.passes.count == 6)
         machine.forgetPasses(endedBy: Self.seconds(10))
         #expect(machine.passes.count == 1 && machine.passes[0].layerStart == Self.seconds(5))

@@ -123,15 +123,16 @@ final class LayerReader {
         self.interrupt = interrupt
         machine = LayerStateMachine(
             id: id, layer: layer, failurePolicy: failurePolicy, start: start, now: Date(),
-            lengths: { Self.lengths(of: layer, soundExtents: soundExtents, interrupt: interrupt) })
+            lengths: { Self.lengths(of: $0, soundExtents: soundExtents, interrupt: interrupt) })
         if case .filler(let filler?, _) = failurePolicy { preparer.prepare(filler) }
         perform(machine.effectsAtStart)
     }
 
-    /// The lengths of the current version's passes, for a schedule.
-    private var lengths: () -> [MediaTime]? {
-        let layer = machine.layer, soundExtents = soundExtents, interrupt = interrupt
-        return { Self.lengths(of: layer, soundExtents: soundExtents, interrupt: interrupt) }
+    /// The lengths of a version's passes, for its schedule: asked by the machine of the version
+    /// it joins (a pending one taken at a boundary, not the one ending).
+    private var lengths: (CompositionLayer) -> [MediaTime]? {
+        let soundExtents = soundExtents, interrupt = interrupt
+        return { Self.lengths(of: $0, soundExtents: soundExtents, interrupt: interrupt) }
     }
 
     /// Does what the machine decided, in order.
@@ -255,11 +256,8 @@ final class LayerReader {
     /// A layer whose content has ended (played out, or failed) has no boundary to come: it takes
     /// the new version at once, at layer time `time`, as a new layer would start.
     func update(to layer: CompositionLayer, at time: MediaTime) {
-        let soundExtents = soundExtents, interrupt = interrupt
         let playing = machine.layer
-        perform(
-            machine.update(
-                to: layer, at: time, now: Date(), lengths: { Self.lengths(of: layer, soundExtents: soundExtents, interrupt: interrupt) }))
+        perform(machine.update(to: layer, at: time, now: Date(), lengths: lengths))
         // The item the new version starts with at the boundary, opened now (in a channel the
         // boundary does not wait for it): the next one of the same playlist, else its first.
         guard machine.pending != nil, !layer.assets.isEmpty else { return }

@@ -67,7 +67,7 @@ struct LayerStateMachine {
     /// item's pass length when the schedule needs them, nil when not known).
     init(
         id: CompositionLayer.ID, layer: CompositionLayer, failurePolicy: LayerFailurePolicy, start: MediaTime, now: Date,
-        lengths: () -> [MediaTime]?
+        lengths: (CompositionLayer) -> [MediaTime]?
     ) {
         self.id = id
         self.layer = layer
@@ -86,7 +86,7 @@ struct LayerStateMachine {
     /// schedule when it has one; else with the item after this one when it plays the same sources
     /// in the same order (a move, a new look, a file replaced in place); else from its first item.
     mutating func passEnded(
-        length: MediaTime, status: LayerItemRecord.Status?, error: PlayheadError?, now: Date, lengths: () -> [MediaTime]?
+        length: MediaTime, status: LayerItemRecord.Status?, error: PlayheadError?, now: Date, lengths: (CompositionLayer) -> [MediaTime]?
     ) -> [Effect] {
         var effects: [Effect] = []
         let item = timeline.item
@@ -112,7 +112,7 @@ struct LayerStateMachine {
     /// The current item failed at layer time `time`: with a filler policy its slot plays the
     /// filler; else, when another item may still play, it is passed over (its pass ends there);
     /// else the layer fails.
-    mutating func itemFailed(_ error: PlayheadError, at time: MediaTime, now: Date, lengths: () -> [MediaTime]?) -> [Effect] {
+    mutating func itemFailed(_ error: PlayheadError, at time: MediaTime, now: Date, lengths: (CompositionLayer) -> [MediaTime]?) -> [Effect] {
         let item = timeline.item
         itemFailures[item] = itemFailures[item] ?? error
         var effects: [Effect] = [.closeItem]
@@ -142,7 +142,7 @@ struct LayerStateMachine {
 
     /// The filler's slot is over at layer time `time` (its end): the failed item's pass (its part
     /// and the filler's) ends, and the next item starts.
-    mutating func fillerEnded(now: Date, lengths: () -> [MediaTime]?) -> [Effect] {
+    mutating func fillerEnded(now: Date, lengths: (CompositionLayer) -> [MediaTime]?) -> [Effect] {
         guard case .filler(let start, let length, _) = phase else { return [] }
         phase = .playing
         let end = start + length
@@ -155,7 +155,7 @@ struct LayerStateMachine {
     /// A new version of the layer, taken at its next item boundary; a layer whose content has
     /// ended (played out, or failed) has no boundary to come: it takes the new version at once,
     /// at layer time `time`, as a new layer would start.
-    mutating func update(to next: CompositionLayer, at time: MediaTime, now: Date, lengths: () -> [MediaTime]?) -> [Effect] {
+    mutating func update(to next: CompositionLayer, at time: MediaTime, now: Date, lengths: (CompositionLayer) -> [MediaTime]?) -> [Effect] {
         guard timeline.hasEnded else {
             pending = next
             return []
@@ -211,9 +211,9 @@ struct LayerStateMachine {
 
     /// Starts the playlist at layer time `start`: on schedule when it has one (the item the
     /// schedule plays now, begun as long ago as it says), else from its first item.
-    private mutating func join(at start: MediaTime, now: Date, lengths: () -> [MediaTime]?) -> [Effect] {
+    private mutating func join(at start: MediaTime, now: Date, lengths: (CompositionLayer) -> [MediaTime]?) -> [Effect] {
         timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop, start: start)
-        if let scheduled = layer.scheduledStart, let known = lengths() {
+        if let scheduled = layer.scheduledStart, let known = lengths(layer) {
             let elapsed = MediaTime(seconds: now.timeIntervalSince(scheduled), preferredTimescale: 90_000)
             guard let position = LayerTimeline.position(after: elapsed, lengths: known, loop: layer.loop) else {
                 timeline.end()
