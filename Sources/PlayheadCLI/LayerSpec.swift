@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Glibc
 import Playhead
 
 /// One layer as the command line or a layout file describes it.
@@ -124,6 +125,21 @@ struct LayerSpec {
 
     /// The layers of a JSON layout file (at most 1 MiB, 64 layers); relative sources are found
     /// beside the file.
+    /// A layout's source as the media layer opens it: standard input, a URL (the media layer's
+    /// one rule: `://`, `pipe:`, `data:`) and an absolute path as written; a relative name beside
+    /// the layout — a file named `we:ird.mp4` included; another name with a colon that is no file
+    /// there (`file:/clips/a.mp4`) as written, for FFmpeg's protocols.
+    /// - Parameters:
+    ///   - source: the source as the layout names it.
+    ///   - folder: the folder relative names are found in.
+    /// - Returns: the source to open.
+    static func resolve(_ source: String, in folder: String) -> String {
+        if source.hasPrefix("/") || source == "-" || !SourceOptions.isPath(source) { return source }
+        let beside = folder + "/" + source
+        if source.contains(":"), !FileManager.default.fileExists(atPath: beside) { return source }
+        return beside
+    }
+
     static func layoutFile(_ path: String, timeout: Double) throws -> [LayerSpec] {
         struct Entry: Decodable {
             struct Range: Decodable {
@@ -178,7 +194,14 @@ struct LayerSpec {
                 }
             }
         }
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        // Relative sources are the layout file's folder's (the file's own, through links:
+        // /dev/stdin redirected from a file) — or, for a layout that is no file (a pipe), the
+        // working directory's.
+        var info = stat()
+        let real = URL(fileURLWithPath: path).resolvingSymlinksInPath()
+        let folder =
+            stat(real.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+            ? real.deletingLastPathComponent().path : FileManager.default.currentDirectoryPath
         return try entries.enumerated().map { index, entry in
             let what = "layer \(index + 1) of \(path)"
             let named = (entry.sources ?? []) + (entry.source.map { [$0] } ?? [])
@@ -189,11 +212,7 @@ struct LayerSpec {
             guard entry.rect.count == 4, entry.rect.allSatisfy({ (0...16384).contains($0) }) else {
                 throw ValidationError("\(what): \"rect\" is [x, y, width, height] in canvas pixels")
             }
-            // Relative paths are the layout's folder's; a URL (the media layer's one rule: `://`,
-            // `pipe:`, `data:`) and standard input are as written — a file named `we:ird.mp4` is a path.
-            let sources = named.map { source -> String in
-                source.hasPrefix("/") || source == "-" || !SourceOptions.isPath(source) ? source : folder + "/" + source
-            }
+            let sources = named.map { source in Self.resolve(source, in: folder) }
             var spec = LayerSpec(
                 sources: sources, rect: PixelRect(x: entry.rect[0], y: entry.rect[1], width: entry.rect[2], height: entry.rect[3]),
                 z: entry.z ?? 0)

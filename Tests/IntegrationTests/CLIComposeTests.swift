@@ -306,6 +306,33 @@ import Testing
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let layers = try #require(summary["layers"] as? [[String: Any]])
         #expect(layers.first?["framesShown"] as? Int == 30 && layers.first?["error"] == nil, "\(layers)")
+
+        // `file:` with an absolute path is FFmpeg's file protocol, as on the command line.
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        try #"[{"source": "file:\#(clip)", "rect": [0, 0, 64, 36]}]"#.write(toFile: out + "/file.json", atomically: true, encoding: .utf8)
+        let protocolRun = try await CLI.run([
+            "compose", "--json", "--layout", out + "/file.json", "--size", "64x36", "--duration", "1", "--out", out + "/f",
+        ])
+        #expect(protocolRun.status == 0, "\(protocolRun.stderr)")
+
+        // A layout through a pipe has no folder: its relative sources are the working directory's.
+        let here = FileManager.default.currentDirectoryPath + "/"
+        let relative = try #require(clip.hasPrefix(here) ? String(clip.dropFirst(here.count)) : nil, "\(clip) outside \(here)")
+        try #"[{"source": "\#(relative)", "rect": [0, 0, 64, 36]}]"#.write(toFile: out + "/piped.json", atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = try CLI.binary()
+        process.arguments = ["compose", "--layout", "/dev/stdin", "--size", "64x36", "--duration", "1", "--out", out + "/p"]
+        let input = Pipe()
+        process.standardInput = input
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try input.fileHandleForWriting.write(contentsOf: Data(contentsOf: URL(fileURLWithPath: out + "/piped.json")))
+        try input.fileHandleForWriting.close()
+        let status = try await offPool { () -> Int32 in
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        #expect(status == 0 && FileManager.default.fileExists(atPath: out + "/p/composition/frames.y4m"), "exit \(status)")
     }
 
     /// Requests that would give nothing usable, or run away, are usage errors before anything is
