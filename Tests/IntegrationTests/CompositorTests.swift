@@ -3,6 +3,8 @@ import Playhead
 import Synchronization
 import Testing
 
+@testable import PlayheadMedia
+
 /// The compositor against an oracle built from ffmpeg: every layer's frames scaled by ffmpeg's
 /// bicubic `scale` to the layer's picture size, the frame each layer should show at each output
 /// time worked out from ffprobe's timestamps (the last one at or before it, loops included), and
@@ -266,6 +268,50 @@ import Testing
         let frames = sink.frames
         #expect(!isBackground(frames[0], x: 10) && isBackground(frames[29], x: 10), "the removed layer's place shows the background")
         #expect(isBackground(frames[0], x: 50) && !isBackground(frames[29], x: 50), "the added layer shows")
+    }
+
+    /// A composition hands its pictures over uncopied (as the channel's encoder queue and the MP4
+    /// writer take them): a sink that keeps references to the last four is never drawn over by a
+    /// later picture — the render takes new buffers for a picture still held.
+    @Test func picturesHandedOverAreNeverDrawnOverWhileHeld() async throws {
+        final class HoldingSink: FrameSink, @unchecked Sendable {
+            // @unchecked Sendable: called from the compositor's output thread, one call at a time;
+            // the test reads the results only after `render` returned.
+            let pixelFormat = OutputPixelFormat.yuv420p
+            var held: [(frame: OwnedFrame, sum: Int)] = []
+            var shared = 0, changed = 0, written = 0
+            func begin(_ info: FrameStreamInfo) throws(PlayheadError) {
+                for _ in 0..<4 { held.append((try OwnedFrame(size: info.size, format: .yuv420p), 0)) }
+            }
+            static func sum(_ frame: OwnedFrame) -> Int {
+                guard let data = frame.pointer.pointee.data.0 else { return -1 }
+                let stride = Int(frame.pointer.pointee.linesize.0)
+                var total = 0
+                for row in 0..<frame.size.height {
+                    for x in 0..<frame.size.width { total = total &* 31 &+ Int(data[row * stride + x]) }
+                }
+                return total
+            }
+            func write(_ frame: VideoFrame) throws(PlayheadError) {
+                let slot = held[written % 4]
+                if written >= 4, Self.sum(slot.frame) != slot.sum { changed += 1 }
+                try slot.frame.hold(frame, file: "test")
+                if frame.sharable, slot.frame.isShared { shared += 1 }
+                held[written % 4].sum = Self.sum(slot.frame)
+                written += 1
+            }
+            func finish() throws(PlayheadError) {}
+            func abort() {}
+        }
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
+        let compositor = Compositor(canvas: canvas)
+        try compositor.add(
+            CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(size: canvas.size), loop: .forever))
+        let sink = HoldingSink()
+        let report = await compositor.render(frames: 60, into: sink)
+        #expect(report.error == nil && sink.written == 60)
+        #expect(sink.shared == 60, "every picture handed over by reference (\(sink.shared) of 60)")
+        #expect(sink.changed == 0, "\(sink.changed) held pictures were drawn over")
     }
 
     /// A layer whose source fails is reported and shows the background; the others go on.

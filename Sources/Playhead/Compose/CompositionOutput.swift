@@ -71,10 +71,13 @@ final class CompositionOutput: Sendable {
                     free.send(slot)
                     continue
                 }
-                let frame = VideoFrame(
+                var frame = VideoFrame(
                     presentationTime: canvas.time(ofFrame: written), duration: canvas.time(ofFrame: 1), index: written,
                     source: "composition", size: canvas.size, pixelFormat: pixelFormat, pixelFormatName: pixelFormat.rawValue,
                     picture: pictures[slot], interrupt: interrupt)
+                // The render thread draws into a picture only once no consumer references it
+                // (`Compositor.render` renews it otherwise): an encoder may keep it uncopied.
+                frame.sharable = true
                 if let clock {
                     let start = origin ?? clock.now()
                     origin = start

@@ -446,6 +446,9 @@ public final class Compositor: Sendable {
                     break
                 }
                 let picture = pictures[slot]
+                // An encoder may still hold the picture sent last from this slot (it was handed
+                // over, not copied: `VideoFrame.sharable`): the slot then draws into new buffers.
+                try picture.renewIfShared()
                 picture.fill(with: canvas.background)
                 for layer in layers { try layer.draw(at: time, into: picture) }
                 // The sound up to this picture's time (the layers' passes are known up to it).

@@ -58,6 +58,88 @@ package final class OwnedFrame {
     /// Lets go of the frame's buffers (the frame itself is kept, for the next picture).
     package func unref() { av_frame_unref(pointer) }
 
+    /// Makes this frame hold `picture`, of this frame's size and format: when its producer allows
+    /// (``VideoFrame/sharable``), another reference to its buffers (no pixel copied: the producer
+    /// draws its next picture into buffers of its own, see ``renewIfShared()``); otherwise a copy
+    /// of its pixels into buffers this frame alone holds (kept from the last copy).
+    /// - Parameters:
+    ///   - picture: the picture to hold.
+    ///   - file: the output named in an error.
+    /// - Throws: `output.encodeFailed` when `picture`'s size or format differ from this frame's, or
+    ///   the buffers cannot be allocated or the picture not copied.
+    package func hold(_ picture: VideoFrame, file: String?) throws(PlayheadError) {
+        let frame = UnsafePointer(picture.frame)
+        let sharing = picture.sharable
+        let (width, height, format) = (pointer.pointee.width, pointer.pointee.height, pointer.pointee.format)
+        guard frame.pointee.width == width, frame.pointee.height == height, frame.pointee.format == format else {
+            let given = "\(frame.pointee.width)x\(frame.pointee.height) \(FrameConverter.name(AVPixelFormat(rawValue: frame.pointee.format)))"
+            throw PlayheadError(
+                code: .encodeFailed, message: "a \(given) frame where \(width)x\(height) \(formatName) frames were begun", file: file)
+        }
+        if sharing {
+            av_frame_unref(pointer)
+            let result = av_frame_ref(pointer, frame)
+            guard result >= 0 else {
+                restore(width, height, format)
+                throw FFmpegError.error(.encodeFailed, "could not hold the frame", function: "av_frame_ref", result: result, file: file)
+            }
+            return
+        }
+        if pointer.pointee.buf.0 == nil || av_frame_is_writable(pointer) == 0 {
+            av_frame_unref(pointer)
+            restore(width, height, format)
+            let result = av_frame_get_buffer(pointer, 0)
+            guard result >= 0 else {
+                throw FFmpegError.error(.encodeFailed, "could not allocate a frame", function: "av_frame_get_buffer", result: result, file: file)
+            }
+        }
+        let copied = av_frame_copy(pointer, frame)
+        guard copied >= 0 else {
+            throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: file)
+        }
+    }
+
+    /// Lets go of the frame's buffers when another frame references them too (a picture held by
+    /// ``hold(_:file:)`` once it is encoded), so that their producer may draw into them
+    /// again; buffers this frame alone holds are kept for the next copy. Its size and format stay.
+    package func releaseShared() {
+        guard pointer.pointee.buf.0 != nil, av_frame_is_writable(pointer) == 0 else { return }
+        let (width, height, format) = (pointer.pointee.width, pointer.pointee.height, pointer.pointee.format)
+        av_frame_unref(pointer)
+        restore(width, height, format)
+    }
+
+    /// Gives the frame buffers no other frame references, of its size and format, before it is
+    /// drawn over whole: a consumer that holds its last picture (``hold(_:file:)``) keeps
+    /// it, and the frame takes new buffers (their pixels undefined) instead of waiting or copying.
+    /// - Throws: `output.conversionFailed` when new buffers cannot be allocated.
+    package func renewIfShared() throws(PlayheadError) {
+        guard av_frame_is_writable(pointer) == 0 else { return }
+        let (width, height, format) = (pointer.pointee.width, pointer.pointee.height, pointer.pointee.format)
+        av_frame_unref(pointer)
+        restore(width, height, format)
+        let result = av_frame_get_buffer(pointer, 0)
+        guard result >= 0 else {
+            throw FFmpegError.error(
+                .conversionFailed, "could not allocate a \(width)x\(height) canvas", function: "av_frame_get_buffer", result: result, file: nil)
+        }
+    }
+
+    /// Whether another frame references this frame's buffers (a picture held uncopied).
+    package var isShared: Bool { pointer.pointee.buf.0 != nil && av_frame_is_writable(pointer) == 0 }
+
+    /// Sets the geometry `av_frame_unref` resets.
+    private func restore(_ width: Int32, _ height: Int32, _ format: Int32) {
+        pointer.pointee.width = width
+        pointer.pointee.height = height
+        pointer.pointee.format = format
+    }
+
+    /// Whether `other` holds the same pixel buffers as this frame (a reference, not a copy).
+    package func sharesBuffers(with other: OwnedFrame) -> Bool {
+        pointer.pointee.buf.0 != nil && pointer.pointee.buf.0?.pointee.data == other.pointer.pointee.buf.0?.pointee.data
+    }
+
     /// Takes `other`'s buffers and properties; `other` is left blank.
     package func move(from other: OwnedFrame) {
         av_frame_unref(pointer)

@@ -133,12 +133,11 @@ final class MP4Writer {
 
     private func encode(_ frame: VideoFrame, at pts: Int64, duration: Int64) throws(PlayheadError) {
         guard let encoder, let staging else { throw PlayheadError(code: .invalidState, message: "write before begin", file: path) }
-        // The encoder may keep what it is given until a later call: each frame goes in a copy.
-        let writable = av_frame_make_writable(staging.pointer)
-        let copied = writable >= 0 ? av_frame_copy(staging.pointer, frame.frame) : writable
-        guard copied >= 0 else {
-            throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: path)
-        }
+        // The encoder may keep what it is given until a later call: each frame goes in a
+        // reference its producer will not draw over, or else in a copy.
+        try staging.hold(frame, file: path)
+        // The producer's buffers are free again once the encoder has what it keeps of them.
+        defer { staging.releaseShared() }
         let nominal = Int64(framesWritten) * (videoClock?.frame ?? 1)
         staging.pointer.pointee.pts = nominal
         timing.append((pts, duration))

@@ -59,6 +59,11 @@ public struct VideoFrame {
     /// Seconds from the start of the player's timeline, when a player presents it (an item of a
     /// queue, a loop's pass): where an export places it.
     package var timelinePosition: Double?
+    /// Its producer draws no later picture into these buffers while another frame references
+    /// them (``OwnedFrame/renewIfShared()``): an internal consumer that keeps the picture past
+    /// `write` (an encoder, a queue) may take a reference instead of a copy
+    /// (``OwnedFrame/hold(_:file:)``).
+    package var sharable = false
 
     init(
         presentationTime: MediaTime, duration: MediaTime, index: Int, source: String, size: PixelSize, pixelFormat: OutputPixelFormat,

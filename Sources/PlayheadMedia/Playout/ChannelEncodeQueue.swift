@@ -59,22 +59,21 @@ package final class ChannelEncodeQueue: Sendable {
                     free.cancel()
                     break
                 }
+                // A referenced picture goes back to its producer now, not when the slot is next filled.
+                slot.picture.releaseShared()
                 free.send(number)
             }
             done.signal()
         }
     }
 
-    /// Copies `frame` into a free slot (waiting for one while every slot waits for the encoder).
+    /// Puts `frame` in a free slot (waiting for one while every slot waits for the encoder): a
+    /// reference to its buffers when its producer allows (``VideoFrame/sharable``, a
+    /// composition's pictures), else a copy.
     package func write(_ frame: VideoFrame) throws(PlayheadError) {
         let number = try nextSlot()
-        let picture = slots[number].picture
-        // The encoder may still hold the slot's last picture: a fresh buffer then.
-        let writable = av_frame_make_writable(picture.pointer)
-        let copied = writable >= 0 ? av_frame_copy(picture.pointer, frame.frame) : writable
-        guard copied >= 0 else {
-            throw FFmpegError.error(.encodeFailed, "could not copy the frame", function: "av_frame_copy", result: copied, file: "channel")
-        }
+        // The encoder may still hold the slot's last picture: a copy then goes in fresh buffers.
+        try slots[number].picture.hold(frame, file: "channel")
         slots[number].hasPicture = true
     }
 
