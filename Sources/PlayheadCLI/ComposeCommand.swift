@@ -30,7 +30,7 @@ struct ComposeCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Frames per second (30, 29.97, 24000/1001).")
     var rate: String = "30"
 
-    @Option(parsing: .unconditional, help: "Seconds of output.")
+    @Option(parsing: .unconditional, help: "Seconds of output: every frame that starts within them (2.3 s at 29.97 fps: 69 frames, as ffmpeg -t).")
     var duration: Double
 
     @Option(help: "Background colour: #RRGGBB or black, white, gray, red, green, blue.")
@@ -127,9 +127,6 @@ struct ComposeCommand: AsyncParsableCommand {
         guard let parsed = FrameRate(parsing: rate), parsed.value >= 0.001, parsed.value <= 1000 else {
             throw ValidationError("--rate must be 0.001 … 1000 frames per second: a number (30, 29.97) or N/D (30000/1001), not \(rate)")
         }
-        if (duration * parsed.value).rounded(.down) < 1 {
-            throw ValidationError("--duration \(duration) s at \(rate) frames per second holds no frame: at least \(1 / parsed.value) s")
-        }
         if !X264Settings.presets.contains(preset) { throw ValidationError("--preset must be one of \(X264Settings.presets.joined(separator: ", "))") }
         if !X264Settings.crfRange.contains(crf) { throw ValidationError("--crf must be 0 … 51") }
         guard RGBColor(parsing: background) != nil else { throw ValidationError("--background must be #RRGGBB or a colour name") }
@@ -154,7 +151,7 @@ struct ComposeCommand: AsyncParsableCommand {
         }
         // A layout read from standard input has used it up: no layer may read it too.
         try StandardInput.checkReadOnce(specs.flatMap(\.sources), alsoReading: layout)
-        let frames = Int((duration * rate.value).rounded(.down))
+        let frames = rate.frames(in: duration)
         let format = outputFormat
         let file = fileTarget == nil ? nil : out
         let hasSound = specs.contains(where: \.audio)

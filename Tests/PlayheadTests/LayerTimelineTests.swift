@@ -53,6 +53,21 @@ import Testing
         #expect(rate?.numerator == numerator && rate?.denominator == denominator, "\(text) → \(String(describing: rate))")
     }
 
+    /// The frames of a length are those at least half of which lie within it (the first always),
+    /// counted in whole numbers (frame n's middle is within h/100 s when (2n + 1) × D × 100 ≤
+    /// 2 × h × N), for decimal lengths that binary doubles cannot hold exactly.
+    @Test(arguments: [(30, 1), (30000, 1001), (24000, 1001), (25, 1), (1, 2), (60000, 1001), (1000, 1), (7, 3)])
+    func framesOfALengthAreThoseHalfWithinIt(numerator: Int, denominator: Int) throws {
+        let rate = try #require(FrameRate(numerator: numerator, denominator: denominator))
+        for hundredths in [1, 2, 4, 10, 50, 99, 100, 101, 150, 200, 230, 250, 333, 450, 1000, 8_640_000] {
+            let (twice, frame) = (2 * hundredths * numerator, 100 * denominator)
+            let expected = max(1, twice < frame ? 0 : (twice - frame) / (2 * frame) + 1)
+            #expect(rate.frames(in: Double(hundredths) / 100) == expected, "\(hundredths) hundredths at \(rate)")
+        }
+        for absurd in [0, -1, Double.nan, -Double.infinity] { #expect(rate.frames(in: absurd) == 0) }
+        #expect(rate.frames(in: .infinity) == 0 && rate.frames(in: 1e300) == Int.max / 2)
+    }
+
     @Test func absurdFrameRatesAndColoursAreRefused() {
         for text in ["0", "-1", "nan", "inf", "1e9", "1/0", "x", ""] { #expect(FrameRate(parsing: text) == nil, "\(text)") }
         #expect(RGBColor(parsing: "#102030") == RGBColor(red: 0x10, green: 0x20, blue: 0x30))

@@ -185,7 +185,7 @@ struct PlayoutCommand: AsyncParsableCommand {
         }
         SignalWatcher.shared.onReload { channelLayout.reloadIfChanged(force: true) }
         SignalWatcher.shared.onSignal { _ in compositor.stop() }
-        let frames = duration.map { Int(($0 * rate.value).rounded(.down)) }
+        let frames = duration.map { rate.frames(in: $0) }
         let clock: (any PlaybackClock)? = clock == .realtime ? SystemPlaybackClock() : nil
         let report = await compositor.render(frames: frames, into: sink, realtime: clock)
         watcher.cancel()

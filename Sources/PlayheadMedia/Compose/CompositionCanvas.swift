@@ -93,6 +93,19 @@ public struct FrameRate: Sendable, Hashable, CustomStringConvertible {
     /// Frames a second as a number.
     public var value: Double { Double(numerator) / Double(denominator) }
 
+    /// The frames an output of `seconds` holds, as ffmpeg's `-t` counts them: every frame at
+    /// least half of which lies within it (frame *n* lasts from *n* / rate to (*n* + 1) / rate),
+    /// and always the first — 60 in 2 s at 30 fps, 69 in 2.3 s at 30000/1001, 1 in 1 s at 0.5 fps.
+    /// - Parameter seconds: the length; 0 or less (or not a number) holds no frame.
+    /// - Returns: seconds × rate rounded half up (a product within a millionth of a frame of a
+    ///   half taken as that half: a decimal length such as 0.1 s is not exact in binary), at least 1.
+    public func frames(in seconds: Double) -> Int {
+        let product = seconds * Double(numerator) / Double(denominator)
+        guard product.isFinite, product > 0 else { return 0 }
+        let frames = max(1, (product + 0.5 + 1e-6).rounded(.down))
+        return frames < Double(Int.max / 2) ? Int(frames) : Int.max / 2
+    }
+
     public var description: String { denominator == 1 ? "\(numerator)" : "\(numerator)/\(denominator)" }
 }
 
