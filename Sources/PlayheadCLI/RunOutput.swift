@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import Glibc
 import Playhead
 import PlayheadRunFolder
@@ -7,6 +9,16 @@ import PlayheadRunFolder
 /// before anything else and finally on every way out.
 struct RunOutput: Sendable {
     let folder: OutputFolder
+    /// Its `summary.json`, one version at a time.
+    private let summary: SummaryFile
+
+    private init(folder: OutputFolder) {
+        self.folder = folder
+        summary = SummaryFile(folder: folder)
+        // A second signal ends the process at once: the summary then says so, rather than
+        // `running` beside files cut short.
+        SignalWatcher.shared.beforeStoppingAtOnce { [summary] signal, kept in summary.markStoppedAtOnce(by: signal, kept: kept) }
+    }
 
     var path: String { folder.path }
 
@@ -33,7 +45,7 @@ struct RunOutput: Sendable {
     func writeSummary<T: Encodable>(_ summary: T) async throws {
         let bytes = try JSONOutput.encode(summary)
         do throws(PlayheadError) {
-            try await folder.writeFile("summary.json", bytes: bytes)
+            try await self.summary.write(bytes)
         } catch {
             throw CommandFailure(description: "could not write the summary: \(error)")
         }
@@ -61,16 +73,7 @@ enum RunState: String, Encodable {
     static var atTheEnd: RunState { SignalWatcher.shared.settle() == nil ? .finished : .cancelled }
 
     /// The name of the signal that stopped the run, if one did.
-    static var signalName: String? {
-        switch SignalWatcher.shared.received {
-        case SIGINT?: return "SIGINT"
-        case SIGTERM?: return "SIGTERM"
-        case SIGHUP?: return "SIGHUP"
-        case SIGQUIT?: return "SIGQUIT"
-        case let other?: return "signal \(other)"
-        case nil: return nil
-        }
-    }
+    static var signalName: String? { SignalWatcher.shared.received.map(SignalWatcher.name(of:)) }
 }
 
 /// Ends a command with an exit status (after its output was written).
@@ -81,5 +84,67 @@ struct CommandExit: Error {
     static func status(failed: Bool) -> CommandExit? {
         if let signal = SignalWatcher.shared.exitStatus { return CommandExit(status: signal) }
         return failed ? CommandExit(status: 1) : nil
+    }
+}
+
+/// A run folder's `summary.json`: each version written whole, one at a time; and, when a second
+/// signal stops the process at once, a last version made from the one before — `cancelled`, with
+/// the signal that stopped it, its files still `running` marked `cancelled`, and the files kept cut
+/// to their last whole part — after which nothing else is written.
+final class SummaryFile: Sendable {
+    private let folder: OutputFolder
+    /// The version written last (nil before the first), and whether the process is stopping.
+    private let state = Locked<(last: [UInt8]?, stopping: Bool)>((nil, false))
+    /// Held while a version is written: one at a time; the stopping thread keeps it.
+    private let writing = DispatchSemaphore(value: 1)
+
+    init(folder: OutputFolder) { self.folder = folder }
+
+    /// Writes `bytes` as the summary (on a worker thread), unless the process is stopping at once.
+    func write(_ bytes: [UInt8]) async throws(PlayheadError) {
+        try await WorkerPool.shared.value("playhead.output") { [self] () throws(PlayheadError) in
+            writing.wait()
+            defer { writing.signal() }
+            guard !state.withLock({ $0.stopping }) else { return }
+            _ = try folder.writeFileNow("summary.json", bytes: bytes)
+            state.withLock { $0.last = bytes }
+        }
+    }
+
+    /// On the signal's thread, before the process exits: waits (two seconds at most) for a
+    /// version being written, then writes the stopped one (nothing when none was written yet)
+    /// and lets no other in.
+    /// - Parameters:
+    ///   - signal: the name of the signal that stopped the process at once.
+    ///   - kept: the files kept, cut to their last whole part.
+    func markStoppedAtOnce(by signal: String, kept: [String]) {
+        // A write that hangs (a stalled disk) must not hold a process told to stop at once.
+        guard writing.wait(timeout: .now() + .seconds(2)) == .success else { return }
+        let last = state.withLock { s -> [UInt8]? in
+            s.stopping = true
+            return s.last
+        }
+        guard let last, let bytes = Self.stopped(last, by: signal, kept: kept) else { return }
+        _ = try? folder.writeFileNow("summary.json", bytes: bytes)
+    }
+
+    /// `summary` as stopped at once by `signal`: `state` `cancelled` (the first signal kept as
+    /// `signal`), `stoppedAtOnceBy`, `keptCut`, and every file or item still `running` `cancelled`.
+    static func stopped(_ summary: [UInt8], by signal: String, kept: [String]) -> [UInt8]? {
+        guard var object = (try? JSONSerialization.jsonObject(with: Data(summary))) as? [String: Any] else { return nil }
+        object["state"] = RunState.cancelled.rawValue
+        if object["signal"] == nil { object["signal"] = RunState.signalName ?? signal }
+        object["stoppedAtOnceBy"] = signal
+        object["keptCut"] = kept
+        for key in ["files", "items"] {
+            guard let entries = object[key] as? [[String: Any]] else { continue }
+            object[key] = entries.map { entry in
+                var entry = entry
+                if entry["status"] as? String == "running" { entry["status"] = "cancelled" }
+                return entry
+            }
+        }
+        let options: JSONSerialization.WritingOptions = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return (try? JSONSerialization.data(withJSONObject: object, options: options)).map { Array($0) }
     }
 }

@@ -29,6 +29,8 @@ final class SignalWatcher: Sendable {
         var handler: (@Sendable (Int32) -> Void)?
         /// SIGHUP asks a long-running command to reload (a channel's layout), not to stop.
         var reload: (@Sendable () -> Void)?
+        /// Runs when a second signal stops the process at once, before it exits.
+        var stoppingAtOnce: (@Sendable (String, [String]) -> Void)?
     }
     private let state = Locked(State())
     /// The signal sources, kept alive for the process's life.
@@ -68,6 +70,17 @@ final class SignalWatcher: Sendable {
         }
     }
 
+    /// `SIGINT`, `SIGTERM`, … for the signals watched; `signal N` for any other.
+    static func name(of number: Int32) -> String {
+        switch number {
+        case SIGINT: return "SIGINT"
+        case SIGTERM: return "SIGTERM"
+        case SIGHUP: return "SIGHUP"
+        case SIGQUIT: return "SIGQUIT"
+        default: return "signal \(number)"
+        }
+    }
+
     /// The exit status a signal calls for (128 + its number).
     var exitStatus: Int32? { received.map { 128 + $0 } }
 
@@ -78,6 +91,13 @@ final class SignalWatcher: Sendable {
             return s.received
         }
         if let already { handler(already) }
+    }
+
+    /// What to do when a second signal stops the process at once, on the signal's thread before
+    /// it exits (a run's summary then says so): told the signal's name and the files kept, cut
+    /// to their last whole part. Replaces an earlier one.
+    func beforeStoppingAtOnce(_ handler: @escaping @Sendable (_ signal: String, _ kept: [String]) -> Void) {
+        state.withLock { $0.stoppingAtOnce = handler }
     }
 
     /// What SIGHUP does from now on: reload (each time) instead of stopping the command.
@@ -111,10 +131,13 @@ final class SignalWatcher: Sendable {
             // Nothing half written stays behind under a name that says it is whole: a recording or
             // an MP4 export is cut to its valid part and kept, anything else being written removed.
             let kept = SafeFile.removeTemporaries()
+            let stopping = state.withLock { $0.stoppingAtOnce }
+            stopping?(Self.name(of: number), kept)
             Console.err(
                 "playhead: stopped at once by a second signal: "
                     + (kept.isEmpty ? "" : "kept, cut to their last whole part: \(kept.joined(separator: ", ")); ")
-                    + "files still being written were removed, summary.json was left as it stood\n")
+                    + "files still being written were removed"
+                    + (stopping == nil ? "\n" : ", summary.json says so\n"))
             _exit(128 + number)
         }
         handler?(number)

@@ -97,6 +97,52 @@ extension HostileOperationsTests {
     }
 }
 
+/// Two different signals (a supervisor's TERM, then a user's Ctrl-C): the second stops `play` at
+/// once, and its summary says so — `cancelled`, by which signals, with the export it kept cut —
+/// never `running` beside the kept files.
+extension HostileOperationsTests {
+    @Test func aSecondSignalLeavesASummaryThatSaysSo() async throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let out = folder + "/out"
+        let process = Process()
+        process.executableURL = try CLI.binary()
+        process.arguments = ["play", "--realtime", "--loop", "forever", "--format", "mp4", "--out", out, try Fixtures.clip("h264-aac.mp4")]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // Once the export is being written (its summary says `running`), two signals.
+        let until = Date().addingTimeInterval(60)
+        func exporting() -> Bool {
+            let names = (FileManager.default.enumerator(atPath: out)?.allObjects as? [String]) ?? []
+            return names.contains { $0.contains("/.video.mp4.") && $0.hasSuffix(".partial") }
+        }
+        while Date() < until, !exporting() { try await Task.sleep(for: .milliseconds(20)) }
+        // A few fragments of the export.
+        try await Task.sleep(for: .seconds(2))
+        kill(process.processIdentifier, SIGTERM)
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(text.contains("summary.json says so"), "\(text)")
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/summary.json"))) as? [String: Any])
+        #expect(summary["state"] as? String == "cancelled", "\(summary)")
+        // Sent back to back, the two may be taken in either order: the second one taken stops it.
+        let first = summary["signal"] as? String, second = summary["stoppedAtOnceBy"] as? String
+        #expect(Set([first, second]) == ["SIGTERM", "SIGINT"], "\(summary)")
+        #expect(process.terminationStatus == 128 + (second == "SIGINT" ? SIGINT : SIGTERM), "\(process.terminationStatus)")
+        let files = try #require(summary["files"] as? [[String: Any]])
+        #expect(!files.isEmpty && !files.contains { $0["status"] as? String == "running" }, "\(files)")
+        let kept = try #require(summary["keptCut"] as? [String])
+        #expect(kept.count == 1, "\(kept)")
+        for path in kept {
+            #expect(try await Self.decodedFrames(path) > 0, "\(path) was kept cut: its frames decode")
+        }
+    }
+}
+
 /// The status endpoint faces probes on open networks: a thousand idle connections (the shipped
 /// systemd unit allows 1024 descriptors) take neither its answers nor the channel's outputs.
 extension HostileOperationsTests {

@@ -28,8 +28,9 @@ package final class SafeFile {
     /// Every file being written now, by its temporary name, for a process that must stop at once
     /// (``removeTemporaries()``): where it would go, and — for a file that stays valid when cut
     /// (a recording, an MP4 export) — how much of it to keep.
-    /// A temporary file is created under this lock, and registered at once; once `closed`, none is.
-    private static let live = Locked<(files: [String: Salvage], closed: Bool)>(([:], false))
+    /// A temporary file is created under this lock, and registered at once; once closed (by the
+    /// stopping thread, `closedBy`), none is but that thread's own last records.
+    private static let live = Locked<(files: [String: Salvage], closedBy: pthread_t?)>(([:], nil))
 
     /// What a file being written leaves if the process stops at once.
     private struct Salvage: Sendable {
@@ -42,12 +43,13 @@ package final class SafeFile {
     /// Stops the process's writing at once (a second signal): a file that stays valid when cut
     /// (``keepOnHardExit(validPrefix:)``) is cut to its valid part and takes its name (or, when
     /// that is taken, the first free name beside it) — a recording of hours is never thrown away
-    /// — and every other file still being written is removed; no other file is created after.
+    /// — and every other file still being written is removed; no other file is created after, but
+    /// by the calling thread (its last records: a run's summary saying that it stopped so).
     /// - Returns: the files kept.
     @discardableResult
     package static func removeTemporaries() -> [String] {
         live.withLock { state in
-            state.closed = true
+            state.closedBy = pthread_self()
             var kept: [String] = []
             for (temporary, salvage) in state.files {
                 var info = stat()
@@ -118,10 +120,10 @@ package final class SafeFile {
             let candidate = folder + "." + name + "." + randomSuffix() + ".partial"
             // Created and registered in one step, so that a process stopping at once removes it.
             let (fd, code, closing) = live.withLock { state -> (Int32, Int32, Bool) in
-                guard !state.closed else { return (-1, 0, true) }
+                if let closer = state.closedBy, pthread_equal(closer, pthread_self()) == 0 { return (-1, 0, true) }
                 let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
                 let code = errno
-                if fd >= 0 { state.files[candidate] = Salvage(path: path) }
+                if fd >= 0, state.closedBy == nil { state.files[candidate] = Salvage(path: path) }
                 return (fd, code, false)
             }
             if closing { throw PlayheadError(code: .cancelled, message: "the process is stopping", file: path) }
