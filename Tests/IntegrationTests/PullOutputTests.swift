@@ -48,6 +48,72 @@ import Testing
         #expect(stream.streamInfo?.size == PixelSize(width: 320, height: 180))
     }
 
+    /// A render loop asks the output for the item time on its player's clock (as
+    /// `AVPlayerItemVideoOutput`'s `itemTime(forHostTime:)`): none before a frame is shown; while
+    /// playing, the time moves with the clock at rate 1 and the newest frame is at or before it,
+    /// less than a frame behind; paused, it stands still however far the clock moves, the player's
+    /// `currentTime()` the same and the frame for it the one shown last. Outputs of a session or an
+    /// as-fast-as-possible player have no clock to follow. On a virtual clock held at set times.
+    @Test func theItemTimeFollowsThePlayersClock() async throws {
+        let path = try Fixtures.clip("h264-aac.mp4")
+        let times = try await Reference.frameTimes(path)
+        let clock = GatedClock()
+        let output = VideoOutput(pixelFormat: .yuv420p)
+        let player = Player(
+            item: PlayerItem(asset: Asset(path: path)), output: output, configuration: PlayerConfiguration(realtime: true), clock: clock)
+        #expect(output.currentItemTime == nil && output.itemTime(forHostTime: clock.now()) == nil, "nothing shown yet")
+        // Half a second of play: the frames due by then are shown, and the clock stops there.
+        clock.open(until: .milliseconds(500))
+        player.play()
+        let held = await withDeadline(Bound.seconds(20), "half a second of frames") {
+            while clock.now() < .milliseconds(500) || output.latestFrame.map({ $0.itemTime.seconds < 0.44 }) ?? true {
+                try? await Task.sleep(for: .milliseconds(1))
+            }
+            return true
+        }
+        #expect(held == true)
+        let host = clock.now()
+        let playing = try #require(output.itemTime(forHostTime: host))
+        let later = try #require(output.itemTime(forHostTime: host + .milliseconds(250)))
+        #expect(abs((later - playing).seconds - 0.25) < 1e-6, "at rate 1 the time moves with the clock: \((later - playing).seconds) s")
+        let latest = try #require(output.latestFrame)
+        #expect(
+            latest.itemTime <= playing && (playing - latest.itemTime).seconds < 0.04 + 1e-6,
+            "\(latest.itemTime.seconds) s shown at \(playing.seconds) s")
+        #expect(output.copyFrame(forItemTime: playing)?.index == latest.index)
+        // Paused: the time stands still while the clock runs on.
+        player.pause()
+        let paused = try #require(output.currentItemTime)
+        #expect(abs(paused.seconds - playing.seconds) < 1e-6, "the pause keeps the time reached: \(paused.seconds) s, not \(playing.seconds) s")
+        for limit in [Duration.seconds(5), .seconds(3600)] {
+            clock.open(until: limit)
+            try await Task.sleep(for: .milliseconds(30))
+            let now = try #require(output.itemTime(forHostTime: clock.now()))
+            #expect(abs(now.seconds - paused.seconds) < 1e-6, "paused, the time stands still: \(now.seconds) s, not \(paused.seconds) s")
+            #expect(abs(player.currentTime().seconds - paused.seconds) < 1e-6, "the player's time: \(player.currentTime().seconds) s")
+            #expect(output.copyFrame(forItemTime: now)?.index == output.latestFrame?.index)
+        }
+        // Played on, the clip runs to its end.
+        clock.open(until: .seconds(1_000_000))
+        player.play()
+        let ended = await withDeadline(Bound.seconds(20), "the end") {
+            while output.latestFrame?.itemTime != times.last { try? await Task.sleep(for: .milliseconds(1)) }
+            return true
+        }
+        #expect(ended == true)
+
+        let session = VideoOutput()
+        _ = await DecodeSession(source: path).run(into: session)
+        #expect(session.latestFrame != nil && session.currentItemTime == nil, "a session has no clock")
+        let fast = VideoOutput()
+        let unpaced = Player(item: PlayerItem(asset: Asset(path: path)), output: fast)
+        unpaced.play()
+        await unpaced.waitUntilIdle()
+        #expect(fast.latestFrame != nil && fast.currentItemTime == nil, "an as-fast-as-possible player has no clock")
+        #expect(unpaced.currentTime() == times.last, "its time is its last frame's")
+        #expect(Player(item: nil, output: VideoOutput()).currentTime() == .invalid)
+    }
+
     /// A consumer that stops early — breaks out, is cancelled, or never iterates what it made —
     /// never holds the session: it runs to its end. A second iterator ends at once.
     @Test func aConsumerThatLeavesNeverHoldsTheSession() async throws {
@@ -274,9 +340,11 @@ private final class IteratorHolder: @unchecked Sendable {
 /// A render loop on the machine's clock pulling from a realtime player: run apart from the
 /// parallel batch (its ticks are the wall clock's), with the other realtime suites.
 @Suite struct RealtimePullTests {
-    /// A render loop at about 100 ticks a second, its clock started at the first frame, asks a
-    /// ``VideoOutput`` of a realtime player for the frame of each tick: it always gets the newest
-    /// frame at or before its time, each frame once, in order, with ffmpeg's pixels.
+    /// A render loop at about 100 ticks a second asks a ``VideoOutput`` of a realtime player for
+    /// the frame of the item time the player shows at each tick (``VideoOutput/currentItemTime``,
+    /// on the player's clock): it always gets the newest frame at or before that time, each frame
+    /// once, in order, with ffmpeg's pixels; the time moves on with the clock, and the player's
+    /// `currentTime()` agrees.
     @Test func aRenderLoopPullsTheFrameOfEachTick() async throws {
         let path = try Fixtures.clip("h264-aac.mp4")
         let reference = try await Reference.allFrames(path, pixelFormat: "rgb24")
@@ -291,9 +359,13 @@ private final class IteratorHolder: @unchecked Sendable {
         let start = try #require(started)
         var pulled: [CapturedFrame] = []
         var asked: [MediaTime] = []
+        var previous = MediaTime.zero
         while ContinuousClock.now - start < .milliseconds(2300) {
-            let elapsed = (ContinuousClock.now - start).components
-            let now = MediaTime(seconds: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+            let now = try #require(output.currentItemTime, "a frame was shown: the player's clock gives the item time")
+            let said = player.currentTime()
+            #expect(now >= previous, "the item time never goes back: \(now.seconds) s after \(previous.seconds) s")
+            #expect(abs((said - now).seconds) < 0.05, "the player says \(said.seconds) s, the output \(now.seconds) s")
+            previous = now
             if output.hasNewFrame(forItemTime: now) {
                 let frame = try #require(output.copyFrame(forItemTime: now))
                 #expect(!output.hasNewFrame(forItemTime: now), "the frame just handed out is not new")
@@ -318,4 +390,25 @@ private final class IteratorHolder: @unchecked Sendable {
         #expect(output.copyFrame(forItemTime: .positiveInfinity)?.index == times.count - 1, "the last frame stays")
         #expect("\(output.latestFrame.map { $0 } as Any)".count < 200, "a frame prints as a line, never its pixels")
     }
+}
+
+/// A virtual clock that stops at a set time: a realtime player presents what is due by then and
+/// waits, so a test reads the player's time at a known moment however loaded the machine is.
+final class GatedClock: PlaybackClock {
+    private let state = Locked((now: Duration.zero, limit: Duration.zero))
+
+    func now() -> Duration { state.withLock { $0.now } }
+
+    /// Moves the time on by `duration`, up to the limit; at the limit, waits a moment instead.
+    func sleep(for duration: Duration) {
+        let stopped = state.withLock { s -> Bool in
+            let target = s.now + max(duration, .zero)
+            s.now = max(s.now, min(target, s.limit))
+            return target > s.limit
+        }
+        usleep(stopped ? 1000 : 50)
+    }
+
+    /// Lets the time run up to `limit`.
+    func open(until limit: Duration) { state.withLock { $0.limit = limit } }
 }

@@ -108,7 +108,7 @@ final class ItemPresenter: FrameSink, SegmentFollowing, Sendable {
         var placed = frame
         placed.timelinePosition = position
         try output.write(placed)
-        timeline.presented(position: position, duration: duration, lateness: lateness)
+        timeline.presented(position: position, itemTime: time, duration: duration, lateness: lateness)
         item.notePresented(frameAt: frame.presentationTime)
         if first { events(.firstFramePresented) }
         events(.timeReached(frame.presentationTime))

@@ -30,6 +30,12 @@ final class PlaybackTimeline: Sendable {
         var anchor: (clock: Duration, position: Double)?
         /// Where the next item begins: the end of the last presented frame.
         var cursor: Double = 0
+        /// Where the timeline stands while it is not anchored (paused, or before the first
+        /// frame after a start or seek): where it stopped, or was sought to.
+        var held: Double?
+        /// The current item's place on the timeline (its frames' position less their item
+        /// time), from the last frame presented; nil after a seek until the next.
+        var itemOffset: Double?
         var statistics = Statistics()
     }
 
@@ -52,6 +58,7 @@ final class PlaybackTimeline: Sendable {
         state.withLock { s in
             if let anchor = s.anchor, s.rate > 0 {
                 s.anchor = (now, anchor.position + (now - anchor.clock).seconds * s.rate)
+                s.held = s.anchor?.position
             }
             if rate == 0 || s.rate == 0 { s.anchor = nil }
             s.rate = rate
@@ -63,6 +70,33 @@ final class PlaybackTimeline: Sendable {
         state.withLock { s in
             s.anchor = nil
             s.cursor = position
+            s.held = position
+            s.itemOffset = nil
+        }
+    }
+
+    /// Another item became current: its place on the timeline is known at its first frame.
+    func itemChanged() {
+        state.withLock { $0.itemOffset = nil }
+    }
+
+    /// The current item's time at `hostTime` on the clock (realtime only): where the timeline is
+    /// then — following its anchor at its rate, standing still while paused — less the item's
+    /// place on it. Nil in as-fast-as-possible mode, and until a frame was presented (after a
+    /// seek: until its first frame).
+    /// - Parameter hostTime: a time of ``clock`` (``PlaybackClock/now()``), past or future.
+    /// - Returns: the item time, in seconds.
+    func itemTime(atHostTime hostTime: Duration) -> Double? {
+        guard realtime else { return nil }
+        return state.withLock { s -> Double? in
+            guard let offset = s.itemOffset else { return nil }
+            let position: Double
+            if let anchor = s.anchor, s.rate > 0 {
+                position = anchor.position + (hostTime - anchor.clock).seconds * s.rate
+            } else {
+                position = s.held ?? s.cursor
+            }
+            return position - offset
         }
     }
 
@@ -120,8 +154,11 @@ final class PlaybackTimeline: Sendable {
         return true
     }
 
-    func presented(position: Double, duration: Double, lateness: Double?) {
+    /// A frame of item time `itemTime` was presented at `position`, for `duration` (late by
+    /// `lateness` in realtime).
+    func presented(position: Double, itemTime: Double, duration: Double, lateness: Double?) {
         state.withLock { s in
+            s.itemOffset = position - itemTime
             s.cursor = max(s.cursor, position + duration)
             s.statistics.presented += 1
             if let lateness { s.statistics.lateness.record(lateness) }

@@ -36,6 +36,10 @@ public final class Player: Sendable {
     /// Pauses (rate 0).
     public func pause() { queue.pause() }
 
+    /// The current item's time now (``QueuePlayer/currentTime()``).
+    /// - Returns: the item time; `.invalid` without a current item.
+    public func currentTime() -> MediaTime { queue.currentTime() }
+
     public var rate: Double {
         get { queue.rate }
         set { queue.rate = newValue }

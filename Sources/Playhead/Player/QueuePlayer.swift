@@ -101,10 +101,13 @@ public final class QueuePlayer: Sendable {
     ) {
         let writer = OutputWriter("this player")
         self.identity = writer
+        let timeline = PlaybackTimeline(clock: clock, realtime: configuration.realtime)
+        // A render loop asks its pull output for the item time on this player's clock.
+        (output as? VideoOutput)?.follow(timeline)
         self.output = SharedOutput(output, writer: writer)
         self.audioOutput = audioOutput.map { SharedAudioOutput($0, format: configuration.audioFormat, writer: writer) }
         self.configuration = configuration
-        self.timeline = PlaybackTimeline(clock: clock, realtime: configuration.realtime)
+        self.timeline = timeline
         var engine = Engine(machine: QueueStateMachine(actionAtItemEnd: actionAtItemEnd))
         for item in items {
             engine.items[ObjectIdentifier(item)] = item
@@ -195,6 +198,16 @@ public final class QueuePlayer: Sendable {
     public func pause() { handle { $0.machine.pause() } }
 
     /// 0 is paused, 1 normal speed; other positive rates scale realtime pacing.
+    /// The current item's time now, as `AVPlayer`'s `currentTime()`: in realtime, where the
+    /// player's clock has it — moving on between frames, standing still while paused; otherwise
+    /// (and until the item's first frame, or a seek's, is shown) the time of its last frame
+    /// presented (``PlayerItem/currentTime``).
+    /// - Returns: the item time; `.invalid` without a current item.
+    public func currentTime() -> MediaTime {
+        guard let item = currentItem else { return .invalid }
+        return timeline.itemTime(atHostTime: timeline.clock.now()).map { MediaTime(seconds: $0) } ?? item.currentTime
+    }
+
     public var rate: Double {
         get { engine.withLock { $0.machine.rate } }
         set { handle { $0.machine.setRate(newValue) } }
@@ -360,6 +373,7 @@ public final class QueuePlayer: Sendable {
                 if let run = engine.withLock({ $0.runs.removeValue(forKey: id) }) { cancel(run) }
             case .currentChanged(let from, let to):
                 let (old, new) = engine.withLock { e in (from.flatMap { e.items[$0] }, to.flatMap { e.items[$0] }) }
+                timeline.itemChanged()
                 emit(.currentItemChanged(from: old, to: new))
             case .setRate(let rate):
                 timeline.setRate(rate)

@@ -8,8 +8,9 @@ import PlayheadMedia
 /// let output = VideoOutput(pixelFormat: .rgb24)
 /// let player = Player(item: PlayerItem(asset: asset), output: output)
 /// player.play()  // keep `player` (a property) for as long as it should play
-/// // In the render loop, at each tick:
-/// if output.hasNewFrame(forItemTime: now), let frame = output.copyFrame(forItemTime: now) {
+/// // In the render loop, at each tick: the item time the player shows now
+/// // (or at the host time the picture will be on screen: `itemTime(forHostTime:)`).
+/// if let now = output.currentItemTime, output.hasNewFrame(forItemTime: now), let frame = output.copyFrame(forItemTime: now) {
 ///     draw(frame.planes[0], frame.size)
 /// }
 /// ```
@@ -27,6 +28,8 @@ public final class VideoOutput: FrameSink, Sendable {
         var window: LatestFrameWindow
         var info: FrameStreamInfo?
         var finished = false
+        /// The timeline of the realtime player it was given to, if any.
+        var timeline: PlaybackTimeline?
     }
     private let state: Locked<State>
 
@@ -53,6 +56,30 @@ public final class VideoOutput: FrameSink, Sendable {
     ///   or the time asked for is behind what was kept) or `time` is invalid.
     public func copyFrame(forItemTime time: MediaTime) -> CapturedFrame? {
         state.withLock { $0.window.frame(forItemTime: time) }
+    }
+
+    /// The item time the player shows at a time of its clock, as `AVPlayerItemVideoOutput`'s
+    /// `itemTime(forHostTime:)`: what a render loop asks ``copyFrame(forItemTime:)`` for at the
+    /// time its picture will be on screen. Past frames follow the clock at the player's rate;
+    /// paused, the time stands still.
+    /// - Parameter hostTime: a time of the player's ``PlaybackClock`` (``PlaybackClock/now()``;
+    ///   for ``SystemPlaybackClock``, `CLOCK_MONOTONIC`), now or to come.
+    /// - Returns: the item time; nil unless the output was given to a realtime ``Player`` or
+    ///   ``QueuePlayer`` that has shown a frame (after a seek or at a new item: until its first).
+    public func itemTime(forHostTime hostTime: Duration) -> MediaTime? {
+        let timeline = state.withLock { $0.timeline }
+        return timeline?.itemTime(atHostTime: hostTime).map { MediaTime(seconds: $0) }
+    }
+
+    /// The item time the player shows now (``itemTime(forHostTime:)`` at its clock's time now).
+    public var currentItemTime: MediaTime? {
+        guard let timeline = state.withLock({ $0.timeline }) else { return nil }
+        return timeline.itemTime(atHostTime: timeline.clock.now()).map { MediaTime(seconds: $0) }
+    }
+
+    /// Follows `timeline` for ``itemTime(forHostTime:)``: the player it was given to (the last).
+    func follow(_ timeline: PlaybackTimeline) {
+        state.withLock { $0.timeline = timeline }
     }
 
     /// The newest frame presented, if any.
