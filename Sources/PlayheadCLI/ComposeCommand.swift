@@ -30,8 +30,12 @@ struct ComposeCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Frames per second (30, 29.97, 24000/1001).")
     var rate: String = "30"
 
-    @Option(parsing: .unconditional, help: "Seconds of output: every frame that starts within them (2.3 s at 29.97 fps: 69 frames, as ffmpeg -t).")
-    var duration: Double
+    @Option(
+        parsing: .unconditional,
+        help:
+            "Seconds of output: the frames at least half within them (2.3 s at 29.97 fps: 69 frames, as ffmpeg -t). Default: until every layer has ended (a layer that loops forever needs --duration)."
+    )
+    var duration: Double?
 
     @Option(help: "Background colour: #RRGGBB or black, white, gray, red, green, blue.")
     var background: String = "black"
@@ -103,7 +107,7 @@ struct ComposeCommand: AsyncParsableCommand {
         paths = RawArguments.restoring(paths)
         if layer.isEmpty && grid == nil && layout == nil { throw ValidationError("give --layout, at least one --layer, or --grid with sources") }
         if grid == nil && !paths.isEmpty { throw ValidationError("sources after the options are for --grid") }
-        if !(duration > 0 && duration <= 86_400) { throw ValidationError("--duration must be more than 0 and at most 86400 seconds") }
+        if let duration, !(duration > 0 && duration <= 86_400) { throw ValidationError("--duration must be more than 0 and at most 86400 seconds") }
         try Limits.checkCanvas(size, option: "--size")
         if let anyRate = FrameRate(numerator: 1) {
             do throws(PlayheadError) {
@@ -151,7 +155,13 @@ struct ComposeCommand: AsyncParsableCommand {
         }
         // A layout read from standard input has used it up: no layer may read it too.
         try StandardInput.checkReadOnce(specs.flatMap(\.sources), alsoReading: layout)
-        let frames = rate.frames(in: duration)
+        // A duration's frames, or as long as the longest layer (none may loop forever then).
+        if duration == nil, let endless = specs.first(where: { $0.loop == .forever }) {
+            throw ValidationError(
+                "the layer of \(SourceRedaction.redacted(endless.sources[0])) loops forever: give --duration (or a loop count)")
+        }
+        let frames = duration.map { rate.frames(in: $0) }
+        let length: CompositionLength = frames.map { .frames($0) } ?? .untilLayersEnd
         let format = outputFormat
         let file = fileTarget == nil ? nil : out
         let hasSound = specs.contains(where: \.audio)
@@ -195,25 +205,25 @@ struct ComposeCommand: AsyncParsableCommand {
         let clock: (any PlaybackClock)? = realtime ? SystemPlaybackClock() : nil
         // Beside frames (Y4M, PNG, PPM), the sound goes into its own WAV; nothing is kept for none.
         let soundPath = hasSound && format != .mp4 && format != .none && !folder.isEmpty ? folder + "/audio.wav" : nil
-        let work = Task { [format, folder, preset, crf] in
+        let work = Task { [format, folder, preset, crf, length] in
             if toStandardOutput {
-                return await compositor.render(frames: frames, into: Y4MSink(descriptor: STDOUT_FILENO, name: "standard output"), realtime: clock)
+                return await compositor.render(length, into: Y4MSink(descriptor: STDOUT_FILENO, name: "standard output"), realtime: clock)
             }
             if let file {
                 // The user's name: never replacing a file that appears there meanwhile.
                 if format == .mp4 {
                     return await compositor.render(
-                        frames: frames, into: MP4Sink(path: file, preset: preset, crf: crf, replacing: false), realtime: clock)
+                        length, into: MP4Sink(path: file, preset: preset, crf: crf, replacing: false), realtime: clock)
                 }
-                return await compositor.render(frames: frames, into: Y4MSink(path: file, replacing: false), realtime: clock)
+                return await compositor.render(length, into: Y4MSink(path: file, replacing: false), realtime: clock)
             }
             if format == .mp4 {
                 return await compositor.render(
-                    frames: frames, into: MP4Sink(path: folder + "/video.mp4", preset: preset, crf: crf, replacing: false), realtime: clock)
+                    length, into: MP4Sink(path: folder + "/video.mp4", preset: preset, crf: crf, replacing: false), realtime: clock)
             }
             let sound: (any AudioSink)? = !hasSound ? nil : PlayJob.makeAudioSink(format: format, folder: folder)
             return await compositor.render(
-                frames: frames, into: PlayJob.makeSink(format: format, folder: folder, native: false), sound: sound, realtime: clock)
+                length, into: PlayJob.makeSink(format: format, folder: folder, native: false), sound: sound, realtime: clock)
         }
         SignalWatcher.shared.onSignal { _ in work.cancel() }
         let report = await work.value
@@ -302,7 +312,9 @@ struct ComposeCommand: AsyncParsableCommand {
         if json {
             try JSONOutput.write(summary)
         } else {
-            Console.err("composition: \(summary.framesWritten) of \(frames) frames" + (summary.error.map { " — \($0.message)" } ?? "") + "\n")
+            Console.err(
+                "composition: \(summary.framesWritten)\(frames.map { " of \($0)" } ?? "") frames" + (summary.error.map { " — \($0.message)" } ?? "")
+                    + "\n")
             for layer in summary.layers where layer.error != nil { Console.err("  \(layer.source): \(layer.error?.message ?? "")\n") }
             for item in summary.layers.flatMap({ $0.itemErrors ?? [] }) { Console.err("  \(item.source) (passed over): \(item.error.message)\n") }
         }
@@ -318,7 +330,8 @@ struct ComposeSummary: Encodable {
     var signal: String?
     var canvas: String
     var framesWritten: Int
-    var framesExpected: Int
+    /// The frames of `--duration`; nil for a composition as long as its longest layer.
+    var framesExpected: Int?
     var output: String?
     /// The output is kept but did not get to its end (a full disk, a signal).
     var partial: Bool?

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Playhead
 import Testing
 
 /// `playhead compose` end to end: a grid and layers into a Y4M that ffprobe reads with exactly
@@ -283,6 +284,38 @@ import Testing
         let expected = try await frames(out + "/oracle.y4m")
         #expect(!expected.isEmpty && expected != "0")
         #expect(try await frames(out + "/o.y4m") == expected, "\(duration) s at \(rate) fps")
+    }
+
+    /// Without `--duration`, a composition lasts as long as its longest layer (loops counted): the
+    /// frames that start before its end, by ffprobe's length of the clip; a layer that loops
+    /// forever then needs a duration (a usage error, nothing written).
+    @Test func withoutADurationTheLongestLayerSetsTheLength() async throws {
+        let out = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let times = try await Reference.frameTimes(clip)
+        let step = try #require(zip(times, times.dropFirst()).map { $1 - $0 }.min())
+        let end = (try #require(times.last) + step) * 3
+        var expected = 0
+        while MediaTime(value: Int64(expected), timescale: 24) < end { expected += 1 }
+        let run = try await CLI.run([
+            "compose", "--size", "64x36", "--rate", "24", "--out", out + "/o.y4m", "--json",
+            "--layer", "x=0,y=0,w=32,h=36,source=\(clip)", "--layer", "x=32,y=0,w=32,h=36,loop=3,source=\(clip)",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let probe = try await Reference.run(
+            "/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", out + "/o.y4m"])
+        #expect(
+            String(decoding: probe, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "\(expected)",
+            "3 × \(end.seconds / 3) s at 24 fps")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(summary["framesWritten"] as? Int == expected && summary["framesExpected"] == nil, "\(summary)")
+
+        let endless = try await CLI.run([
+            "compose", "--size", "64x36", "--out", out + "/e.y4m", "--layer", "x=0,y=0,w=64,h=36,loop=forever,source=\(clip)",
+        ])
+        #expect(endless.status == 2 && endless.stderr.contains("loops forever"), "\(endless.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out + "/e.y4m"))
     }
 
     /// Every layout in `examples/` renders: all its layers shown, none failed.

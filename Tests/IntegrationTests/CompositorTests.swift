@@ -314,6 +314,54 @@ import Testing
         #expect(sink.changed == 0, "\(sink.changed) held pictures were drawn over")
     }
 
+    /// A render until the layers end lasts as long as its longest layer, loops counted: the frames
+    /// that start before that end (ffprobe's lengths); a failed layer ends at once; a layer that
+    /// loops forever holds the render until it is stopped.
+    @Test func aRenderUntilTheLayersEndLastsAsTheLongestLayer() async throws {
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let times = try await Reference.frameTimes(clip)
+        let step = try #require(zip(times, times.dropFirst()).map { $1 - $0 }.min())
+        let length = try #require(times.last) + step
+        let canvas = CompositionCanvas(
+            size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 30000, denominator: 1001)))
+        let whole = PixelRect(size: canvas.size)
+        final class CountingSink: FrameSink, @unchecked Sendable {
+            // @unchecked Sendable: the compositor's output thread calls it, one call at a time; the
+            // test reads it after `render` returned.
+            let pixelFormat = OutputPixelFormat.yuv420p
+            var written = 0, finished = false
+            func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
+            func write(_ frame: VideoFrame) throws(PlayheadError) { written += 1 }
+            func finish() throws(PlayheadError) { finished = true }
+            func abort() {}
+        }
+        let compositor = Compositor(canvas: canvas)
+        try compositor.add(CompositionLayer(assets: [Asset(path: clip)], rect: whole, loop: .once))
+        try compositor.add(CompositionLayer(assets: [Asset(path: clip)], rect: whole, zIndex: 1, loop: .times(2), afterEnd: .clear))
+        try compositor.add(CompositionLayer(assets: [Asset(path: try Fixtures.clip("bad-random.mp4"))], rect: whole, zIndex: 2))
+        // Frame n starts at n × 1001/30000 s: those before twice the clip's length.
+        let end = length + length
+        var expected = 0
+        while MediaTime(value: Int64(expected) * 1001, timescale: 30000) < end { expected += 1 }
+        let sink = CountingSink()
+        let report = await compositor.render(.untilLayersEnd, into: sink)
+        #expect(report.error == nil && sink.finished, "\(String(describing: report.error))")
+        #expect(report.framesWritten == expected && sink.written == expected, "\(report.framesWritten) frames for \(end.seconds) s: \(expected)")
+        #expect(report.layers.count == 3 && report.layers[2].failure != nil)
+
+        // Looping forever: on until stopped.
+        let endless = Compositor(canvas: canvas)
+        try endless.add(CompositionLayer(assets: [Asset(path: clip)], rect: whole, loop: .forever))
+        let counting = CountingSink()
+        let stopper = Task {
+            while endless.progress.frames < 3 * expected { try? await Task.sleep(for: .milliseconds(5)) }
+            endless.stop()
+        }
+        let stopped = await endless.render(.untilLayersEnd, into: counting)
+        _ = await stopper.value
+        #expect(stopped.error == nil && stopped.framesWritten >= 3 * expected && counting.finished, "\(stopped.framesWritten) frames")
+    }
+
     /// A layer whose source fails is reported and shows the background; the others go on.
     @Test func aFailingLayerShowsTheBackgroundAndTheRestGoesOn() async throws {
         let canvas = CompositionCanvas(

@@ -262,6 +262,8 @@ public final class Compositor: Sendable {
     /// Renders output frames `0 ..< frames` into `sink` (begun, written, then finished; aborted
     /// when rendering stops early), and says what each layer showed. With `frames` nil it renders
     /// until ``stop()`` (then finishing the sink, as at a last frame) or cancellation (aborting it).
+    /// As ``render(_:into:sound:realtime:)`` with ``CompositionLength/frames(_:)`` (or
+    /// ``CompositionLength/untilStopped``).
     ///
     /// With a `realtime` clock, frames are written at the canvas's rate on that clock (frame *n*
     /// no sooner than *n / rate* after the first); one written more than half a frame late is
@@ -283,6 +285,23 @@ public final class Compositor: Sendable {
     ///   even when its sink's `write` does not return: its outputs stay claimed until that write returns.
     public func render(
         frames: Int?, into sink: sending some FrameSink, sound: sending (any AudioSink)? = nil,
+        realtime: (any PlaybackClock)? = nil
+    ) async -> CompositionReport {
+        await render(frames.map { .frames($0) } ?? .untilStopped, into: sink, sound: sound, realtime: realtime)
+    }
+
+    /// Renders into `sink` for `length` — a number of frames, until every layer's content has
+    /// ended, or until ``stop()`` — and says what each layer showed; as
+    /// ``render(frames:into:sound:realtime:)`` in every other way.
+    /// - Parameters:
+    ///   - length: how long the output is.
+    ///   - sink: where the frames go; the render owns it from here.
+    ///   - sound: where the mixed sound goes when `sink` carries none; unused when it does.
+    ///   - realtime: the clock frames are paced on; nil: as fast as they can be drawn.
+    /// - Returns: the frames written, each layer's account, and the error that stopped the render early, if one
+    ///   did (as ``render(frames:into:sound:realtime:)``).
+    public func render(
+        _ length: CompositionLength, into sink: sending some FrameSink, sound: sending (any AudioSink)? = nil,
         realtime: (any PlaybackClock)? = nil
     ) async -> CompositionReport {
         // One render at a time (its layers' readers are the compositor's), and outputs that no
@@ -325,7 +344,7 @@ public final class Compositor: Sendable {
                 CompositionReport(framesWritten: current.withLock { $0.frames }, layers: [], error: .cancelled(file: nil))
             }
         ) {
-            let report = self.renderBlocking(frames: frames, canvas: canvas, sink: owner.value, interrupt: interrupt, pacing: realtime)
+            let report = self.renderBlocking(length, canvas: canvas, sink: owner.value, interrupt: interrupt, pacing: realtime)
             // A stop ends one render: the next one runs until it is stopped again.
             self.stopRequested.withLock { $0 = false }
             claim.release()
@@ -356,7 +375,7 @@ public final class Compositor: Sendable {
     /// The render thread: draws each output frame into a free picture and hands it to the output
     /// thread, which writes it while the next one is drawn.
     private func renderBlocking(
-        frames: Int?, canvas: CompositionCanvas, sink: any FrameSink, interrupt: InterruptFlag,
+        _ length: CompositionLength, canvas: CompositionCanvas, sink: any FrameSink, interrupt: InterruptFlag,
         pacing: (any PlaybackClock)?
     ) -> CompositionReport {
         var report = CompositionReport(framesWritten: 0, layers: [], error: nil)
@@ -374,7 +393,9 @@ public final class Compositor: Sendable {
         defer { preparer.close() }
         do throws(PlayheadError) {
             try canvas.check()
-            if let frames, frames < 0 { throw PlayheadError(code: .invalidArgument, message: "a negative frame count (\(frames))") }
+            if case .frames(let frames) = length, frames < 0 {
+                throw PlayheadError(code: .invalidArgument, message: "a negative frame count (\(frames))")
+            }
             var pictures: [OwnedFrame] = []
             for _ in 0..<Self.pictureCount { pictures.append(try OwnedFrame(size: canvas.size, format: format)) }
             // The sound, when the sink writes one: of the given format, or that of the first
@@ -414,7 +435,7 @@ public final class Compositor: Sendable {
             }
             var stopped = false
             var n = 0
-            while frames.map({ n < $0 }) ?? true {
+            while length.goesOn(after: n) {
                 if interrupt.isRaised { throw PlayheadError.cancelled() }
                 let time = canvas.time(ofFrame: n)
                 let pending = state.withLock {
@@ -451,6 +472,11 @@ public final class Compositor: Sendable {
                 try picture.renewIfShared()
                 picture.fill(with: canvas.background)
                 for layer in layers { try layer.draw(at: time, into: picture) }
+                if length == .untilLayersEnd, layers.allSatisfy({ $0.hasEnded || $0.failure != nil }) {
+                    // Every layer's content ended before this frame: the output ends with the one before.
+                    started.free.send(slot)
+                    break
+                }
                 // The sound up to this picture's time (the layers' passes are known up to it).
                 started.sounds[slot].hasPicture = true
                 try addSound(upTo: time, slot: slot)
@@ -586,4 +612,22 @@ public struct LayerReport: Sendable {
     /// Frames it drew from its items' recorded pictures, without decoding them again
     /// (``Compositor/loopCacheBytes``).
     public var framesFromLoopCache = 0
+}
+
+/// How long a composition's output is (``Compositor/render(_:into:sound:realtime:)``).
+public enum CompositionLength: Sendable, Hashable {
+    /// Output frames `0 ..< n`.
+    case frames(Int)
+    /// Until every layer's content has ended — each played, with its loops, to its end (or
+    /// failed) — as a composition lasts as long as its longest track: the frames that start before
+    /// that end. A layer that loops forever never ends: then until ``Compositor/stop()``.
+    case untilLayersEnd
+    /// Until ``Compositor/stop()`` or cancellation.
+    case untilStopped
+
+    /// Whether frame `n` may be rendered (by the count; the layers' end is told as they draw).
+    func goesOn(after n: Int) -> Bool {
+        if case .frames(let count) = self { return n < count }
+        return true
+    }
 }
