@@ -244,6 +244,48 @@ import Testing
         #expect(shown == done.framesDelivered && item.hasPlayedToEnd, "\(shown) frames shown by the first player")
     }
 
+    // MARK: What an app needs is there
+
+    @Test func aRenderLoopHasThePlayersClockToAskWith() async throws {
+        let output = VideoOutput(pixelFormat: .rgb24)
+        let player = Player(
+            item: PlayerItem(asset: Asset(path: try EmbedderTests.clip())), output: output, configuration: PlayerConfiguration(realtime: true))
+        #expect(output.currentItemTime == nil)
+        player.play()
+        var first: MediaTime?
+        let deadline = ContinuousClock.now + .seconds(20)
+        while first == nil, ContinuousClock.now < deadline {
+            first = output.currentItemTime
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let start = try #require(first, "no item time after the first frame")
+        try await Task.sleep(for: .milliseconds(300))
+        let later = try #require(output.currentItemTime)
+        #expect(later > start, "the item time moves on with the clock: \(start.seconds) s, then \(later.seconds) s")
+        let frame = try #require(output.copyFrame(forItemTime: later))
+        #expect(frame.itemTime <= later)
+        #expect(player.currentTime() >= later)
+        player.pause()
+        let paused = try #require(output.currentItemTime)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(output.currentItemTime == paused, "paused, the item time stands still")
+    }
+
+    @Test func aCompositionRendersUntilItsLayersEndWithoutAFrameCount() async throws {
+        guard let rate = FrameRate(numerator: 25) else { throw PlayheadError(code: .invalidArgument, message: "25 fps") }
+        let compositor = Compositor(canvas: CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: rate))
+        _ = try compositor.add(
+            CompositionLayer(assets: [Asset(path: try EmbedderTests.clip())], rect: PixelRect(x: 0, y: 0, width: 64, height: 36), loop: .times(2)))
+        let sink = InMemorySink(pixelFormat: .rgb24)
+        let report = await compositor.render(.untilLayersEnd, into: sink)
+        // Twice the clip (its length is its duration: 25 fps video from 0) at 25 fps.
+        let length = try await Asset(path: try EmbedderTests.clip()).load(.duration)
+        let expected = Int((length.seconds * 2 * 25).rounded(.up))
+        #expect(
+            expected > 0 && report.error == nil && report.framesWritten == expected && sink.frames.count == expected, "\(report.framesWritten) frames"
+        )
+    }
+
     // MARK: Every wait ends on cancel
 
     @Test func measuringLoudnessEndsWhenItsTaskIsCancelled() async throws {
