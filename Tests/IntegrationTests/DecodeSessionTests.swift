@@ -36,6 +36,40 @@ import Testing
         }
     }
 
+    /// A session cancelled while its pictures lag its sound (a slow frame sink) keeps a WAV that
+    /// ends where its last delivered frame ends, not seconds later (ffprobe's sample count).
+    @Test func aCancelledSessionKeepsItsSoundToItsLastFrame() async throws {
+        final class SlowSink: FrameSink, @unchecked Sendable {
+            // @unchecked Sendable: the session's output thread calls it, one call at a time.
+            let pixelFormat = OutputPixelFormat.yuv420p
+            let written = Locked(0)
+            func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
+            func write(_ frame: VideoFrame) throws(PlayheadError) {
+                usleep(40_000)
+                written.withLock { $0 += 1 }
+            }
+            func finish() throws(PlayheadError) {}
+            func abort() {}
+        }
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let sink = SlowSink()
+        let wav = WAVSink(path: folder + "/sound.wav")
+        let run = Task { await DecodeSession(source: try Fixtures.clip("h264-aac.mp4")).run(into: sink, audio: wav) }
+        while sink.written.withLock({ $0 }) < 10 { try await Task.sleep(for: .milliseconds(5)) }
+        run.cancel()
+        let result = try await run.value
+        #expect(result.status == .cancelled)
+        let last = try #require(result.lastPresentationTime)
+        let first = try #require(result.firstPresentationTime)
+        // 25 fps: the last frame ends 40 ms after its time.
+        let end = (last - first).seconds + 0.04
+        let frames = try #require(try await Reference.wavFrames(folder + "/sound.wav"))
+        let rate = try #require(result.audio?.sampleRate)
+        let sound = Double(frames) / Double(rate)
+        #expect(wav.isPartial && abs(sound - end) < 0.002, "\(sound) s of sound kept with frames to \(end) s")
+    }
+
     @Test func rotatedClipComesOutAsADisplayShowsIt() async throws {
         let path = try Fixtures.clip("rotated-90.mp4")
         let sink = InMemorySink(limit: 1)

@@ -143,6 +143,64 @@ extension HostileOperationsTests {
     }
 }
 
+/// A run stopped by a signal keeps its sound and its frames together: the sound, decoded ahead of
+/// slower pictures, is cut to the end of the last frame kept — in the WAV beside PNG frames and in
+/// the MP4's sound track alike (ffprobe's durations).
+extension HostileOperationsTests {
+    @Test(arguments: ["png", "mp4"]) func aSignalKeepsTheSoundToTheKeptFrames(format: String) async throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let clip = folder + "/long.mp4"
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=960x540:rate=30:duration=30", "-f", "lavfi", "-i",
+                "sine=frequency=440:duration=30", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-shortest", clip,
+            ])
+        let out = folder + "/out"
+        let process = Process()
+        process.executableURL = try CLI.binary()
+        process.arguments = ["play", "--format", format, "--out", out, clip]
+        process.standardError = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // A second of output once the first file is being written, then a signal.
+        let until = Date().addingTimeInterval(60)
+        while Date() < until, ((FileManager.default.enumerator(atPath: out)?.allObjects as? [String]) ?? []).count < 4 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .seconds(1))
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 128 + SIGINT)
+        let item = out + "/01-long.mp4"
+        func durations(_ path: String) async throws -> [String: Double] {
+            let text = String(
+                decoding: try await Reference.run(
+                    "/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,duration", "-of", "csv=p=0", path]),
+                as: UTF8.self)
+            var found: [String: Double] = [:]
+            for line in text.split(separator: "\n") {
+                let parts = line.split(separator: ",")
+                if parts.count == 2, let seconds = Double(parts[1]) { found[String(parts[0])] = seconds }
+            }
+            return found
+        }
+        let picture: Double, sound: Double
+        if format == "mp4" {
+            let found = try await durations(item + "/video.mp4")
+            picture = try #require(found["video"])
+            sound = try #require(found["audio"])
+        } else {
+            let frames = try FileManager.default.contentsOfDirectory(atPath: item).filter { $0.hasSuffix(".png") }.count
+            picture = Double(frames) / 30
+            sound = try #require(try await durations(item + "/audio.wav")["audio"])
+        }
+        #expect(picture > 0.5 && picture < 29, "stopped part way: \(picture) s of frames")
+        #expect(sound <= picture + 0.002 && sound >= picture - 0.04, "\(sound) s of sound kept with \(picture) s of frames")
+    }
+}
+
 /// The status endpoint faces probes on open networks: a thousand idle connections (the shipped
 /// systemd unit allows 1024 descriptors) take neither its answers nor the channel's outputs.
 extension HostileOperationsTests {

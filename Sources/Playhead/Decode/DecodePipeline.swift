@@ -115,7 +115,8 @@ final class DecodePipeline: Sendable {
         let demuxer = setup.demuxer
         if let asset = session.asset { asset.giveBack(demuxer) }
         var result = tally.withLock { $0.result(source: source, cancelled: session.isCancelled, strict: configuration.strict) }
-        if finishingAudio, let audioSink { complete(audioSink, result: &result) }
+        let videoEnd = setup.video == nil ? nil : tally.withLock { $0.videoEnd }
+        if finishingAudio, let audioSink { complete(audioSink, result: &result, videoEnd: videoEnd) }
         if case .failed(let error) = result.status {
             logger.debug("decode failed", metadata: ["file": "\(SourceRedaction.redacted(source))", "error": "\(error)"])
         }
@@ -123,9 +124,11 @@ final class DecodePipeline: Sendable {
     }
 
     /// Finishes the audio sink of a session that completed (a sink that cannot finish fails it),
-    /// or gives it up.
-    private func complete(_ audioSink: any AudioSink, result: inout DecodeResult) {
+    /// or gives it up — keeping no sound past `videoEnd`, the end of the last frame delivered (the
+    /// sound is decoded ahead of the picture: a session stopped short keeps the two together).
+    private func complete(_ audioSink: any AudioSink, result: inout DecodeResult, videoEnd: MediaTime?) {
         guard result.status == .completed else {
+            if let videoEnd { (audioSink as? any SoundEndCutting)?.keepSound(until: videoEnd.seconds) }
             audioSink.abort()
             return
         }

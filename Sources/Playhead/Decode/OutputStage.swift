@@ -44,11 +44,13 @@ struct OutputStage {
                         pixelFormatName: formatName ?? "", picture: frame, segment: segment, control: control)
                     try sink.write(view)
                     let time = canvas.presentationTime
+                    let end = canvas.duration.isNumeric ? time + canvas.duration : time
                     pipeline.tally.withLock {
                         guard $0.segment == segment else { return }
                         $0.framesDelivered += 1
                         if $0.firstPTS == nil { $0.firstPTS = time }
                         $0.lastPTS = time
+                        $0.videoEnd = end
                     }
                 case .end:
                     guard canvas.segment == segment else { continue }

@@ -8,6 +8,8 @@ struct SegmentTally {
     var framesDelivered = 0
     var firstPTS: MediaTime?
     var lastPTS: MediaTime?
+    /// Where the last frame delivered ends (its time and duration).
+    var videoEnd: MediaTime?
     var outputSize: PixelSize?
     /// How the data ended, when reading reached the end.
     var dataEnd: DataEnd?

@@ -138,6 +138,8 @@ public final class QueuePlayer: Sendable {
         for listener in listeners { listener.finish() }
         let output = output, audioOutput = audioOutput
         WorkerPool.shared.run("playhead.output") {
+            // No sound past the last frame is kept (it was decoded ahead of the picture).
+            if let end = output.lastEnd { audioOutput?.keepSound(until: end) }
             output.giveUpIfOpen()
             audioOutput?.giveUpIfOpen()
         }
@@ -349,8 +351,15 @@ public final class QueuePlayer: Sendable {
     /// Gives the outputs up: a Y4M, MP4 or WAV file keeps what was written as a valid, shorter
     /// file marked partial (its `isPartial`); a ``FrameStream``'s consumer gets the end.
     public func abortOutput() {
+        keepSoundToPicture()
         output.abort()
         audioOutput?.abort()
+    }
+
+    /// A player whose outputs are given up keeps no sound past its last frame (its sound is
+    /// decoded ahead of its picture).
+    private func keepSoundToPicture() {
+        if let end = output.lastEnd { audioOutput?.keepSound(until: end) }
     }
 
     // MARK: Performing the state machine's actions

@@ -46,6 +46,12 @@ final class SharedAudioOutput: Sendable {
         }
     }
 
+    /// The sound kept when the sink is given up ends at `seconds` on the player's timeline (where
+    /// its picture stopped: no sound decoded ahead of it is kept past it).
+    func keepSound(until seconds: Double) {
+        (sink as? any SoundEndCutting)?.keepSound(until: seconds)
+    }
+
     /// Gives the sink up (the player's `abortOutput`), unless another writer holds it.
     func abort() {
         state.withLock { hold in hold.giveUp(onlyIfOpen: false) { sink.abort() } }

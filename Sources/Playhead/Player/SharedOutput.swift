@@ -21,6 +21,8 @@ final class SharedOutput: @unchecked Sendable {
     private struct State {
         var lastInfo: FrameStreamInfo?
         var hold: PlayerOutputHold
+        /// Where the last frame written ends on the player's timeline (seconds).
+        var lastEnd: Double?
     }
     private let sink: any FrameSink
     private let state: Locked<State>
@@ -47,8 +49,14 @@ final class SharedOutput: @unchecked Sendable {
         try state.withLock { (s: inout State) throws(PlayheadError) in
             try s.hold.checkWritable()
             try sink.write(frame)
+            if let position = frame.timelinePosition {
+                s.lastEnd = position + (frame.duration.isNumeric ? max(0, frame.duration.seconds) : 0)
+            }
         }
     }
+
+    /// Where the last frame written ends on the player's timeline (seconds), once one was.
+    var lastEnd: Double? { state.withLock { $0.lastEnd } }
 
     /// Completes the sink — unless another session, render or player is writing it (the player
     /// never wrote to it): then it is left to that writer.

@@ -103,6 +103,16 @@ public protocol AudioSink: AnyObject, Sendable {
     func abort()
 }
 
+/// An audio sink whose kept sound can be ended at a time before it is given up: a session whose
+/// picture stopped short (cancelled, failed) keeps no sound past its last frame, though its sound
+/// was decoded ahead of it.
+package protocol SoundEndCutting: AnyObject {
+    /// The sound kept when the sink is given up (``AudioSink/abort()``) ends at `seconds` on the
+    /// buffers' timeline: where a player placed them (`timelinePosition`), else their
+    /// presentation time (nothing changes for a time after the sound's end).
+    func keepSound(until seconds: Double)
+}
+
 /// Counts what it is given and keeps nothing: for decode-only runs and measuring.
 public final class NullAudioSink: AudioSink, Sendable {
     private let frames = Locked(0)

@@ -15,7 +15,9 @@ enum MP4Rewrite {
     /// not yet written). `ends` gives, per stream index, where it must end (in the stream's time
     /// base): the picture's last frame's end, the last sample given to the sound's encoder (the
     /// AAC padding after it is cut by the edit list, so the sound lasts as long as it was given).
-    static func copy(from fragmented: String, into target: Muxer, ends: [Int32: Int64]) throws(PlayheadError) {
+    /// With `cut`, a stream's packets that begin at or after its end are left out, and a PCM
+    /// packet that runs past it is shortened to it (a WAV kept to a stopped export's last frame).
+    static func copy(from fragmented: String, into target: Muxer, ends: [Int32: Int64], cut: Bool = false) throws(PlayheadError) {
         // Read back by the one read rule (a demuxer of the file's picture and sound).
         let input = try Demuxer.open(fragmented, interrupt: InterruptFlag())
         var outputStreams: [Int32: Int32] = [:]
@@ -46,6 +48,11 @@ enum MP4Rewrite {
                 continue
             }
             av_packet_rescale_ts(packet.pointer, stream.pointee.time_base, target.timeBase(of: output))
+            let timeBase = target.timeBase(of: output)
+            if cut, let end = ends[index], !keep(packet, before: av_rescale_q(end, stream.pointee.time_base, timeBase), stream, timeBase) {
+                packet.unref()
+                continue
+            }
             if lead[index] == nil {
                 let p = packet.pointer.pointee
                 lead[index] = p.pts != FFmpegConstants.noPTS && p.dts != FFmpegConstants.noPTS ? max(0, p.pts - p.dts) : 0
@@ -76,5 +83,24 @@ enum MP4Rewrite {
             }
             try target.write(last.pointer, stream: output)
         }
+    }
+
+    /// Whether `packet` (in the output's time base) begins before `end`; a PCM packet counted in
+    /// samples that runs past it is shortened to it, whole sample frames.
+    private static func keep(
+        _ packet: OwnedPacket, before end: Int64, _ stream: UnsafeMutablePointer<AVStream>, _ timeBase: AVRational
+    ) -> Bool {
+        let p = packet.pointer.pointee
+        let start = p.dts != FFmpegConstants.noPTS ? p.dts : p.pts
+        guard start != FFmpegConstants.noPTS else { return true }
+        guard start < end else { return false }
+        guard let parameters = stream.pointee.codecpar, av_get_bits_per_sample(parameters.pointee.codec_id) > 0,
+            parameters.pointee.block_align > 0, timeBase.num == 1, timeBase.den == parameters.pointee.sample_rate, p.duration > 0,
+            start + p.duration > end
+        else { return true }
+        let frames = end - start
+        packet.pointer.pointee.size = Int32(min(Int64(p.size), frames * Int64(parameters.pointee.block_align)))
+        packet.pointer.pointee.duration = frames
+        return true
     }
 }

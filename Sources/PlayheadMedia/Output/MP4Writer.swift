@@ -285,7 +285,9 @@ final class MP4Writer {
 
     // MARK: Giving up
 
-    /// Keeps what was written as a valid, shorter file (``isPartial``), or nothing when nothing was.
+    /// Keeps what was written as a valid, shorter file (``isPartial``), or nothing when nothing was;
+    /// its sound ends where its picture does (a sound decoded ahead of a picture that stopped is
+    /// not kept past the last frame).
     func abort() {
         guard !plan.ended, let muxer else {
             _ = plan.abort()
@@ -299,8 +301,9 @@ final class MP4Writer {
             if let audioEncoder { try? audioEncoder.finish { (packet) throws(PlayheadError) in try self.take(packet, sound: true) } }
             try? flushPendingPicture()
         }
+        let cuts = plan.headerWritten && pictureEnd > 0 ? streamEnds(soundCutAtPicture: true) : [:]
         release()
-        isPartial = muxer.keepWhatWasWritten()
+        isPartial = muxer.keepWhatWasWritten(cuts: cuts)
     }
 
     // MARK: Steps
@@ -355,16 +358,29 @@ final class MP4Writer {
     private func complete() throws(PlayheadError) {
         guard let muxer else { return }
         try flushPendingPicture()
-        // Where the picture ends, for the plain file's last sample.
-        var ends: [Int32: Int64] = [:]
-        if let encoder, let videoStream, pictureEnd > 0 {
-            ends[videoStream] = av_rescale_q(pictureEnd, encoder.context.pointee.time_base, muxer.timeBase(of: videoStream))
-        }
-        if let audioEncoder, let audioStream, audioFramesWritten > 0 {
-            ends[audioStream] = av_rescale_q(Int64(audioFramesWritten), audioEncoder.context.pointee.time_base, muxer.timeBase(of: audioStream))
-        }
+        let ends = streamEnds(soundCutAtPicture: false)
         release()
         try muxer.finish(ends: ends)
+    }
+
+    /// Where each stream ends, in its muxer time base, for the plain file's last samples: the
+    /// picture at its last frame's end, the sound at its last sample given — or, for a file that
+    /// stopped (`soundCutAtPicture`), at the picture's end when that comes first.
+    private func streamEnds(soundCutAtPicture: Bool) -> [Int32: Int64] {
+        guard let muxer else { return [:] }
+        var ends: [Int32: Int64] = [:]
+        var picture: (end: Int64, timeBase: AVRational)?
+        if let encoder, let videoStream, pictureEnd > 0 {
+            ends[videoStream] = av_rescale_q(pictureEnd, encoder.context.pointee.time_base, muxer.timeBase(of: videoStream))
+            picture = (pictureEnd, encoder.context.pointee.time_base)
+        }
+        if let audioEncoder, let audioStream, audioFramesWritten > 0 {
+            let timeBase = muxer.timeBase(of: audioStream)
+            var end = av_rescale_q(Int64(audioFramesWritten), audioEncoder.context.pointee.time_base, timeBase)
+            if soundCutAtPicture, let picture { end = min(end, av_rescale_q(picture.end, picture.timeBase, timeBase)) }
+            ends[audioStream] = end
+        }
+        return ends
     }
 
     private func release() {

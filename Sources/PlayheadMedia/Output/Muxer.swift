@@ -270,16 +270,26 @@ final class Muxer {
             close()
             return path
         }
-        try writeTrailer()
         guard container == .mp4, let safe = file as? SafeFile else {
+            try writeTrailer()
             let kept = try completeFile()
             close()
             return kept
         }
+        return try finish(copying: ends, from: safe, cut: false)
+    }
+
+    /// Writes the trailer, then copies the file into its final form (a plain MP4, or a WAV) under
+    /// its name (``MP4Rewrite``): each stream of `ends` ends there (`cut`: nothing after it is
+    /// kept). When the copy cannot be made (a full disk), the file itself takes the name.
+    private func finish(copying ends: [Int32: Int64], from safe: SafeFile, cut: Bool) throws(PlayheadError) -> String {
+        try writeTrailer()
         do throws(PlayheadError) {
-            let plain = try Muxer(.plainMP4, to: .file(path: safe.path, replacing: safe.replacesExisting, keptBeside: safe.keepsBesideWhenTaken))
-            try MP4Rewrite.copy(from: safe.temporaryPath, into: plain, ends: ends)
-            let kept = try plain.finish()
+            let copy = try Muxer(
+                container == .wav ? .wav : .plainMP4,
+                to: .file(path: safe.path, replacing: safe.replacesExisting, keptBeside: safe.keepsBesideWhenTaken))
+            try MP4Rewrite.copy(from: safe.temporaryPath, into: copy, ends: ends, cut: cut)
+            let kept = try copy.finish()
             safe.discard()
             close()
             return kept
@@ -302,14 +312,23 @@ final class Muxer {
     /// no trailer can be written: the file is cut back to its valid part — the last whole
     /// fragment of an MP4, the last whole packet of an MPEG-TS — which also frees the space a torn
     /// end took. A stream or a protocol output is closed.
+    ///
+    /// With `cuts` (per stream index, in the stream's time base), a file that can be completed is
+    /// copied instead into one that holds each of those streams only up to its cut (a stopped
+    /// export's sound to the end of its last frame): an MP4 into a plain MP4, a WAV into a WAV
+    /// (``MP4Rewrite``); when the copy cannot be made, the file is kept whole.
     @discardableResult
-    func keepWhatWasWritten() -> Bool {
+    func keepWhatWasWritten(cuts: [Int32: Int64] = [:]) -> Bool {
         guard let file, headerWritten, packetsWritten > 0, !closed else {
             close()
             return false
         }
         if ioError == nil {
             do throws(PlayheadError) {
+                if !cuts.isEmpty, container == .mp4 || container == .wav, let safe = file as? SafeFile {
+                    _ = try finish(copying: cuts, from: safe, cut: true)
+                    return true
+                }
                 try writeTrailer()
                 _ = try completeFile()
                 close()

@@ -6,7 +6,7 @@ import Foundation
 /// (queued items, loops) are appended sample for sample; they must share the first stream's rate
 /// and channel count. Given up (`abort`), what was written is kept as a valid, shorter file and
 /// ``isPartial`` says so.
-public final class WAVSink: AudioSink {
+public final class WAVSink: AudioSink, SoundEndCutting {
     public let path: String
     private struct State {
         var muxer: Muxer?
@@ -14,6 +14,9 @@ public final class WAVSink: AudioSink {
         var format: (rate: Int, channels: Int)?
         var framesWritten = 0
         var partial = false
+        /// The first buffer's place on its timeline, and where kept sound ends if given up (seconds).
+        var firstPlace: Double?
+        var keptUntil: Double?
         /// Made with the file, in `begin`.
         var packet: OwnedPacket?
     }
@@ -94,6 +97,9 @@ public final class WAVSink: AudioSink {
                 p.pointee.size = 0
             }
             try muxer.write(p, stream: stream)
+            if s.framesWritten == 0 {
+                s.firstPlace = buffer.timelinePosition ?? (buffer.presentationTime.isNumeric ? buffer.presentationTime.seconds : nil)
+            }
             s.framesWritten += buffer.frameCount
         }
     }
@@ -120,13 +126,27 @@ public final class WAVSink: AudioSink {
         }
     }
 
-    /// Keeps what was written as a valid, shorter file (``isPartial``), or nothing when nothing was.
+    /// Keeps what was written as a valid, shorter file (``isPartial``), or nothing when nothing was
+    /// (up to the time ``keepSound(until:)`` gave, when it gave one).
     public func abort() {
         state.withLock { s in
             guard let muxer = s.muxer else { return }
             s.muxer = nil
+            var cuts: [Int32: Int64] = [:]
+            if let stream = s.stream, let first = s.firstPlace, let until = s.keptUntil, let format = s.format {
+                // Sample frames from the first buffer's place to `until`, when fewer were written.
+                let frames = ((until - first) * Double(format.rate)).rounded()
+                if frames.isFinite, frames < Double(s.framesWritten) { cuts[stream] = Int64(max(0, frames)) }
+            }
             s.stream = nil
-            s.partial = muxer.keepWhatWasWritten()
+            s.partial = muxer.keepWhatWasWritten(cuts: cuts)
         }
+    }
+
+    /// The sound kept when the sink is given up ends at `seconds` (a session or player whose
+    /// picture stopped keeps no sound past its last frame).
+    /// - Parameter seconds: on the buffers' timeline (a player's positions, else presentation times).
+    package func keepSound(until seconds: Double) {
+        state.withLock { $0.keptUntil = seconds }
     }
 }
