@@ -32,6 +32,8 @@ struct RunOutput: Sendable {
         // The command installs its own handling once it has the folder.
         SignalWatcher.shared.onSignal { _ in }
         if let status = SignalWatcher.shared.exitStatus {
+            // Nothing was written: a folder made for the run is not left behind holding its lock.
+            if case .success(let folder) = result { folder.abandonUnused() }
             Console.err("playhead: stopped before writing into \(path)\n")
             throw CommandExit(status: status)
         }

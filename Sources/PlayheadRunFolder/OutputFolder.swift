@@ -31,6 +31,22 @@ package final class OutputFolder: Sendable {
         var inputs: Set<FileIdentity>
     }
     private let state: Locked<State>
+    /// What opening made: folders that were not there (from the top) and the lock file.
+    private let made: Made
+
+    /// What ``open(_:wait:protecting:)`` made, so that a run that stops before writing anything
+    /// leaves no folder behind that holds only its lock.
+    private struct Made: Sendable {
+        var folders: [String] = []
+        var lock = false
+
+        /// Removes the lock file and the folders, deepest first, while they are empty: never
+        /// anything another run or a user put there.
+        func undo(in path: String) {
+            if lock { unlink(OutputFolder.join(path, OutputFolder.lockName)) }
+            for folder in folders.reversed() where rmdir(folder) != 0 { break }
+        }
+    }
 
     package static let lockName = ".playhead.lock"
     package static let manifestName = ".playhead.json"
@@ -38,9 +54,10 @@ package final class OutputFolder: Sendable {
     /// later under the same name (and perhaps the same reused inode).
     package static let ownerMarkName = ".playhead-owner"
 
-    private init(path: String, lockDescriptor: Int32, manifest: OwnershipManifest, inputs: Set<FileIdentity>) {
+    private init(path: String, lockDescriptor: Int32, manifest: OwnershipManifest, inputs: Set<FileIdentity>, made: Made) {
         self.path = path
         self.lockDescriptor = lockDescriptor
+        self.made = made
         state = Locked(State(manifest: manifest, inputs: inputs))
         WrittenLog.beginRun(in: path)
     }
@@ -53,10 +70,19 @@ package final class OutputFolder: Sendable {
     /// Opens `path` (creating it and its parents if needed) for one run: takes its lock — waiting
     /// for another run to let go when `wait` is true, else failing with `output.outputBusy` — and reads
     /// what earlier runs wrote. `inputs` are never removed while cleaning up earlier outputs.
+    /// A folder (or lock file) that opening made is removed again when it fails or is cancelled
+    /// before the folder is the run's.
     package static func open(_ path: String, wait: Bool, protecting inputs: [String]) async throws(PlayheadError) -> OutputFolder {
-        let descriptor = try await WorkerPool.shared.value("playhead.output") { () throws(PlayheadError) -> Int32 in
-            try makeFolder(path)
-            return try openLock(path)
+        let (descriptor, made) = try await WorkerPool.shared.value("playhead.output") { () throws(PlayheadError) -> (Int32, Made) in
+            var made = Made(folders: try makeFolder(path))
+            do throws(PlayheadError) {
+                let (descriptor, created) = try openLock(path)
+                made.lock = created
+                return (descriptor, made)
+            } catch {
+                made.undo(in: path)
+                throw error
+            }
         }
         do throws(PlayheadError) {
             while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
@@ -80,11 +106,20 @@ package final class OutputFolder: Sendable {
                 () throws(PlayheadError) -> (OwnershipManifest, Set<FileIdentity>) in
                 (try readManifest(folder), Set(inputs.compactMap { identity(following: $0) }))
             }
-            return OutputFolder(path: path, lockDescriptor: descriptor, manifest: manifest, inputs: identities)
+            return OutputFolder(path: path, lockDescriptor: descriptor, manifest: manifest, inputs: identities, made: made)
         } catch {
+            // Ours only once the lock is held: an unlocked lock file may be another run's now.
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { made.undo(in: path) }
             close(descriptor)
             throw error
         }
+    }
+
+    /// Leaves the folder as it was before this run opened it, when the run stops before writing
+    /// anything there (a signal as it opened): the lock file and folders opening made are
+    /// removed, while nothing else is in them. A folder that was there before is left as it is.
+    package func abandonUnused() {
+        made.undo(in: path)
     }
 
     // MARK: Folders
@@ -347,14 +382,17 @@ package final class OutputFolder: Sendable {
 
     // MARK: Helpers
 
-    private static func makeFolder(_ path: String) throws(PlayheadError) {
+    /// Makes `path` and the folders on the way to it that are missing; returns those it made,
+    /// from the top.
+    private static func makeFolder(_ path: String) throws(PlayheadError) -> [String] {
         var info = stat()
         if stat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR else {
                 throw PlayheadError(code: .outputOpenFailed, message: "exists and is not a folder", file: path)
             }
-            return
+            return []
         }
+        var made: [String] = []
         // Each missing folder on the way, from the top: a failure names the folder it happened in.
         let parts = path.split(separator: "/", omittingEmptySubsequences: true)
         var current = path.hasPrefix("/") ? "" : "."
@@ -367,11 +405,16 @@ package final class OutputFolder: Sendable {
                 }
                 continue
             }
-            guard mkdir(current, 0o755) != 0 else { continue }
+            guard mkdir(current, 0o755) != 0 else {
+                made.append(current)
+                continue
+            }
             let failure = errno
             if failure == EEXIST { continue }
             let parent = String(current.dropLast(part.count + 1))
             let reason = String(cString: strerror(failure))
+            // The folders made on the way are not left behind.
+            for folder in made.reversed() where rmdir(folder) != 0 { break }
             switch failure {
             case EACCES, EPERM, EROFS:
                 throw PlayheadError(
@@ -387,20 +430,27 @@ package final class OutputFolder: Sendable {
                         ? "cannot create the output folder: \(reason)" : "cannot create the output folder \(current): \(reason)", file: path)
             }
         }
+        return made
     }
 
-    private static func openLock(_ folder: String) throws(PlayheadError) -> Int32 {
+    /// Opens (making it when missing) the folder's lock file; returns it and whether it was made.
+    private static func openLock(_ folder: String) throws(PlayheadError) -> (Int32, Bool) {
         let file = join(folder, lockName)
-        var fd = Glibc.open(file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o644)
-        // Someone else's lock file in a shared folder: a read-only descriptor locks as well.
-        if fd < 0, errno == EACCES { fd = Glibc.open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
+        var created = true
+        var fd = Glibc.open(file, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o644)
+        if fd < 0, errno == EEXIST {
+            created = false
+            fd = Glibc.open(file, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+            // Someone else's lock file in a shared folder: a read-only descriptor locks as well.
+            if fd < 0, errno == EACCES { fd = Glibc.open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
+        }
         guard fd >= 0 else { throw SafeFile.posixError("could not open the lock", path: file, file: folder) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             close(fd)
             throw PlayheadError(code: .outputOpenFailed, message: "is not a regular file", file: file)
         }
-        return fd
+        return (fd, created)
     }
 
     /// What is at `path`, without following a link: a file stamped with its size and time, a

@@ -201,6 +201,47 @@ extension HostileOperationsTests {
     }
 }
 
+/// A signal as a run opens its output folder: the folder is either left out (nothing was made,
+/// or what opening made is removed again) or it is the run's, with its summary — never a folder
+/// holding only the run's lock file. The moment the run takes its folder is found (a binary
+/// search on the delay of the signal), then signals are sent around it, half a millisecond apart.
+extension HostileOperationsTests {
+    @Test func aSignalAsTheFolderOpensLeavesNoFolderHoldingOnlyItsLock() async throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        var runs = 0
+        var lockOnly: [String] = []
+        /// Whether a run signalled `delay` microseconds after its start got its summary written.
+        func signalled(after delay: Int) throws -> Bool {
+            runs += 1
+            let out = folder + "/run\(runs)/out"
+            let process = Process()
+            process.executableURL = try CLI.binary()
+            process.arguments = ["play", "--format", "none", "--loop", "forever", "--out", out, clip]
+            process.standardError = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32(delay))
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            let left = ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).sorted()
+            if !left.isEmpty, !left.contains("summary.json") { lockOnly.append("signal after \(delay) µs: \(left)") }
+            if left.isEmpty, FileManager.default.fileExists(atPath: folder + "/run\(runs)") {
+                lockOnly.append("signal after \(delay) µs: the folders made on the way stay")
+            }
+            return left.contains("summary.json")
+        }
+        var (low, high) = (0, 2_000_000)
+        while high - low > 2_000 {
+            let middle = (low + high) / 2
+            if try signalled(after: middle) { high = middle } else { low = middle }
+        }
+        for step in -24...24 { _ = try signalled(after: max(0, high + step * 500)) }
+        #expect(lockOnly.isEmpty, "\(lockOnly)")
+    }
+}
+
 /// The status endpoint faces probes on open networks: a thousand idle connections (the shipped
 /// systemd unit allows 1024 descriptors) take neither its answers nor the channel's outputs.
 extension HostileOperationsTests {
