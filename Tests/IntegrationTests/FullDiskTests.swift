@@ -67,14 +67,42 @@ extension HostileOperationsTests {
     }
 }
 
+/// An output on a read-only file system is refused before anything runs, by every command, with
+/// `io.permissionDenied` naming the place and the reason ("Read-only file system") — never a
+/// missing file, never a run that goes on writing nowhere.
+@Suite struct ReadOnlyOutputTests {
+    @Test func aReadOnlyOutputIsNamedAsSuch() async throws {
+        let disk = try await FullDisk.mount(kilobytes: 64, options: "ro")
+        defer { disk.unmount() }
+        let clip = try Fixtures.clip("h264-aac.mp4")
+        let layer = "x=0,y=0,w=64,h=36,source=\(clip)"
+        for arguments in [
+            ["play", "--format", "png", "--out", disk.path, clip],
+            ["play", "--format", "png", "--out", disk.path + "/new", clip],
+            ["thumbnails", "--count", "2", "--out", disk.path, clip],
+            ["compose", "--size", "64x36", "--duration", "1", "--layer", layer, "--out", disk.path],
+            ["compose", "--size", "64x36", "--duration", "1", "--layer", layer, "--out", disk.path + "/x.mp4"],
+        ] {
+            let run = try await CLI.run(arguments)
+            #expect(run.status == 1, "\(arguments): \(run.stderr)")
+            #expect(run.stderr.contains("Read-only file system") && run.stderr.contains(disk.path), "\(arguments): \(run.stderr)")
+            #expect(!run.stderr.contains("No such file"), "\(arguments): \(run.stderr)")
+        }
+        let json = try await CLI.run(["play", "--format", "png", "--json", "--out", disk.path, clip])
+        #expect(json.status == 1 && json.stderr.contains("io.permissionDenied"), "\(json.stderr)")
+    }
+}
+
 /// A tmpfs of a chosen size, mounted for one test (which needs CAP_SYS_ADMIN: the test command
 /// runs as root, in CI too). A mount that fails fails the test.
 struct FullDisk {
     let path: String
 
-    static func mount(kilobytes: Int) async throws -> FullDisk {
+    static func mount(kilobytes: Int, options: String? = nil) async throws -> FullDisk {
         let path = try HostileOperationsTests.temporaryFolder()
-        let (output, status) = try await Reference.runAllowingFailure("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", path])
+        let all = ["size=\(kilobytes)k"] + (options.map { [$0] } ?? [])
+        let (output, status) = try await Reference.runAllowingFailure(
+            "/bin/mount", ["-t", "tmpfs", "-o", all.joined(separator: ","), "tmpfs", path])
         try #require(status == 0, "could not mount a \(kilobytes) KiB tmpfs at \(path) (needs root): \(String(decoding: output, as: UTF8.self))")
         return FullDisk(path: path)
     }

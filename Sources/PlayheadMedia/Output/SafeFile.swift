@@ -374,12 +374,13 @@ package final class SafeFile {
         return PlayheadError(code: errorCode(for: code, otherwise: .writeFailed), message: "\(what) \(path): \(text)", file: file)
     }
 
-    /// The code for a failed write's or creation's error number: a full disk, a name too long,
-    /// else `otherwise`.
+    /// The code for a failed write's or creation's error number: a full disk, a name too long, a
+    /// place not writable (a read-only file system, no permission), else `otherwise`.
     package static func errorCode(for number: Int32, otherwise: PlayheadError.Code) -> PlayheadError.Code {
         switch number {
         case ENOSPC, EDQUOT: return .diskFull
         case ENAMETOOLONG: return .nameTooLong
+        case EROFS, EACCES, EPERM: return .permissionDenied
         default: return otherwise
         }
     }
