@@ -56,6 +56,35 @@ import Testing
         #expect(error.code == .truncated, "\(error)")
     }
 
+    /// A NUT file cut anywhere (FFmpeg's muxer ends each one with its index) gives every frame
+    /// ffmpeg decodes from it and fails as truncated; the whole file completes.
+    @Test func aNUTFileCutShortFailsAsTruncated() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let whole = folder + "/whole.nut"
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x90:rate=25:duration=4", "-f", "lavfi", "-i", "sine=duration=4",
+                "-c:v", "mpeg4", "-c:a", "pcm_s16le", "-shortest", whole,
+            ])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+        let complete = await DecodeSession(source: whole).run(into: NullSink(), audio: NullAudioSink())
+        #expect(complete.status == .completed, "\(complete.status)")
+        for fraction in [0.3, 0.6, 0.99] {
+            let path = folder + "/cut-\(fraction).nut"
+            try bytes.prefix(Int(Double(bytes.count) * fraction)).write(to: URL(fileURLWithPath: path))
+            let expected = try await Reference.allFrames(path).count
+            let result = await DecodeSession(source: path).run(into: NullSink(pixelFormat: .rgb24), audio: NullAudioSink())
+            #expect(result.framesDelivered == expected, "cut at \(fraction): \(result.framesDelivered) frames, ffmpeg \(expected)")
+            guard case .failed(let error) = result.status else {
+                Issue.record("cut at \(fraction) must fail as truncated, got \(result.status)")
+                continue
+            }
+            #expect(error.code == .truncated, "\(error)")
+        }
+    }
+
     /// Damage the demuxer itself reports (a Matroska resync past zeroed bytes) is counted, every
     /// run the same, whatever a frame-threaded decoder makes of it.
     @Test func damageTheContainerReportsIsCounted() async throws {

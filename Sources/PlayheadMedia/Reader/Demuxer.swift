@@ -352,6 +352,12 @@ package final class Demuxer {
             return .truncated(
                 PlayheadError(code: .truncated, message: "the data ends inside a container element (\(said)): it is truncated", file: source))
         }
+        // FFmpeg's NUT muxer ends every file with its index: a file without one was cut short.
+        if context.formatName == "nut", context.evidence.first(containing: "no index at the end") != nil {
+            return .truncated(
+                PlayheadError(
+                    code: .truncated, message: "the NUT file has no index at its end (its muxer writes one last): it is truncated", file: source))
+        }
         if context.formatName == "mpegts", let size = fileSize, size % 188 != 0, size % 192 != 0, size % 204 != 0 {
             return .truncated(
                 PlayheadError(code: .truncated, message: "the file stops in the middle of a transport packet: it is truncated", file: source))
