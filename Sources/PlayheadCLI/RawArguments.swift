@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Glibc
 
 /// Command-line sources whose bytes are not UTF-8. The argument parser hands out Strings, in which
 /// such a name arrives with U+FFFD in place of its bytes (and two different names can arrive as
@@ -69,12 +70,34 @@ enum RawArguments {
 /// Standard input is one stream: read by two readers, each gets part of it and would report its
 /// part as the whole. Every name that reads it counts.
 enum StandardInput {
-    static let names: Set<String> = ["-", "pipe:", "pipe:0", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "fd:0"]
+    static let names: Set<String> = ["-", "pipe:", "pipe:0", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "fd:", "fd:0"]
+
+    /// Whether reading `source` reads standard input: its names (`-`, `/dev/stdin`, …); any
+    /// `pipe:` URL that FFmpeg's pipe protocol opens as descriptor 0 (`pipe:00`, `pipe:0 `,
+    /// `pipe:x`: what is not a whole number is 0); and, when standard input is a stream (a pipe,
+    /// a FIFO, a device), any path — `file:` URLs too — that is it (a link to `/dev/stdin`).
+    static func reads(_ source: String) -> Bool {
+        if names.contains(source) { return true }
+        if source.hasPrefix("pipe:") { return pipeDescriptor(String(source.dropFirst(5))) == 0 }
+        let path = source.hasPrefix("file:") ? String(source.dropFirst(5)) : source
+        var input = stat(), named = stat()
+        guard fstat(STDIN_FILENO, &input) == 0, input.st_mode & S_IFMT != S_IFREG, stat(path, &named) == 0 else { return false }
+        return named.st_dev == input.st_dev && named.st_ino == input.st_ino
+    }
+
+    /// The descriptor FFmpeg's pipe protocol opens for what follows `pipe:`: a whole number as
+    /// `strtol` reads it (white space, a sign, digits, nothing after), else 0.
+    static func pipeDescriptor(_ rest: String) -> Int {
+        let number = rest.drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\u{0B}" || $0 == "\u{0C}" }
+        let digits = number.first == "+" || number.first == "-" ? number.dropFirst() : number[...]
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(number) else { return 0 }
+        return value
+    }
 
     /// Refuses (a usage error) a run that would read standard input more than once: `sources`
     /// and, when it is read from there, the file the run reads them from (a manifest, a layout).
     static func checkReadOnce(_ sources: [String], alsoReading file: String? = nil) throws {
-        let readers = sources.filter { names.contains($0) }.count + (file.map { names.contains($0) ? 1 : 0 } ?? 0)
+        let readers = sources.filter(reads).count + (file.map { reads($0) ? 1 : 0 } ?? 0)
         guard readers <= 1 else {
             throw ValidationError("standard input is named \(readers) times (-, /dev/stdin, pipe:0 …): a stream can be read only once")
         }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Playhead
+@testable import PlayheadCLI
 @testable import PlayheadMedia
 
 /// What a run may ask for is checked before any work (exit 2, nothing written), with a message
@@ -11,14 +12,21 @@ import Testing
     @Test func standardInputIsReadOnce() async throws {
         let out = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: out) }
+        // Every name FFmpeg's pipe protocol reads as descriptor 0 (strtol: `00`, `0 `, `+0`, or no
+        // number at all), `file:` URLs, and — standard input being a stream — a link to it.
+        try FileManager.default.createSymbolicLink(atPath: out + "/input", withDestinationPath: "/dev/stdin")
         for (command, sources) in [
             ("play", ["-", "-"]), ("play", ["-", "/dev/stdin"]), ("thumbnails", ["pipe:0", "-"]), ("probe", ["-", "/proc/self/fd/0"]),
+            ("play", ["-", "pipe:00"]), ("probe", ["pipe:0 ", "-"]), ("probe", ["pipe:", "pipe:x"]), ("probe", ["pipe:+0", "file:/dev/stdin"]),
+            ("thumbnails", [out + "/input", "-"]),
         ] {
             var arguments = [command] + sources
             if command != "probe" { arguments += ["--out", out + "/o"] }
-            let run = try await CLI.run(arguments)
+            let run = try await HostileRun.shell(arguments, redirections: "< /dev/null")
             #expect(run.status == 2 && run.stderr.contains("standard input is named 2 times"), "\(arguments): \(run.status) \(run.stderr)")
         }
+        // Another descriptor is not standard input.
+        #expect(StandardInput.pipeDescriptor(" 3") == 3 && StandardInput.pipeDescriptor("3x") == 0)
         let clip = try Fixtures.clip("h264-aac.mp4")
         let compose = try await CLI.run([
             "compose", "--size", "64x36", "--duration", "1", "--out", out + "/c.y4m",
