@@ -102,7 +102,8 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     static func parseTimes(_ text: String) throws -> [MediaTime] {
         let times = text.split(separator: ",", omittingEmptySubsequences: false).map { MediaTime(decimal: String($0)) }
         guard !times.isEmpty, times.allSatisfy({ $0 != nil }) else {
-            throw ValidationError("--at takes seconds separated by commas, like 1,2.5,10 (decimal numbers of at most 10 digits before the point)")
+            throw ValidationError(
+                "--at takes seconds separated by commas, like 1,2.5,10 (decimal numbers up to \(MediaTime.largestDecimalSeconds) seconds)")
         }
         let parsed = times.compactMap { $0 }
         // A clip's timeline starts at 0 or later: a negative time is never in it.

@@ -1,4 +1,5 @@
 import Foundation
+import Playhead
 import Testing
 
 /// `playhead thumbnails` end to end.
@@ -111,5 +112,13 @@ import Testing
         #expect(try await CLI.run(["thumbnails", "--out", "/tmp/x", "--count", "3", "--every", "1", clip]).status == 2)
         #expect(try await CLI.run(["thumbnails", "--out", "/tmp/x", "--count", "3", "--exact", "--tolerance", "1", clip]).status == 2)
         #expect(try await CLI.run(["thumbnails", "--out", "/tmp/x", "--at", "a,b", clip]).status == 2)
+        // The message says the limit the parser holds: the largest time is read (past the clip's
+        // end: that image fails), one more is a usage error that names it.
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let largest = "\(MediaTime.largestDecimalSeconds)"
+        #expect(try await CLI.run(["thumbnails", "--out", folder + "/l", "--at", largest, clip]).status == 1)
+        let beyond = try await CLI.run(["thumbnails", "--out", folder + "/b", "--at", "\(MediaTime.largestDecimalSeconds + 1)", clip])
+        #expect(beyond.status == 2 && beyond.stderr.contains(largest), "\(beyond.stderr)")
     }
 }

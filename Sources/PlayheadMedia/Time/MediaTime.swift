@@ -80,7 +80,7 @@ public struct MediaTime: Sendable {
     }
 
     /// The most whole seconds ``init(decimal:)`` reads (about 285 years).
-    static let largestDecimalSeconds: Int64 = 9_000_000_000
+    public static let largestDecimalSeconds: Int64 = 9_000_000_000
 
     private static func isDigit(_ c: Character) -> Bool { c.isASCII && c.isNumber }
 
