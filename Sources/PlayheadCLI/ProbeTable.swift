@@ -14,7 +14,7 @@ enum ProbeTable {
             var header = "\(Console.name(report.path))  \(report.format ?? "?")"
             header += "  " + (report.duration.map { String(format: "%.3fs", $0) } ?? "duration unknown")
             if let bitRate = report.bitRate { header += "  \(bitRate / 1000) kb/s" }
-            header += (report.isPlayable == true) ? "  playable" : "  not playable"
+            header += (report.isPlayable == true) ? "  playable" + partly(report) : "  not playable"
             out += header + "\n"
             for track in report.tracks ?? [] {
                 out +=
@@ -23,6 +23,21 @@ enum ProbeTable {
             }
         }
         return out
+    }
+
+    /// What of a playable file plays, when not all of it: a picture that cannot be decoded beside
+    /// a sound that can is sound only (`play` then fails on the picture), and the other way round.
+    private static func partly(_ report: AssetReport) -> String {
+        let tracks = report.tracks ?? []
+        func plays(_ type: String) -> Bool? {
+            let of = tracks.filter { $0.mediaType == type }
+            return of.isEmpty ? nil : of.contains(where: \.isPlayable)
+        }
+        switch (plays("video"), plays("audio")) {
+        case (false?, true?): return " (sound only: no track of its picture can be decoded)"
+        case (true?, false?): return " (picture only: no track of its sound can be decoded)"
+        default: return ""
+        }
     }
 
     private static func details(_ track: TrackReport) -> String {

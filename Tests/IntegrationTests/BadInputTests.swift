@@ -67,6 +67,11 @@ import Testing
             return
         }
         #expect(error.code == .decoderNotFound && error.message.contains("zzz1") && !error.message.contains("none"), "\(error)")
+        // The probe says what of it plays: its sound only (play fails on the picture).
+        let table = try await CLI.run(["probe", path])
+        #expect(table.status == 0 && table.stdout.contains("playable (sound only"), "\(table.stdout)")
+        let whole = try await CLI.run(["probe", try Fixtures.clip("h264-aac.mp4")])
+        #expect(whole.stdout.contains("playable\n"), "\(whole.stdout)")
     }
 
     @Test func missingPathAndDirectory() async throws {
