@@ -308,25 +308,17 @@ public final class Compositor: Sendable {
         // other writer holds: refused before anything touches them.
         let claim: OutputClaim
         let writer = OutputWriter("this render")
-        let usesSound = sound != nil && !(sink is any AudioCarryingFrameSink)
-        let outputs: [AnyObject?] = [sink, usesSound ? sound : nil]
+        let usedSound = sound != nil && !(sink is any AudioCarryingFrameSink) ? sound : nil
+        guard !rendering.exchange(true, ordering: .acquiringAndReleasing) else {
+            OutputClaims.giveUpFree(frames: sink, sound: usedSound, for: writer)
+            return CompositionReport(
+                framesWritten: 0, layers: [],
+                error: PlayheadError(code: .invalidState, message: "this compositor is rendering already: one render at a time"))
+        }
         do throws(PlayheadError) {
-            guard !rendering.exchange(true, ordering: .acquiringAndReleasing) else {
-                throw PlayheadError(code: .invalidState, message: "this compositor is rendering already: one render at a time")
-            }
-            do throws(PlayheadError) {
-                claim = try OutputClaims.claim(outputs, for: writer, file: nil)
-            } catch {
-                rendering.store(false, ordering: .releasing)
-                throw error
-            }
+            claim = try OutputClaims.claimOrGiveUp(frames: sink, sound: usedSound, for: writer, file: nil)
         } catch {
-            // The outputs no other writer holds are given up, as for a render that fails (a
-            // stream's consumer gets its end).
-            let spare = OutputClaims.claimFree(outputs, for: writer)
-            if spare.covers(sink) { sink.abort() }
-            if usesSound, let sound, spare.covers(sound) { sound.abort() }
-            spare.release()
+            rendering.store(false, ordering: .releasing)
             return CompositionReport(framesWritten: 0, layers: [], error: error)
         }
         // `sink` is `sending`: the caller gave it up; only the render thread touches it from here.

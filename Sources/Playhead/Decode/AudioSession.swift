@@ -18,8 +18,10 @@ public final class AudioSession: Sendable {
     let interrupt = InterruptFlag()
     /// Set by the first `run`: a session runs once.
     private let started = Atomic<Bool>(false)
-    /// The run so far (samples delivered, their format), for a cancelled run answered without it.
+    /// The run so far (its format; the samples delivered, counted apart without a lock on each
+    /// packet), for a cancelled run answered without it.
     private let soFar = Locked(Result(status: .cancelled, frames: 0, sampleRate: 0, channelCount: 0))
+    private let framesSoFar = Atomic<Int>(0)
     /// The caller's wait while the run goes on: a cancel answers it after ``RunAnswer/patience``
     /// even when the sink's `write` does not return.
     private let waiting = Locked<RunAnswer<Result>?>(nil)
@@ -90,7 +92,11 @@ public final class AudioSession: Sendable {
             return Result(status: .failed(refused), frames: 0, sampleRate: 0, channelCount: 0)
         }
         let owner = SoleOwner(handingOver: sink as any AudioSink)
-        let answer = RunAnswer<Result> { [soFar] in soFar.withLock { $0 } }
+        let answer = RunAnswer<Result> { [self] in
+            var result = soFar.withLock { $0 }
+            result.frames = framesSoFar.load(ordering: .relaxed)
+            return result
+        }
         waiting.withLock { $0 = answer }
         return await withTaskCancellationHandler {
             await answer.wait {
@@ -100,7 +106,9 @@ public final class AudioSession: Sendable {
                     // unless the run was cancelled.
                     let done: Result
                     if completion == .finish {
-                        done = Self.complete(owner.value, after: result)
+                        var closed = result
+                        closed.status = SinkCompletion.close(owner.value, after: result.status)
+                        done = closed
                     } else {
                         if result.status == .cancelled { owner.value.abort() }
                         done = result
@@ -122,23 +130,6 @@ public final class AudioSession: Sendable {
     public func cancel() {
         interrupt.raise()
         waiting.withLock { $0 }?.abandon()
-    }
-
-    /// Finishes `sink` after a run that completed (its failure to finish fails the run), or gives
-    /// it up after one that did not.
-    private static func complete(_ sink: any AudioSink, after run: Result) -> Result {
-        var result = run
-        guard result.status == .completed else {
-            sink.abort()
-            return result
-        }
-        do throws(PlayheadError) {
-            try sink.finish()
-        } catch {
-            sink.abort()
-            result.status = .failed(error)
-        }
-        return result
     }
 
     private func decode(_ sink: any AudioSink) -> Result {
@@ -165,7 +156,7 @@ public final class AudioSession: Sendable {
                     tally.dataEnd = end
                     break
                 }
-                soFar.withLock { $0.frames = stage.framesDelivered }
+                framesSoFar.store(stage.framesDelivered, ordering: .relaxed)
             }
             // A cancelled run's sink is given up once, by the run (see `run`).
             if tally.dataEnd != .cancelled { try stage.finish() }

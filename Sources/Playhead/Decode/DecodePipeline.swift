@@ -116,28 +116,13 @@ final class DecodePipeline: Sendable {
         if let asset = session.asset { asset.giveBack(demuxer) }
         var result = tally.withLock { $0.result(source: source, cancelled: session.isCancelled, strict: configuration.strict) }
         let videoEnd = setup.video == nil ? nil : tally.withLock { $0.videoEnd }
-        if finishingAudio, let audioSink { complete(audioSink, result: &result, videoEnd: videoEnd) }
+        // Finished or given up; a session stopped short keeps no sound past its last frame (the
+        // sound is decoded ahead of the picture).
+        if finishingAudio, let audioSink { result.status = SinkCompletion.close(audioSink, after: result.status, soundEnd: videoEnd?.seconds) }
         if case .failed(let error) = result.status {
             logger.debug("decode failed", metadata: ["file": "\(SourceRedaction.redacted(source))", "error": "\(error)"])
         }
         return result
-    }
-
-    /// Finishes the audio sink of a session that completed (a sink that cannot finish fails it),
-    /// or gives it up — keeping no sound past `videoEnd`, the end of the last frame delivered (the
-    /// sound is decoded ahead of the picture: a session stopped short keeps the two together).
-    private func complete(_ audioSink: any AudioSink, result: inout DecodeResult, videoEnd: MediaTime?) {
-        guard result.status == .completed else {
-            if let videoEnd { (audioSink as? any SoundEndCutting)?.keepSound(until: videoEnd.seconds) }
-            audioSink.abort()
-            return
-        }
-        do throws(PlayheadError) {
-            try audioSink.finish()
-        } catch {
-            audioSink.abort()
-            result.status = .failed(error)
-        }
     }
 
     private func setUp(sinkFormat: OutputPixelFormat, audioSink: (any AudioSink)?) throws(PlayheadError) -> Setup {

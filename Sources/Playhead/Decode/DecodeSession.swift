@@ -93,16 +93,9 @@ public final class DecodeSession: Sendable {
         // Outputs another run is writing are refused before anything touches them (the session is
         // not spent: it may run again with outputs of its own).
         let claim: OutputClaim
-        let writer = OutputWriter("this session")
         do throws(PlayheadError) {
-            claim = try OutputClaims.claim([sink, audio], for: writer, file: source)
+            claim = try OutputClaims.claimOrGiveUp(frames: sink, sound: audio, for: OutputWriter("this session"), file: source)
         } catch {
-            // The outputs no other writer holds are given up, as for any run that does not happen
-            // (a stream's consumer gets its end rather than waiting for ever).
-            let spare = OutputClaims.claimFree([sink, audio], for: writer)
-            if spare.covers(sink) { sink.abort() }
-            if let audio, spare.covers(audio) { audio.abort() }
-            spare.release()
             var refused = DecodeResult(source: source)
             refused.status = .failed(error)
             return refused

@@ -66,6 +66,42 @@ enum OutputClaims {
         return OutputClaim(ids: ids, writer: writer)
     }
 
+    /// A run that is refused gives up the outputs it was given that no other writer holds: each
+    /// is aborted once (a stream's consumer gets its end rather than waiting for ever); those
+    /// another writer holds are left as that writer has them.
+    /// - Parameters:
+    ///   - frames: the run's frame sink.
+    ///   - sound: its audio sink, if any.
+    ///   - writer: the refused run.
+    static func giveUpFree(frames: any FrameSink, sound: (any AudioSink)?, for writer: OutputWriter) {
+        let spare = claimFree([frames, sound], for: writer)
+        if spare.covers(frames) { frames.abort() }
+        if let sound, sound !== frames, spare.covers(sound) { sound.abort() }
+        spare.release()
+    }
+
+    /// Claims a run's outputs for `writer`, or — when another writer holds one — gives up the free
+    /// ones (``giveUpFree(frames:sound:for:)``) and throws.
+    /// - Parameters:
+    ///   - frames: the run's frame sink.
+    ///   - sound: its audio sink, if any.
+    ///   - writer: who claims them.
+    ///   - file: the file named in the error.
+    /// - Returns: the claim, released when the run lets go of its outputs.
+    /// - Throws: `state.invalidState` naming the writer that holds an output.
+    static func claimOrGiveUp(
+        frames: any FrameSink, sound: (any AudioSink)?, for writer: OutputWriter, file: String?
+    ) throws(PlayheadError)
+        -> OutputClaim
+    {
+        do throws(PlayheadError) {
+            return try claim([frames, sound], for: writer, file: file)
+        } catch {
+            giveUpFree(frames: frames, sound: sound, for: writer)
+            throw error
+        }
+    }
+
     /// Whether `output` is being written now.
     /// - Parameter output: an output object.
     /// - Returns: `true` while a writer holds a claim on it.
