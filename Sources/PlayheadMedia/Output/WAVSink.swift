@@ -127,7 +127,7 @@ public final class WAVSink: AudioSink, SoundEndCutting {
     }
 
     /// Keeps what was written as a valid, shorter file (``isPartial``), or nothing when nothing was
-    /// (up to the time ``keepSound(until:)`` gave, when it gave one).
+    /// (up to the time a session or player gave it, when its picture stopped short).
     public func abort() {
         state.withLock { s in
             guard let muxer = s.muxer else { return }
