@@ -150,7 +150,6 @@ struct ThumbnailJob: Sendable {
         return (report, row)
     }
 
-    /// How far a picture may move off a blank frame: half the times' average spacing over the
     /// How long the picture lasts from the asset's start: the latest end of its video tracks,
     /// when they say; nil when none does.
     static func pictureSpan(_ tracks: [AssetTrack], start: MediaTime) -> MediaTime? {
@@ -159,6 +158,7 @@ struct ThumbnailJob: Sendable {
         return end - (start.isNumeric ? start : .zero)
     }
 
+    /// How far a picture may move off a blank frame: half the times' average spacing over the
     /// clip (its duration over their number), at most 5 s — so that pictures keep their spread.
     static func blankSearchLimit(count: Int, duration: MediaTime) -> MediaTime {
         guard duration.isNumeric, duration.seconds > 0 else { return MediaTime(value: 5, timescale: 1) }

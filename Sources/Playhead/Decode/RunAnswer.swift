@@ -12,6 +12,9 @@ final class RunAnswer<Answer: Sendable>: Sendable {
         var early: Answer?
         var answered = false
         var abandoning = false
+        /// The patience's wait, cancelled when the run answers first (so that it holds nothing of
+        /// the run for the rest of the second).
+        var patienceWait: Task<Void, Never>?
     }
 
     private let state = Locked(State())
@@ -67,16 +70,18 @@ final class RunAnswer<Answer: Sendable>: Sendable {
     /// Answers with `result`, unless answered already.
     /// - Parameter result: the run's answer.
     func answer(_ result: Answer) {
-        let waiting = state.withLock { s -> CheckedContinuation<Answer, Never>? in
-            guard !s.answered else { return nil }
+        let (waiting, patienceWait) = state.withLock { s -> (CheckedContinuation<Answer, Never>?, Task<Void, Never>?) in
+            guard !s.answered else { return (nil, nil) }
             s.answered = true
+            defer { s.patienceWait = nil }
             guard let continuation = s.continuation else {
                 s.early = result
-                return nil
+                return (nil, s.patienceWait)
             }
             s.continuation = nil
-            return continuation
+            return (continuation, s.patienceWait)
         }
+        patienceWait?.cancel()
         waiting?.resume(returning: result)
     }
 
@@ -89,9 +94,13 @@ final class RunAnswer<Answer: Sendable>: Sendable {
         }
         guard first else { return }
         let soFar = self.soFar
-        Task { [self] in
-            try? await Task.sleep(for: Self.patience)
+        let wait = Task { [weak self] in
+            // Cancelled when the run answers first.
+            guard (try? await Task.sleep(for: Self.patience)) != nil, let self else { return }
             answer(soFar())
+        }
+        state.withLock { s in
+            if s.answered { wait.cancel() } else { s.patienceWait = wait }
         }
     }
 }

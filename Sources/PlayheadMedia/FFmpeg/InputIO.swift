@@ -47,7 +47,7 @@ final class InputIO {
     /// failing requests), if it did.
     var failure: PlayheadError? { http?.failure }
 
-    /// A stream (FIFO, standard input) or an async byte source that sent nothing for the stall timeout.
+    /// A stream (FIFO, standard input) or a byte source (blocking or async) that sent nothing for the stall timeout.
     var hasStalled: Bool { (stream?.stalled ?? false) || (reader?.stalled ?? false) }
 
     /// Opens a path or URL for reading with FFmpeg's protocols. Blocking.
@@ -102,8 +102,9 @@ final class InputIO {
         return InputIO(pointer: context, reader: nil, stream: stream)
     }
 
-    /// Custom I/O over `bytes`; `relay` stops a read between calls to a blocking source, and
-    /// during a call to an async one, which `stall` also bounds.
+    /// Custom I/O over `bytes`: each read runs apart from the I/O thread (``AsyncRead``), so
+    /// `relay` (a cancellation, the open timeout) and `stall` end the wait for it, blocking source
+    /// or async alike.
     static func custom(_ bytes: CustomBytes, relay: InterruptRelay, stall: Duration?) -> InputIO? {
         let reader = ByteSourceReader(bytes: bytes, relay: relay, stall: stall)
         // An async source's read is a task and often a request: fewer, larger ones.
@@ -160,6 +161,7 @@ private final class ByteSourceReader {
         let copied: Int
         switch outcome {
         case .bytes(let got):
+            // More than asked for would not fit the buffer: the source broke its contract.
             guard got.count <= Int(count) else {
                 failure = "the byte source returned \(got.count) bytes when asked for at most \(count)"
                 return playhead_averror(EIO)
@@ -174,10 +176,6 @@ private final class ByteSourceReader {
         case .stalled:
             stalled = true
             return FFmpegError.timedOut
-        }
-        guard copied >= 0, copied <= Int(count) else {
-            failure = "the byte source returned \(copied) bytes for a buffer of \(count)"
-            return playhead_averror(EIO)
         }
         if copied == 0 { return FFmpegError.eof }
         position += Int64(copied)
