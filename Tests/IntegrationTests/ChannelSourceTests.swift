@@ -57,6 +57,36 @@ import Testing
         #expect(sound.count > 0 && loudest > 1000, "the first item's sound plays again: peak \(loudest)")
     }
 
+    /// A live edit adds a layer that joins its schedule, whose source accepts and never answers
+    /// (a 3 s open timeout): its items' lengths are measured on workers, and the channel takes the
+    /// edit once they are known (here: failed), drawing the layers before meanwhile — before, the
+    /// render thread opened the source itself to place the layer on its schedule, and every
+    /// output froze for the timeout (75 frames late at 25 fps).
+    @Test func aScheduledLayerOfASilentSourceStallsNoFrame() async throws {
+        let server = try SilentServer()
+        defer { server.close() }
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
+        let compositor = Compositor(canvas: canvas)
+        try compositor.add(
+            CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(size: canvas.size), loop: .forever))
+        let silent = Asset(
+            url: try #require(URL(string: "http://127.0.0.1:\(server.port)/never.mp4")), options: AssetOptions(openTimeout: .seconds(3)))
+        let editor = Task {
+            while compositor.progress.frames < 25 { try? await Task.sleep(for: .milliseconds(5)) }
+            _ = try? compositor.add(
+                CompositionLayer(
+                    assets: [silent], rect: PixelRect(x: 0, y: 0, width: 32, height: 36), zIndex: 1, loop: .forever,
+                    scheduledStart: Date().addingTimeInterval(-1)))
+        }
+        let report = await compositor.render(frames: 150, into: NullSink(pixelFormat: .yuv420p), realtime: SystemPlaybackClock())
+        _ = await editor.value
+        #expect(report.error == nil && report.framesWritten == 150)
+        // The stall would make 75 (50 even bounded to the start's patience); what is left is the
+        // machine's (a loaded CI machine's) jitter.
+        #expect(report.lateFrames < 25, "\(report.lateFrames) frames late")
+        #expect(report.layers.count == 2, "the edit was taken once its lengths were known (failed): \(report.layers.count) layers")
+    }
+
     /// An item of eight hours of sound after a short clip: measuring its sound (decoding it
     /// whole, seconds of work) is begun ahead and no longer holds the boundary up (before, 100
     /// frames late there); the item's sound plays from its turn, from the start its stream

@@ -201,11 +201,16 @@ import Testing
         await player.waitUntilIdle()
     }
 
-    /// Pause, seek, play on the machine's clock: once frames flow again the player says
-    /// `playing` (it said `waitingToPlay` for the rest of the item while frames played).
+    /// Pause, seek, play: once frames flow again the player says `playing` (it said
+    /// `waitingToPlay` for the rest of the item while frames played). On a virtual clock held at
+    /// set times, so that no frame is late however loaded the machine is (a late frame is a stall,
+    /// rightly `waitingToPlay`).
     @Test func pauseSeekPlayPlaysAgain() async throws {
         let item = PlayerItem(asset: Asset(path: try Fixtures.clip("h264-aac.mp4")))
-        let player = Player(item: item, output: NullSink(pixelFormat: .rgb24), configuration: PlayerConfiguration(realtime: true, decoding: small))
+        let clock = GatedClock()
+        clock.open(until: .milliseconds(500))
+        let player = Player(
+            item: item, output: NullSink(pixelFormat: .rgb24), configuration: PlayerConfiguration(realtime: true, decoding: small), clock: clock)
         func waitFor(_ status: TimeControlStatus) async throws {
             let deadline = ContinuousClock.now + .seconds(10)
             while player.timeControlStatus != status, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
@@ -215,12 +220,19 @@ import Testing
         #expect(player.timeControlStatus == .playing)
         player.pause()
         #expect(player.timeControlStatus == .paused)
-        _ = await player.seek(to: MediaTime(value: 1, timescale: 5))
+        let target = MediaTime(value: 1, timescale: 5)
+        _ = await player.seek(to: target)
+        // 0.6 s more: frames to about 0.8 s, then the clock stands (the item does not end).
+        clock.open(until: clock.now() + .milliseconds(600))
         player.play()
         try await waitFor(.playing)
         #expect(player.timeControlStatus == .playing, "frames play again: \(player.timeControlStatus)")
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(item.currentTime > MediaTime(value: 1, timescale: 5) && player.timeControlStatus == .playing, "\(item.currentTime)")
+        // Frames after the seek's flow, and the player still says it plays.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while item.currentTime <= target + MediaTime(value: 1, timescale: 5), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(item.currentTime > target + MediaTime(value: 1, timescale: 5) && player.timeControlStatus == .playing, "\(item.currentTime)")
         player.pause()
     }
 

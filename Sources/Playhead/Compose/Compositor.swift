@@ -60,7 +60,10 @@ public final class Compositor: Sendable {
     /// same either way.
     public let loopCacheBytes: Int
     /// Sound-only items' lengths, measured once per source for every layer.
-    private let soundExtents = SoundExtentTable()
+    private let soundExtents: SoundExtentTable
+    /// Items' lengths for layers that join a schedule, measured when such a layer is added or
+    /// edited (off the render thread).
+    private let itemLengths: ItemLengthTable
 
     /// A compositor of `canvas` (its size must be even, at least 2x2 and at most 16384x16384).
     /// `onRecord` is told of every item a layer played, failed or filled, as it ends, on the
@@ -80,6 +83,9 @@ public final class Compositor: Sendable {
         onRecord: (@Sendable (LayerItemRecord) -> Void)? = nil
     ) {
         self.canvas = canvas
+        let extents = SoundExtentTable()
+        soundExtents = extents
+        itemLengths = ItemLengthTable(soundExtents: extents)
         self.loopCacheBytes = max(0, loopCacheBytes)
         self.strict = strict
         self.soundFormat = soundFormat
@@ -154,6 +160,9 @@ public final class Compositor: Sendable {
         if case .times(let count) = layer.loop, count < 1 {
             throw PlayheadError(code: .invalidArgument, message: "a layer plays at least once (loop count \(count))")
         }
+        // A layer that joins a schedule needs its items' lengths when it is taken: measured now,
+        // on workers, not by the render thread then.
+        if layer.scheduledStart != nil { itemLengths.prefetch(layer.assets) }
         return layer
     }
 
@@ -430,12 +439,17 @@ public final class Compositor: Sendable {
             while length.goesOn(after: n) {
                 if interrupt.isRaised { throw PlayheadError.cancelled() }
                 let time = canvas.time(ofFrame: n)
+                let running = Set(layers.map(\.id))
                 let pending = state.withLock {
                     s -> (
                         generation: Int, layers: [(id: CompositionLayer.ID, layer: CompositionLayer)],
                         updates: [CompositionLayer.ID: CompositionLayer]
                     )? in
                     guard s.generation != seenGeneration else { return nil }
+                    // A channel takes a version whole once the lengths its scheduled layers join
+                    // by are measured (on workers): until then it draws the version before, and
+                    // the render thread never waits for a source.
+                    if !preparer.waits, !schedulesKnown(s.layers, updates: s.updates, running: running) { return nil }
                     defer { s.updates = [:] }
                     return s
                 }
@@ -527,6 +541,20 @@ public final class Compositor: Sendable {
         return info
     }
 
+    /// Whether every layer of a version that joins a schedule when taken — added, or updated — has
+    /// its items' lengths measured (or their measuring failed: it then plays from its first item);
+    /// their measuring is started when it was not.
+    private func schedulesKnown(
+        _ layers: [(id: CompositionLayer.ID, layer: CompositionLayer)], updates: [CompositionLayer.ID: CompositionLayer],
+        running: Set<CompositionLayer.ID>
+    ) -> Bool {
+        layers.allSatisfy { id, layer in
+            guard layer.scheduledStart != nil, !running.contains(id) || updates[id] != nil else { return true }
+            if let range = layer.timeRange, range.duration.isNumeric, range.duration > .zero { return true }
+            return layer.assets.allSatisfy { itemLengths.measured($0) != nil }
+        }
+    }
+
     /// Brings the render's readers in line with the compositor's layers: new ones start at `time`,
     /// removed ones end there (kept aside for the report and their sound's last span), moved
     /// ones are redrawn at their new place, updated ones take the new version at their next item
@@ -548,7 +576,7 @@ public final class Compositor: Sendable {
             if let update = updates[reader.id] {
                 if let loudness, update.providesAudio { for asset in update.assets { _ = loudness.loudness(of: asset) } }
                 // A scheduled version's items' lengths are needed when it is taken: measured ahead.
-                if update.scheduledStart != nil { soundExtents.prefetch(update.assets) }
+                if update.scheduledStart != nil { itemLengths.prefetch(update.assets) }
                 reader.update(to: update, at: time)
             } else if let layer = wanted[reader.id], layer.rect != reader.intended.rect || layer.zIndex != reader.intended.zIndex {
                 reader.move(rect: layer.rect, zIndex: layer.zIndex)
@@ -561,7 +589,8 @@ public final class Compositor: Sendable {
             if let loudness, layer.providesAudio { for asset in layer.assets { _ = loudness.loudness(of: asset) } }
             let reader = LayerReader(
                 id: id, layer: layer, canvasSize: canvas.size, outputFormat: format, interrupt: interrupt, strict: strict,
-                start: time, failurePolicy: failurePolicy, soundExtents: soundExtents, loopBudget: loopBudget, preparer: preparer)
+                start: time, failurePolicy: failurePolicy, soundExtents: soundExtents, itemLengths: itemLengths, loopBudget: loopBudget,
+                preparer: preparer)
             if let handler { reader.onRecord = { handler($0) } }
             readers.append(reader)
         }

@@ -44,6 +44,8 @@ final class LayerReader {
     private var lastConverter: FrameConverter?
     /// Sound-only items' lengths, by evidence (shared by the compositor's layers).
     private let soundExtents: SoundExtentTable
+    /// Items' lengths for a schedule, measured ahead (shared by the compositor's layers).
+    private let itemLengths: ItemLengthTable
     /// What recorded pictures may take (nil: the layer records none).
     private let loopBudget: LoopCacheBudget?
     /// Items whose pictures were recorded whole, by item: later passes draw them without decoding.
@@ -110,10 +112,12 @@ final class LayerReader {
     init(
         id: CompositionLayer.ID, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: PictureFormat, interrupt: InterruptFlag,
         strict: Bool = false, start: MediaTime = .zero, failurePolicy: LayerFailurePolicy = .passOver,
-        soundExtents: SoundExtentTable = SoundExtentTable(), loopBudget: LoopCacheBudget? = nil,
+        soundExtents: SoundExtentTable = SoundExtentTable(), itemLengths: ItemLengthTable? = nil, loopBudget: LoopCacheBudget? = nil,
         preparer: ItemPreparer = ItemPreparer(waits: true)
     ) {
         self.preparer = preparer
+        let itemLengths = itemLengths ?? ItemLengthTable(soundExtents: soundExtents)
+        self.itemLengths = itemLengths
         self.id = id
         self.loopBudget = loopBudget.flatMap { $0.limit > 0 ? $0 : nil }
         self.soundExtents = soundExtents
@@ -123,7 +127,7 @@ final class LayerReader {
         self.interrupt = interrupt
         machine = LayerStateMachine(
             id: id, layer: layer, failurePolicy: failurePolicy, start: start, now: Date(),
-            lengths: { Self.lengths(of: $0, soundExtents: soundExtents, interrupt: interrupt) })
+            lengths: { Self.lengths(of: $0, table: itemLengths, interrupt: interrupt, waits: preparer.waits) })
         if case .filler(let filler?, _) = failurePolicy { preparer.prepare(filler) }
         perform(machine.effectsAtStart)
     }
@@ -131,8 +135,8 @@ final class LayerReader {
     /// The lengths of a version's passes, for its schedule: asked by the machine of the version
     /// it joins (a pending one taken at a boundary, not the one ending).
     private var lengths: (CompositionLayer) -> [MediaTime]? {
-        let soundExtents = soundExtents, interrupt = interrupt
-        return { Self.lengths(of: $0, soundExtents: soundExtents, interrupt: interrupt) }
+        let itemLengths = itemLengths, interrupt = interrupt, waits = preparer.waits
+        return { Self.lengths(of: $0, table: itemLengths, interrupt: interrupt, waits: waits) }
     }
 
     /// Does what the machine decided, in order.
@@ -174,24 +178,27 @@ final class LayerReader {
         }
     }
 
-    /// How long each item's pass lasts (its time range's duration, else its picture's declared
-    /// duration, else its decoded sound's), for a schedule; nil when one is not known.
-    private static func lengths(of layer: CompositionLayer, soundExtents: SoundExtentTable, interrupt: InterruptFlag) -> [MediaTime]? {
+    /// How long each item's pass lasts (its time range's duration, else its measured length:
+    /// ``ItemLengthTable``), for a schedule; nil when one is not known. A render that must not
+    /// wait (a channel's: `waits` false) waits for the measures, taken on workers, no longer than
+    /// ``Compositor/startPatience``: a source that does not answer never holds the channel for
+    /// its timeout (the layer then plays its playlist from the first item).
+    private static func lengths(of layer: CompositionLayer, table: ItemLengthTable, interrupt: InterruptFlag, waits: Bool) -> [MediaTime]? {
+        let deadline = Date().addingTimeInterval(Compositor.startPatience)
         var lengths: [MediaTime] = []
         for asset in layer.assets {
             if let range = layer.timeRange, range.duration.isNumeric, range.duration > .zero {
                 lengths.append(range.duration)
                 continue
             }
-            guard let demuxer = try? asset.openDemuxer(interrupt: interrupt) else { return nil }
-            let declared = demuxer.video?.duration
-            asset.giveBack(demuxer)
-            if let declared, declared.isNumeric, declared > .zero {
-                lengths.append(declared)
-                continue
+            let measured: MediaTime??
+            if waits {
+                measured = try? table.value(of: asset, interrupt: interrupt)
+            } else {
+                measured = try? table.value(of: asset, until: deadline, interrupt: interrupt)?.get()
             }
-            guard let extent = try? soundExtents.extent(of: asset, interrupt: interrupt), extent.end > extent.start else { return nil }
-            lengths.append(extent.end - extent.start)
+            guard let length = measured ?? nil else { return nil }
+            lengths.append(length)
         }
         return lengths
     }
