@@ -87,6 +87,30 @@ import Testing
         #expect(report.layers.count == 2, "the edit was taken once its lengths were known (failed): \(report.layers.count) layers")
     }
 
+    /// A channel whose layer joins its schedule from the start shows that layer in its first
+    /// frame: the render waits for the layer's lengths (measured on workers) before its first
+    /// frame, as for its first items, not after it.
+    @Test func aScheduledLayerShowsFromTheFirstFrame() async throws {
+        let canvas = CompositionCanvas(
+            size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)),
+            background: try #require(RGBColor(parsing: "#FF00FF")))
+        let compositor = Compositor(canvas: canvas)
+        try compositor.add(
+            CompositionLayer(
+                assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(size: canvas.size), loop: .forever,
+                scheduledStart: Date().addingTimeInterval(-1.5)))
+        let sink = InMemorySink(pixelFormat: .rgb24)
+        let report = await compositor.render(frames: 3, into: sink, realtime: SystemPlaybackClock())
+        #expect(report.error == nil && sink.frames.count == 3)
+        let first = try #require(sink.frames.first)
+        let background =
+            first.bytes.count / 3 == 64 * 36
+            && stride(from: 0, to: first.bytes.count, by: 3).allSatisfy {
+                first.bytes[$0] == 255 && first.bytes[$0 + 1] == 0 && first.bytes[$0 + 2] == 255
+            }
+        #expect(!background, "the first frame shows the background alone")
+    }
+
     /// An item of eight hours of sound after a short clip: measuring its sound (decoding it
     /// whole, seconds of work) is begun ahead and no longer holds the boundary up (before, 100
     /// frames late there); the item's sound plays from its turn, from the start its stream

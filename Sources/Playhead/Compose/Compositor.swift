@@ -440,18 +440,29 @@ public final class Compositor: Sendable {
                 if interrupt.isRaised { throw PlayheadError.cancelled() }
                 let time = canvas.time(ofFrame: n)
                 let running = Set(layers.map(\.id))
-                let pending = state.withLock {
-                    s -> (
-                        generation: Int, layers: [(id: CompositionLayer.ID, layer: CompositionLayer)],
-                        updates: [CompositionLayer.ID: CompositionLayer]
-                    )? in
-                    guard s.generation != seenGeneration else { return nil }
-                    // A channel takes a version whole once the lengths its scheduled layers join
-                    // by are measured (on workers): until then it draws the version before, and
-                    // the render thread never waits for a source.
-                    if !preparer.waits, !schedulesKnown(s.layers, updates: s.updates, running: running) { return nil }
-                    defer { s.updates = [:] }
-                    return s
+                /// The compositor's version, when this render has not taken it yet.
+                func nextVersion() -> (
+                    generation: Int, layers: [(id: CompositionLayer.ID, layer: CompositionLayer)], updates: [CompositionLayer.ID: CompositionLayer]
+                )? {
+                    state.withLock { s in
+                        guard s.generation != seenGeneration else { return nil }
+                        // A channel takes a version whole once the lengths its scheduled layers
+                        // join by are measured (on workers): until then it draws the version
+                        // before, and the render thread never waits for a source.
+                        if !preparer.waits, !schedulesKnown(s.layers, updates: s.updates, running: running) { return nil }
+                        defer { s.updates = [:] }
+                        return (s.generation, s.layers, s.updates)
+                    }
+                }
+                var pending = nextVersion()
+                if n == 0, !preparer.waits {
+                    // A channel starts with its first version: it waits for the lengths its
+                    // scheduled layers join by as for its first items, `startPatience` at most.
+                    let deadline = Date().addingTimeInterval(Self.startPatience)
+                    while pending == nil, Date() < deadline, !interrupt.isRaised, state.withLock({ $0.generation }) != seenGeneration {
+                        usleep(10_000)
+                        pending = nextVersion()
+                    }
                 }
                 if let pending {
                     seenGeneration = pending.generation
