@@ -119,15 +119,16 @@ final class SummaryFile: Sendable {
     /// - Parameters:
     ///   - signal: the name of the signal that stopped the process at once.
     ///   - kept: the files kept, cut to their last whole part.
-    func markStoppedAtOnce(by signal: String, kept: [String]) {
+    /// - Returns: whether the stopped summary was written.
+    func markStoppedAtOnce(by signal: String, kept: [String]) -> Bool {
         // A write that hangs (a stalled disk) must not hold a process told to stop at once.
-        guard writing.wait(timeout: .now() + .seconds(2)) == .success else { return }
+        guard writing.wait(timeout: .now() + .seconds(2)) == .success else { return false }
         let last = state.withLock { s -> [UInt8]? in
             s.stopping = true
             return s.last
         }
-        guard let last, let bytes = Self.stopped(last, by: signal, kept: kept) else { return }
-        _ = try? folder.writeFileNow("summary.json", bytes: bytes)
+        guard let last, let bytes = Self.stopped(last, by: signal, kept: kept) else { return false }
+        return (try? folder.writeFileNow("summary.json", bytes: bytes)) != nil
     }
 
     /// `summary` as stopped at once by `signal`: `state` `cancelled` (the first signal kept as

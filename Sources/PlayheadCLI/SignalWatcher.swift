@@ -29,8 +29,11 @@ final class SignalWatcher: Sendable {
         var handler: (@Sendable (Int32) -> Void)?
         /// SIGHUP asks a long-running command to reload (a channel's layout), not to stop.
         var reload: (@Sendable () -> Void)?
-        /// Runs when a second signal stops the process at once, before it exits.
-        var stoppingAtOnce: (@Sendable (String, [String]) -> Void)?
+        /// Runs when a second signal stops the process at once, before it exits; says whether the
+        /// summary was written.
+        var stoppingAtOnce: (@Sendable (String, [String]) -> Bool)?
+        /// A signal is stopping the process at once: later ones leave it to that one.
+        var stopping = false
     }
     private let state = Locked(State())
     /// The signal sources, kept alive for the process's life.
@@ -96,7 +99,7 @@ final class SignalWatcher: Sendable {
     /// What to do when a second signal stops the process at once, on the signal's thread before
     /// it exits (a run's summary then says so): told the signal's name and the files kept, cut
     /// to their last whole part. Replaces an earlier one.
-    func beforeStoppingAtOnce(_ handler: @escaping @Sendable (_ signal: String, _ kept: [String]) -> Void) {
+    func beforeStoppingAtOnce(_ handler: @escaping @Sendable (_ signal: String, _ kept: [String]) -> Bool) {
         state.withLock { $0.stoppingAtOnce = handler }
     }
 
@@ -128,16 +131,21 @@ final class SignalWatcher: Sendable {
             return (true, s.handler)
         }
         guard first else {
+            // One signal stops the process at once; a later one (a third) leaves it to that one.
+            let (already, stopping) = state.withLock { s -> (Bool, (@Sendable (String, [String]) -> Bool)?) in
+                defer { s.stopping = true }
+                return (s.stopping, s.stoppingAtOnce)
+            }
+            guard !already else { return }
             // Nothing half written stays behind under a name that says it is whole: a recording or
             // an MP4 export is cut to its valid part and kept, anything else being written removed.
             let kept = SafeFile.removeTemporaries()
-            let stopping = state.withLock { $0.stoppingAtOnce }
-            stopping?(Self.name(of: number), kept)
+            let written = stopping?(Self.name(of: number), kept) ?? false
             Console.err(
                 "playhead: stopped at once by a second signal: "
                     + (kept.isEmpty ? "" : "kept, cut to their last whole part: \(kept.joined(separator: ", ")); ")
                     + "files still being written were removed"
-                    + (stopping == nil ? "\n" : ", summary.json says so\n"))
+                    + (written ? ", summary.json says so\n" : "\n"))
             _exit(128 + number)
         }
         handler?(number)

@@ -73,6 +73,17 @@ package final class OutputFolder: Sendable {
     /// A folder (or lock file) that opening made is removed again when it fails or is cancelled
     /// before the folder is the run's.
     package static func open(_ path: String, wait: Bool, protecting inputs: [String]) async throws(PlayheadError) -> OutputFolder {
+        // A lock taken on a lock file that an earlier holder removed meanwhile (it stopped as it
+        // opened, and undid what it made) locks nothing: the folder is opened again.
+        for _ in 0..<16 {
+            if let folder = try await openOnce(path, wait: wait, protecting: inputs) { return folder }
+        }
+        throw PlayheadError(code: .outputBusy, message: "the folder's lock file keeps being replaced: another run is opening it", file: path)
+    }
+
+    /// One attempt of ``open(_:wait:protecting:)``: nil when the lock file it locked is no longer
+    /// the folder's.
+    private static func openOnce(_ path: String, wait: Bool, protecting inputs: [String]) async throws(PlayheadError) -> OutputFolder? {
         let (descriptor, made) = try await WorkerPool.shared.value("playhead.output") { () throws(PlayheadError) -> (Int32, Made) in
             var made = Made(folders: try makeFolder(path))
             do throws(PlayheadError) {
@@ -101,6 +112,10 @@ package final class OutputFolder: Sendable {
                     throw PlayheadError.cancelled(file: path)
                 }
             }
+            guard isTheFolder(lock: descriptor, in: path) else {
+                close(descriptor)
+                return nil
+            }
             let folder = path
             let (manifest, identities) = try await WorkerPool.shared.value("playhead.output") {
                 () throws(PlayheadError) -> (OwnershipManifest, Set<FileIdentity>) in
@@ -113,6 +128,13 @@ package final class OutputFolder: Sendable {
             close(descriptor)
             throw error
         }
+    }
+
+    /// Whether the lock file open at `descriptor` is still the one named in `path`.
+    private static func isTheFolder(lock descriptor: Int32, in path: String) -> Bool {
+        var held = stat(), named = stat()
+        guard fstat(descriptor, &held) == 0, lstat(join(path, lockName), &named) == 0 else { return false }
+        return held.st_dev == named.st_dev && held.st_ino == named.st_ino
     }
 
     /// Leaves the folder as it was before this run opened it, when the run stops before writing

@@ -3,8 +3,8 @@ import Glibc
 import Playhead
 import Testing
 
-/// `playhead compose` end to end: a grid and layers into a Y4M that ffprobe reads with exactly
-/// duration × rate frames, a summary that accounts for every layer (a failed one included), and
+/// `playhead compose` end to end: a grid and layers into a Y4M that ffprobe reads with the frames
+/// of its duration (as ffmpeg's `-t` counts them), a summary that accounts for every layer (a failed one included), and
 /// bad layer descriptions refused before anything is written.
 @Suite struct CLIComposeTests {
     @Test func gridAndLayersIntoY4M() async throws {
@@ -18,9 +18,9 @@ import Testing
         ])
         #expect(run.status == 1, "a failed layer fails the run: \(run.stderr)")
         let summary = try HostileOperationsTests.summary(out)
-        #expect(summary["state"] as? String == "finished" && summary["framesWritten"] as? Int == 89, "\(summary)")
+        #expect(summary["state"] as? String == "finished" && summary["framesWritten"] as? Int == 90, "\(summary)")
         let layers = try #require(summary["layers"] as? [[String: Any]])
-        #expect(layers.map { $0["framesShown"] as? Int } == [89, 89, 89, 0])
+        #expect(layers.map { $0["framesShown"] as? Int } == [90, 90, 90, 0])
         #expect(layers[0]["loopsCompleted"] as? Int == 1)
         #expect((layers[3]["error"] as? [String: Any])?["code"] as? String == "io.fileNotFound")
         let y4m = out + "/composition/frames.y4m"
@@ -33,7 +33,7 @@ import Testing
         let text = String(decoding: probe, as: UTF8.self)
         #expect(
             text.contains("width=320") && text.contains("height=180") && text.contains("r_frame_rate=30000/1001")
-                && text.contains("nb_read_frames=89"), "\(text)")
+                && text.contains("nb_read_frames=90"), "\(text)")
     }
 
     /// Whether an MP4 (`name`, the composition's by default) has its first bytes under its
@@ -66,7 +66,7 @@ import Testing
                 "-of", "default=nw=1", out + "/whole/composition/video.mp4",
             ])
         let text = String(decoding: probe, as: UTF8.self)
-        #expect(text.contains("codec_name=h264") && text.contains("nb_read_frames=62"), "\(text)")
+        #expect(text.contains("codec_name=h264") && text.contains("nb_read_frames=63"), "\(text)")
 
         // `play --format mp4` goes through the same sink: each file exported at its size.
         let played = try await CLI.run(["play", "--json", "--format", "mp4", "--size", "160x90", "--out", out + "/play", clip])
@@ -185,9 +185,9 @@ import Testing
         ])
         #expect(run.status == 0, "\(run.stderr)")
         let whole = try await streams(out + "/screen.mp4")
-        #expect(whole.contains("h264,62") && whole.contains("aac,"), "\(whole)")
+        #expect(whole.contains("h264,63") && whole.contains("aac,"), "\(whole)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
-        #expect(summary["framesWritten"] as? Int == 62 && summary["output"] as? String == out + "/screen.mp4", "\(summary)")
+        #expect(summary["framesWritten"] as? Int == 63 && summary["output"] as? String == out + "/screen.mp4", "\(summary)")
 
         try "mine".write(toFile: out + "/mine.mp4", atomically: true, encoding: .utf8)
         let taken = try await CLI.run(["compose", "--size", "320x180", "--duration", "1", "--layer", layer, "--out", out + "/mine.mp4"])

@@ -70,6 +70,47 @@ import Testing
         #expect(wav.isPartial && abs(sound - end) < 0.002, "\(sound) s of sound kept with frames to \(end) s")
     }
 
+    /// A picture that reached its end (a track shorter than the sound, a cover picture) is no
+    /// picture stopped short: a session cancelled while its sound goes on keeps that sound whole.
+    @Test func aCancelledSessionKeepsTheSoundPastAPictureThatEnded() async throws {
+        /// A WAV written slowly (a millisecond a buffer), told where the picture stopped.
+        final class SlowWAV: AudioSink, SoundEndCutting, @unchecked Sendable {
+            // @unchecked Sendable: the session's audio thread calls it, one call at a time.
+            let wav: WAVSink
+            let written = Locked(0)
+            init(_ wav: WAVSink) { self.wav = wav }
+            func begin(_ info: AudioStreamInfo) throws(PlayheadError) { try wav.begin(info) }
+            func write(_ buffer: AudioBuffer) throws(PlayheadError) {
+                usleep(1000)
+                try wav.write(buffer)
+                written.withLock { $0 += buffer.frameCount }
+            }
+            func finish() throws(PlayheadError) { try wav.finish() }
+            func abort() { wav.abort() }
+            func keepSound(until seconds: Double) { wav.keepSound(until: seconds) }
+        }
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let clip = folder + "/short-picture.mp4"
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=0.2", "-f", "lavfi", "-i",
+                "sine=frequency=440:sample_rate=48000:duration=20", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", clip,
+            ])
+        let sink = SlowWAV(WAVSink(path: folder + "/sound.wav"))
+        let run = Task { await DecodeSession(source: clip).run(into: NullSink(), audio: sink) }
+        // Two seconds of sound written: the 0.2 s picture ended long before.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while sink.written.withLock({ $0 }) < 96_000, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        run.cancel()
+        let result = await run.value
+        // The decoder holds the picture's last frames until the data ends: some of its five came.
+        #expect(result.status == .cancelled && result.framesDelivered > 0, "\(result.status), \(result.framesDelivered) frames")
+        let frames = try #require(try await Reference.wavFrames(folder + "/sound.wav"))
+        #expect(frames >= 96_000, "\(frames) samples kept past a 0.2 s picture that ended")
+    }
+
     @Test func rotatedClipComesOutAsADisplayShowsIt() async throws {
         let path = try Fixtures.clip("rotated-90.mp4")
         let sink = InMemorySink(limit: 1)

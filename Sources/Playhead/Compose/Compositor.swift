@@ -435,6 +435,8 @@ public final class Compositor: Sendable {
                 gone.removeAll { $0.isRetired && !(mixer?.needs($0) ?? false) }
             }
             var stopped = false
+            /// Since when the compositor's latest version has waited for its schedules' lengths.
+            var versionWaits: Date?
             var n = 0
             while length.goesOn(after: n) {
                 if interrupt.isRaised { throw PlayheadError.cancelled() }
@@ -447,9 +449,15 @@ public final class Compositor: Sendable {
                     state.withLock { s in
                         guard s.generation != seenGeneration else { return nil }
                         // A channel takes a version whole once the lengths its scheduled layers
-                        // join by are measured (on workers): until then it draws the version
-                        // before, and the render thread never waits for a source.
-                        if !preparer.waits, !schedulesKnown(s.layers, updates: s.updates, running: running) { return nil }
+                        // join by are measured (on workers), or `startPatience` after it came
+                        // (those layers then play from their first items): until then it draws the
+                        // version before, and the render thread never waits for a source.
+                        if !preparer.waits, !schedulesKnown(s.layers, updates: s.updates, running: running) {
+                            let since = versionWaits ?? Date()
+                            versionWaits = since
+                            if Date().timeIntervalSince(since) < Self.startPatience { return nil }
+                        }
+                        versionWaits = nil
                         defer { s.updates = [:] }
                         return (s.generation, s.layers, s.updates)
                     }
@@ -489,7 +497,9 @@ public final class Compositor: Sendable {
                 try picture.renewIfShared()
                 picture.fill(with: canvas.background)
                 for layer in layers { try layer.draw(at: time, into: picture) }
-                if length == .untilLayersEnd, layers.allSatisfy({ $0.hasEnded || $0.failure != nil }) {
+                if length == .untilLayersEnd, layers.allSatisfy({ $0.hasEnded || $0.failure != nil }),
+                    state.withLock({ $0.generation }) == seenGeneration
+                {
                     // Every layer's content ended before this frame: the output ends with the one before.
                     started.free.send(slot)
                     break

@@ -180,11 +180,10 @@ final class LayerReader {
 
     /// How long each item's pass lasts (its time range's duration, else its measured length:
     /// ``ItemLengthTable``), for a schedule; nil when one is not known. A render that must not
-    /// wait (a channel's: `waits` false) waits for the measures, taken on workers, no longer than
-    /// ``Compositor/startPatience``: a source that does not answer never holds the channel for
-    /// its timeout (the layer then plays its playlist from the first item).
+    /// wait (a channel's: `waits` false) takes the measures its workers have taken (the channel
+    /// took the version once they were, or gave up waiting): a source that does not answer never
+    /// holds it (the layer then plays its playlist from the first item).
     private static func lengths(of layer: CompositionLayer, table: ItemLengthTable, interrupt: InterruptFlag, waits: Bool) -> [MediaTime]? {
-        let deadline = Date().addingTimeInterval(Compositor.startPatience)
         var lengths: [MediaTime] = []
         for asset in layer.assets {
             if let range = layer.timeRange, range.duration.isNumeric, range.duration > .zero {
@@ -195,7 +194,7 @@ final class LayerReader {
             if waits {
                 measured = try? table.value(of: asset, interrupt: interrupt)
             } else {
-                measured = try? table.value(of: asset, until: deadline, interrupt: interrupt)?.get()
+                measured = try? table.measured(asset)?.get()
             }
             guard let length = measured ?? nil else { return nil }
             lengths.append(length)

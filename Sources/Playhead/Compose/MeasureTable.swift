@@ -3,16 +3,19 @@ import PlayheadMedia
 
 /// A measure of each source, taken once per version of it (an asset made after its file was
 /// replaced is measured again) on a worker thread: asked for ahead (``prefetch(_:)``, when a layer
-/// starts or is edited) and waited for when needed — by the render thread of a channel no longer
-/// than it may wait (``value(of:until:)``). One table per measure: the sound-only items' extents
+/// starts or is edited) and waited for when needed — never by the render thread of a channel,
+/// which takes what is measured (``measured(_:)``). One table per measure: the sound-only items' extents
 /// (``SoundExtentTable``), the items' lengths for a schedule (``ItemLengthTable``).
 final class MeasureTable<Value: Sendable>: Sendable {
     private enum Entry: Sendable {
-        case pending(SourceVersion)
-        case done(SourceVersion, Result<Value, PlayheadError>)
+        case pending
+        case done(Result<Value, PlayheadError>)
     }
 
-    private let entries = Locked<[String: Entry]>([:])
+    /// By version: two versions of one source (a file replaced, a recording that grows) are
+    /// measured apart; at most ``versionsKept`` of a source are kept.
+    private let entries = Locked<[SourceVersion: Entry]>([:])
+    static var versionsKept: Int { 4 }
     private let done = NSCondition()
     /// The worker thread's name while measuring.
     private let name: String
@@ -39,29 +42,16 @@ final class MeasureTable<Value: Sendable>: Sendable {
         return known
     }
 
-    /// `asset`'s measure, waiting for a worker's (started now if none was) until `deadline`: nil
-    /// when it is not taken by then. For a thread that must not wait longer (a channel's render).
-    func value(of asset: Asset, until deadline: Date, interrupt: InterruptFlag) -> Result<Value, PlayheadError>? {
-        start(asset)
-        done.lock()
-        defer { done.unlock() }
-        while true {
-            if let known = result(for: asset) { return known }
-            guard !interrupt.isRaised, Date() < deadline else { return nil }
-            _ = done.wait(until: min(deadline, Date().addingTimeInterval(0.05)))
-        }
-    }
-
     /// `asset`'s measure, taking it now (on this thread) if no worker has begun, else waiting for
     /// the worker. Throws what the measurement threw.
     func value(of asset: Asset, interrupt: InterruptFlag) throws(PlayheadError) -> Value {
-        let signature = SourceVersion(asset)
+        let version = SourceVersion(asset)
         let step = entries.withLock { table -> Step in
-            switch table[asset.source] {
-            case .done(let known, let result)? where known == signature: return .result(result)
-            case .pending(let known)? where known == signature: return .wait
-            default:
-                table[asset.source] = .pending(signature)
+            switch table[version] {
+            case .done(let result)?: return .result(result)
+            case .pending?: return .wait
+            case nil:
+                insert(.pending, for: version, into: &table)
                 return .measure
             }
         }
@@ -70,18 +60,17 @@ final class MeasureTable<Value: Sendable>: Sendable {
         case .measure:
             let result = Result { () throws(PlayheadError) -> Value in try measure(asset, interrupt) }
             // A cancelled measure is not kept: the next asks again.
-            finish(asset.source, signature, result, keep: !interrupt.isRaised)
+            finish(version, result, keep: !interrupt.isRaised)
             return try result.get()
         case .wait:
             done.lock()
             defer { done.unlock() }
             while true {
                 if interrupt.isRaised { throw .cancelled(file: asset.source) }
-                let state = entries.withLock { $0[asset.source] }
-                switch state {
-                case .done(let known, let result)? where known == signature: return try result.get()
-                case .pending(let known)? where known == signature: _ = done.wait(until: Date().addingTimeInterval(0.05))
-                default: return try measure(asset, interrupt)
+                switch entries.withLock({ $0[version] }) {
+                case .done(let result)?: return try result.get()
+                case .pending?: _ = done.wait(until: Date().addingTimeInterval(0.05))
+                case nil: return try measure(asset, interrupt)
                 }
             }
         }
@@ -95,34 +84,41 @@ final class MeasureTable<Value: Sendable>: Sendable {
 
     /// The measure of this version of `asset`, when taken.
     private func result(for asset: Asset) -> Result<Value, PlayheadError>? {
-        let signature = SourceVersion(asset)
+        let version = SourceVersion(asset)
         return entries.withLock { table -> Result<Value, PlayheadError>? in
-            if case .done(let version, let result)? = table[asset.source], version == signature { return result }
+            if case .done(let result)? = table[version] { return result }
             return nil
         }
     }
 
     private func start(_ asset: Asset) {
-        let signature = SourceVersion(asset)
+        let version = SourceVersion(asset)
         let fresh = entries.withLock { table -> Bool in
-            switch table[asset.source] {
-            case .done(let known, _)? where known == signature: return false
-            case .pending(let known)? where known == signature: return false
-            default:
-                table[asset.source] = .pending(signature)
-                return true
-            }
+            guard table[version] == nil else { return false }
+            insert(.pending, for: version, into: &table)
+            return true
         }
         guard fresh else { return }
         WorkerPool.shared.run(name) { [self] in
             let result = Result { () throws(PlayheadError) -> Value in try measure(asset, InterruptFlag()) }
-            finish(asset.source, signature, result, keep: true)
+            finish(version, result, keep: true)
         }
     }
 
-    private func finish(_ source: String, _ signature: SourceVersion, _ result: Result<Value, PlayheadError>, keep: Bool) {
+    /// Adds `entry`, letting go of measures taken of older versions of its source beyond the
+    /// ``versionsKept`` latest (pending ones stay: they are being waited for).
+    private func insert(_ entry: Entry, for version: SourceVersion, into table: inout [SourceVersion: Entry]) {
+        table[version] = entry
+        let others = table.filter { $0.key.source == version.source && $0.key != version }
+        guard others.count >= Self.versionsKept else { return }
+        for (key, value) in others.prefix(others.count - Self.versionsKept + 1) {
+            if case .done = value { table[key] = nil }
+        }
+    }
+
+    private func finish(_ version: SourceVersion, _ result: Result<Value, PlayheadError>, keep: Bool) {
         entries.withLock { table in
-            if keep { table[source] = .done(signature, result) } else { table[source] = nil }
+            if keep { table[version] = .done(result) } else { table[version] = nil }
         }
         done.lock()
         done.broadcast()

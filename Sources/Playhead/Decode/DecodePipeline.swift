@@ -115,7 +115,8 @@ final class DecodePipeline: Sendable {
         let demuxer = setup.demuxer
         if let asset = session.asset { asset.giveBack(demuxer) }
         var result = tally.withLock { $0.result(source: source, cancelled: session.isCancelled, strict: configuration.strict) }
-        let videoEnd = setup.video == nil ? nil : tally.withLock { $0.videoEnd }
+        // Only a picture stopped short (not one that reached its end) ends the sound kept.
+        let videoEnd = setup.video == nil ? nil : tally.withLock { $0.videoEnded ? nil : $0.videoEnd }
         // Finished or given up; a session stopped short keeps no sound past its last frame (the
         // sound is decoded ahead of the picture).
         if finishingAudio, let audioSink { result.status = SinkCompletion.close(audioSink, after: result.status, soundEnd: videoEnd?.seconds) }
@@ -149,6 +150,9 @@ final class DecodePipeline: Sendable {
                 source: source, size: video.canvasSize, pixelFormat: sinkFormat,
                 frameRate: videoFacts.frameRate.map(\.doubleValue), layout: video.layout, timescale: videoFacts.timeBase.den,
                 timelineStart: timelineStart, timestampsMayJump: demuxer.timestampsMayJump)
+            if let duration = videoFacts.duration, duration.isNumeric, duration > .zero {
+                setup.info?.pictureEnd = (videoFacts.startTime ?? .zero) + duration
+            }
             tally.withLock { $0.outputSize = video.canvasSize }
         }
         if let audioFacts, let audioSink {

@@ -38,22 +38,29 @@ struct OutputStage {
                     }
                     let frame = canvas.frame
                     if formatName == nil { formatName = frame.formatName }
-                    let view = VideoFrame(
+                    var view = VideoFrame(
                         presentationTime: canvas.presentationTime, duration: canvas.duration, index: canvas.index,
                         source: info.source, size: frame.size, pixelFormat: info.pixelFormat,
                         pixelFormatName: formatName ?? "", picture: frame, segment: segment, control: control)
-                    try sink.write(view)
                     let time = canvas.presentationTime
                     let end = canvas.duration.isNumeric ? time + canvas.duration : time
+                    // Near its declared end, the picture has ended: the frames still to come are
+                    // those the decoder holds until the data ends.
+                    let nearEnd = info.pictureEnd.map { !(end + FrameStreamInfo.nearEnd < $0) } ?? false
+                    view.nearPictureEnd = nearEnd
+                    try sink.write(view)
                     pipeline.tally.withLock {
                         guard $0.segment == segment else { return }
                         $0.framesDelivered += 1
                         if $0.firstPTS == nil { $0.firstPTS = time }
                         $0.lastPTS = time
                         $0.videoEnd = end
+                        if nearEnd { $0.videoEnded = true }
                     }
                 case .end:
                     guard canvas.segment == segment else { continue }
+                    pipeline.tally.withLock { if $0.segment == segment { $0.videoEnded = true } }
+                    (sink as? any PictureEndFollowing)?.pictureEnded()
                     control.routeEnded(.video, of: segment, report: pipeline.report())
                 }
             }

@@ -10,6 +10,8 @@ struct SegmentTally {
     var lastPTS: MediaTime?
     /// Where the last frame delivered ends (its time and duration).
     var videoEnd: MediaTime?
+    /// The picture reached its end (the sound may go on past it: a cover picture, a shorter track).
+    var videoEnded = false
     var outputSize: PixelSize?
     /// How the data ended, when reading reached the end.
     var dataEnd: DataEnd?

@@ -4,7 +4,7 @@ import PlayheadMedia
 /// allowed to present (pre-roll), then hands them to the player's output: at once in
 /// as-fast-as-possible mode, or at their time on the playback clock in realtime mode, dropping
 /// frames that are more than a frame late.
-final class ItemPresenter: FrameSink, SegmentFollowing, Sendable {
+final class ItemPresenter: FrameSink, SegmentFollowing, PictureEndFollowing, Sendable {
     let pixelFormat: OutputPixelFormat
     private let output: SharedOutput
     private let timeline: PlaybackTimeline
@@ -113,6 +113,10 @@ final class ItemPresenter: FrameSink, SegmentFollowing, Sendable {
         if first { events(.firstFramePresented) }
         events(.timeReached(frame.presentationTime))
     }
+
+    /// The item's picture reached its end: the player's sound past it is its own (not cut when
+    /// the outputs are given up).
+    func pictureEnded() { output.pictureEnded() }
 
     func finish() throws(PlayheadError) {}
     func abort() {}

@@ -199,7 +199,6 @@ public final class QueuePlayer: Sendable {
     /// Pauses (rate 0).
     public func pause() { handle { $0.machine.pause() } }
 
-    /// 0 is paused, 1 normal speed; other positive rates scale realtime pacing.
     /// The current item's time now, as `AVPlayer`'s `currentTime()`: in realtime, where the
     /// player's clock has it — moving on between frames, standing still while paused; otherwise
     /// (and until the item's first frame, or a seek's, is shown) the time of its last frame
@@ -210,6 +209,7 @@ public final class QueuePlayer: Sendable {
         return timeline.itemTime(atHostTime: timeline.clock.now()).map { MediaTime(seconds: $0) } ?? item.currentTime
     }
 
+    /// 0 is paused, 1 normal speed; other positive rates scale realtime pacing.
     public var rate: Double {
         get { engine.withLock { $0.machine.rate } }
         set { handle { $0.machine.setRate(newValue) } }

@@ -49,7 +49,10 @@ final class SharedAudioOutput: Sendable {
     /// The sound kept when the sink is given up ends at `seconds` on the player's timeline (where
     /// its picture stopped: no sound decoded ahead of it is kept past it).
     func keepSound(until seconds: Double) {
-        (sink as? any SoundEndCutting)?.keepSound(until: seconds)
+        state.withLock { hold in
+            guard (try? hold.checkWritable()) != nil else { return }
+            (sink as? any SoundEndCutting)?.keepSound(until: seconds)
+        }
     }
 
     /// Gives the sink up (the player's `abortOutput`), unless another writer holds it.

@@ -21,7 +21,8 @@ final class SharedOutput: @unchecked Sendable {
     private struct State {
         var lastInfo: FrameStreamInfo?
         var hold: PlayerOutputHold
-        /// Where the last frame written ends on the player's timeline (seconds).
+        /// Where the last frame written ends on the player's timeline (seconds), while the picture
+        /// it belongs to goes on (nil once that picture reached its end).
         var lastEnd: Double?
     }
     private let sink: any FrameSink
@@ -50,13 +51,23 @@ final class SharedOutput: @unchecked Sendable {
             try s.hold.checkWritable()
             try sink.write(frame)
             if let position = frame.timelinePosition {
-                s.lastEnd = position + (frame.duration.isNumeric ? max(0, frame.duration.seconds) : 0)
+                // Near its declared end, a picture that stops has ended: nothing is cut for it.
+                s.lastEnd = frame.nearPictureEnd ? nil : position + (frame.duration.isNumeric ? max(0, frame.duration.seconds) : 0)
             }
         }
     }
 
-    /// Where the last frame written ends on the player's timeline (seconds), once one was.
+    /// Where the last frame written ends on the player's timeline (seconds), while its item's
+    /// picture goes on: where a picture stopped short ends; nil once it reached its end.
     var lastEnd: Double? { state.withLock { $0.lastEnd } }
+
+    /// The picture of the item written last reached its end (the sink is told too).
+    func pictureEnded() {
+        state.withLock { s in
+            s.lastEnd = nil
+            if (try? s.hold.checkWritable()) != nil { (sink as? any PictureEndFollowing)?.pictureEnded() }
+        }
+    }
 
     /// Completes the sink — unless another session, render or player is writing it (the player
     /// never wrote to it): then it is left to that writer.

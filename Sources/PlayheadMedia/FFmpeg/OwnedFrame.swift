@@ -90,6 +90,7 @@ package final class OwnedFrame {
             restore(width, height, format)
             let result = av_frame_get_buffer(pointer, 0)
             guard result >= 0 else {
+                restore(width, height, format)
                 throw FFmpegError.error(.encodeFailed, "could not allocate a frame", function: "av_frame_get_buffer", result: result, file: file)
             }
         }
@@ -120,6 +121,7 @@ package final class OwnedFrame {
         restore(width, height, format)
         let result = av_frame_get_buffer(pointer, 0)
         guard result >= 0 else {
+            restore(width, height, format)
             throw FFmpegError.error(
                 .conversionFailed, "could not allocate a \(width)x\(height) canvas", function: "av_frame_get_buffer", result: result, file: nil)
         }

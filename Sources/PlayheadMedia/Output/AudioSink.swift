@@ -113,6 +113,13 @@ package protocol SoundEndCutting: AnyObject {
     func keepSound(until seconds: Double)
 }
 
+/// A frame sink told when the picture it is fed reached its end (its data, end time or frame
+/// limit), after its last frame: the sound that goes on past it is not its picture stopping short.
+package protocol PictureEndFollowing: AnyObject {
+    /// The picture written so far reached its end; a frame written after it begins another.
+    func pictureEnded()
+}
+
 /// Counts what it is given and keeps nothing: for decode-only runs and measuring.
 public final class NullAudioSink: AudioSink, Sendable {
     private let frames = Locked(0)

@@ -12,7 +12,7 @@ internal import CFFmpeg
 /// and the AAC priming (`MP4Rewrite`): every frame and sample where the source had them, for a
 /// gapless decoder and a timestamp-honouring player alike. Given up (`abort`),
 /// what was written is kept as a valid, shorter file and ``isPartial`` says so.
-public final class MP4Sink: AudioCarryingFrameSink, Sendable {
+public final class MP4Sink: AudioCarryingFrameSink, PictureEndFollowing, Sendable {
     public let pixelFormat: OutputPixelFormat = .yuv420p
     public let path: String
     /// x264's preset (one of ``X264Settings/presets``).
@@ -90,6 +90,9 @@ public final class MP4Sink: AudioCarryingFrameSink, Sendable {
     public func finish() throws(PlayheadError) { try withWriter { (w) throws(PlayheadError) in try w.finishVideo() } }
     /// Keeps what was written as a valid, shorter file (``isPartial``), or nothing when nothing was.
     public func abort() { try? withWriter { (w) throws(PlayheadError) in w.abort() } }
+
+    /// The picture fed so far reached its end: a file given up keeps the sound past it.
+    package func pictureEnded() { try? withWriter { (w) throws(PlayheadError) in w.pictureEnded() } }
 
     /// Tells the sink a sound follows (call before `begin`): AAC at its rate and channel count.
     /// - Parameter info: the sound's rate (8 … 192 kHz) and channel count (1 … 8).

@@ -51,6 +51,8 @@ final class MP4Writer {
     private var pendingPicture: OwnedPacket?
     private var hasPendingPicture = false
     private var pictureEnd: Int64 = 0
+    /// The picture fed so far reached its end (``pictureEnded()``); reset by the next frame.
+    private var pictureReachedEnd = false
     /// The sound is fed by a player (``MP4Sink/soundInput()``): its first samples are placed at
     /// their time on the timeline, after silence when the sound starts later than the picture.
     private let placesSound: Bool
@@ -110,6 +112,7 @@ final class MP4Writer {
 
     func write(_ frame: VideoFrame) throws(PlayheadError) {
         if let failure { throw failure }
+        pictureReachedEnd = frame.nearPictureEnd
         guard encoder != nil, let videoClock else { throw PlayheadError(code: .invalidState, message: "write before begin", file: path) }
         let units = snapped(
             Self.units(frame.presentationTime, placedAt: frame.timelinePosition, from: videoClock.start, perSecond: videoClock.unitsPerSecond))
@@ -285,9 +288,13 @@ final class MP4Writer {
 
     // MARK: Giving up
 
+    /// The picture reached its end: the sound past it is the file's own, kept when it is given
+    /// up. A frame written after it begins another picture (a queue's next item).
+    func pictureEnded() { pictureReachedEnd = true }
+
     /// Keeps what was written as a valid, shorter file (``isPartial``), or nothing when nothing was;
-    /// its sound ends where its picture does (a sound decoded ahead of a picture that stopped is
-    /// not kept past the last frame).
+    /// when its picture stopped short, its sound ends where the picture does (a sound decoded
+    /// ahead of a picture that stopped is not kept past the last frame).
     func abort() {
         guard !plan.ended, let muxer else {
             _ = plan.abort()
@@ -301,7 +308,7 @@ final class MP4Writer {
             if let audioEncoder { try? audioEncoder.finish { (packet) throws(PlayheadError) in try self.take(packet, sound: true) } }
             try? flushPendingPicture()
         }
-        let cuts = plan.headerWritten && pictureEnd > 0 ? streamEnds(soundCutAtPicture: true) : [:]
+        let cuts = plan.headerWritten && pictureEnd > 0 && !pictureReachedEnd ? streamEnds(soundCutAtPicture: true) : [:]
         release()
         isPartial = muxer.keepWhatWasWritten(cuts: cuts)
     }

@@ -38,6 +38,9 @@ package final class SafeFile {
         /// The length of its valid part given its size now (nil: none is valid): nil for a file
         /// that is removed.
         var validPrefix: (@Sendable (Int64) -> Int64?)?
+        /// Its open descriptor (-1 once closed): pointed at `/dev/null` when the process stops at
+        /// once, so that a writer still running cannot write past the cut.
+        var descriptor: Int32 = -1
     }
 
     /// Stops the process's writing at once (a second signal): a file that stays valid when cut
@@ -49,8 +52,13 @@ package final class SafeFile {
     @discardableResult
     package static func removeTemporaries() -> [String] {
         live.withLock { state in
-            state.closedBy = pthread_self()
+            // The first stopping thread keeps the right to write its last records.
+            state.closedBy = state.closedBy ?? pthread_self()
             var kept: [String] = []
+            // Writers still running write into nothing from here: a kept file stays as it is cut.
+            let nothing = open("/dev/null", O_WRONLY | O_CLOEXEC)
+            defer { if nothing >= 0 { close(nothing) } }
+            for (_, salvage) in state.files where salvage.descriptor >= 0 && nothing >= 0 { dup2(nothing, salvage.descriptor) }
             for (temporary, salvage) in state.files {
                 var info = stat()
                 if let validPrefix = salvage.validPrefix, stat(temporary, &info) == 0, let length = validPrefix(Int64(info.st_size)), length > 0,
@@ -123,7 +131,7 @@ package final class SafeFile {
                 if let closer = state.closedBy, pthread_equal(closer, pthread_self()) == 0 { return (-1, 0, true) }
                 let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
                 let code = errno
-                if fd >= 0, state.closedBy == nil { state.files[candidate] = Salvage(path: path) }
+                if fd >= 0, state.closedBy == nil { state.files[candidate] = Salvage(path: path, descriptor: fd) }
                 return (fd, code, false)
             }
             if closing { throw PlayheadError(code: .cancelled, message: "the process is stopping", file: path) }
@@ -192,8 +200,7 @@ package final class SafeFile {
         // Whoever watches commits (the command-line tool notes the files of its own folders) is
         // told before the file takes its name.
         if let hook = Self.commitHook.withLock({ $0 }) { hook(descriptor, path) }
-        close(descriptor)
-        descriptor = -1
+        closeDescriptor()
         defer { Self.live.withLock { _ = $0.files.removeValue(forKey: temporaryPath) } }
         if replacing {
             guard rename(temporaryPath, path) == 0 else {
@@ -237,8 +244,7 @@ package final class SafeFile {
             let candidate = attempt == 1 ? path : folder + stem + "-\(attempt)" + suffix
             if let hook = Self.commitHook.withLock({ $0 }) { hook(descriptor, candidate) }
             if link(temporaryPath, candidate) == 0 {
-                close(descriptor)
-                descriptor = -1
+                closeDescriptor()
                 unlink(temporaryPath)
                 Self.live.withLock { _ = $0.files.removeValue(forKey: temporaryPath) }
                 Self.syncFolder(of: candidate)
@@ -257,10 +263,19 @@ package final class SafeFile {
     /// Closes and removes the temporary file (nothing reaches the final name).
     package func discard() {
         guard descriptor >= 0 else { return }
-        close(descriptor)
-        descriptor = -1
+        closeDescriptor()
         unlink(temporaryPath)
         Self.live.withLock { _ = $0.files.removeValue(forKey: temporaryPath) }
+    }
+
+    /// Closes the file's descriptor and says so in its entry, under the lock a process stopping at
+    /// once holds (it never points a descriptor number that was reused at `/dev/null`).
+    private func closeDescriptor() {
+        Self.live.withLock { state in
+            close(descriptor)
+            state.files[temporaryPath]?.descriptor = -1
+        }
+        descriptor = -1
     }
 
     /// Reads what `descriptor` holds, up to about `limit` bytes (a small record of ours).

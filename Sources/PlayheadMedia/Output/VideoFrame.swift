@@ -64,6 +64,10 @@ public struct VideoFrame {
     /// `write` (an encoder, a queue) may take a reference instead of a copy
     /// (``OwnedFrame/hold(_:file:)``).
     package var sharable = false
+    /// It lies within ``FrameStreamInfo/nearEnd`` of where its track declares the picture ends: a
+    /// run stopped now has a picture that ended (the decoder holds its last frames until the data
+    /// ends), not one stopped short — the sound past it is kept.
+    package var nearPictureEnd = false
 
     init(
         presentationTime: MediaTime, duration: MediaTime, index: Int, source: String, size: PixelSize, pixelFormat: OutputPixelFormat,
@@ -140,6 +144,11 @@ public struct FrameStreamInfo: Sendable, Hashable {
     public var timelineStart: MediaTime = .zero
     /// The container allows its timestamps to jump (MPEG-TS): realtime presentation follows jumps.
     package var timestampsMayJump = false
+    /// Where the picture's track declares it ends (its start and duration), when it does.
+    package var pictureEnd: MediaTime?
+    /// How close to ``pictureEnd`` a frame's end counts as the picture's end: the frames a
+    /// decoder may hold until the data ends (reordering, frame threads) come after it.
+    package static let nearEnd = MediaTime(value: 1, timescale: 1)
 
     /// A description of the frames that follow (each argument sets the property of the same name).
     package init(

@@ -14,7 +14,9 @@ public final class WAVSink: AudioSink, SoundEndCutting {
         var format: (rate: Int, channels: Int)?
         var framesWritten = 0
         var partial = false
-        /// The first buffer's place on its timeline, and where kept sound ends if given up (seconds).
+        /// The latest stream's first sample frame in the file and its place on its timeline
+        /// (seconds), and where kept sound ends if given up.
+        var streamStart = 0
         var firstPlace: Double?
         var keptUntil: Double?
         /// Made with the file, in `begin`.
@@ -51,6 +53,9 @@ public final class WAVSink: AudioSink, SoundEndCutting {
         try state.withLock { (s: inout State) throws(PlayheadError) in
             if let format = s.format {
                 try check(format, rate: info.sampleRate, channels: info.channelCount, what: "this stream is")
+                // A stream that follows (a queued item, a loop) is placed by its own first buffer.
+                s.streamStart = s.framesWritten
+                s.firstPlace = nil
                 return
             }
             let muxer = try Muxer(.wav, to: .file(path: path, replacing: replacing))
@@ -97,7 +102,7 @@ public final class WAVSink: AudioSink, SoundEndCutting {
                 p.pointee.size = 0
             }
             try muxer.write(p, stream: stream)
-            if s.framesWritten == 0 {
+            if s.firstPlace == nil {
                 s.firstPlace = buffer.timelinePosition ?? (buffer.presentationTime.isNumeric ? buffer.presentationTime.seconds : nil)
             }
             s.framesWritten += buffer.frameCount
@@ -133,10 +138,11 @@ public final class WAVSink: AudioSink, SoundEndCutting {
             guard let muxer = s.muxer else { return }
             s.muxer = nil
             var cuts: [Int32: Int64] = [:]
-            if let stream = s.stream, let first = s.firstPlace, let until = s.keptUntil, let format = s.format {
-                // Sample frames from the first buffer's place to `until`, when fewer were written.
-                let frames = ((until - first) * Double(format.rate)).rounded()
-                if frames.isFinite, frames < Double(s.framesWritten) { cuts[stream] = Int64(max(0, frames)) }
+            if let stream = s.stream, let first = s.firstPlace, let until = s.keptUntil, until > first, let format = s.format {
+                // The latest stream's samples up to `until` (from its first buffer's place), when
+                // fewer were written; a time before that stream began cuts nothing.
+                let frames = Double(s.streamStart) + ((until - first) * Double(format.rate)).rounded()
+                if frames.isFinite, frames < Double(s.framesWritten) { cuts[stream] = Int64(frames) }
             }
             s.stream = nil
             s.partial = muxer.keepWhatWasWritten(cuts: cuts)
