@@ -205,6 +205,44 @@ extension HostileOperationsTests {
     }
 }
 
+/// A realtime player paces its sound and its picture together: a stop keeps the sound played,
+/// even while the picture stands frozen (a Matroska file whose 1 s video track's last frames the
+/// decoder holds until the data ends, its 20 s of sound playing on).
+extension HostileOperationsTests {
+    @Test func aRealtimeStopKeepsTheSoundPlayedWhileThePictureStood() async throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let clip = folder + "/short-picture.mkv"
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=1", "-f", "lavfi", "-i",
+                "sine=frequency=440:duration=20", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", clip,
+            ])
+        let out = folder + "/out"
+        let process = Process()
+        process.executableURL = try CLI.binary()
+        process.arguments = ["play", "--realtime", "--format", "png", "--out", out, clip]
+        process.standardError = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let until = Date().addingTimeInterval(60)
+        while Date() < until, ((FileManager.default.enumerator(atPath: out)?.allObjects as? [String]) ?? []).count < 4 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .seconds(3))
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        let text = String(
+            decoding: try await Reference.run(
+                "/usr/bin/ffprobe",
+                ["-v", "error", "-show_entries", "stream=duration", "-of", "csv=p=0", out + "/01-short-picture.mkv/audio.wav"]),
+            as: UTF8.self)
+        let sound = try #require(Double(text.trimmingCharacters(in: .whitespacesAndNewlines)), "\(text)")
+        #expect(sound > 2, "\(sound) s of the sound played in about 3 s kept")
+    }
+}
+
 /// A signal as a run opens its output folder: the folder is either left out (nothing was made,
 /// or what opening made is removed again) or it is the run's, with its summary — never a folder
 /// holding only the run's lock file. The moment the run takes its folder is found (a binary

@@ -47,7 +47,7 @@ struct OutputStage {
                     // Near its declared end, the picture has ended: the frames still to come are
                     // those the decoder holds until the data ends.
                     let nearEnd = info.pictureEnd.map { !(end + FrameStreamInfo.nearEnd < $0) } ?? false
-                    view.nearPictureEnd = nearEnd
+                    view.keepsSoundPast = nearEnd
                     try sink.write(view)
                     pipeline.tally.withLock {
                         guard $0.segment == segment else { return }

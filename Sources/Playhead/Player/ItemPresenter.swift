@@ -107,6 +107,9 @@ final class ItemPresenter: FrameSink, SegmentFollowing, PictureEndFollowing, Sen
         }
         var placed = frame
         placed.timelinePosition = position
+        // Paced on the clock, the sound went with the picture: a stop cuts none of it (a picture
+        // frozen while its decoder waits for the data's end must not take the sound with it).
+        if timeline.realtime { placed.keepsSoundPast = true }
         try output.write(placed)
         timeline.presented(position: position, itemTime: time, duration: duration, lateness: lateness)
         item.notePresented(frameAt: frame.presentationTime)

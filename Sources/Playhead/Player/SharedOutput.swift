@@ -51,8 +51,9 @@ final class SharedOutput: @unchecked Sendable {
             try s.hold.checkWritable()
             try sink.write(frame)
             if let position = frame.timelinePosition {
-                // Near its declared end, a picture that stops has ended: nothing is cut for it.
-                s.lastEnd = frame.nearPictureEnd ? nil : position + (frame.duration.isNumeric ? max(0, frame.duration.seconds) : 0)
+                // A frame that keeps the sound past it (a picture near its end, or paced with its
+                // sound on a clock): nothing is cut for it.
+                s.lastEnd = frame.keepsSoundPast ? nil : position + (frame.duration.isNumeric ? max(0, frame.duration.seconds) : 0)
             }
         }
     }

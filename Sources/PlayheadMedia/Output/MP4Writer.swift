@@ -112,7 +112,7 @@ final class MP4Writer {
 
     func write(_ frame: VideoFrame) throws(PlayheadError) {
         if let failure { throw failure }
-        pictureReachedEnd = frame.nearPictureEnd
+        pictureReachedEnd = frame.keepsSoundPast
         guard encoder != nil, let videoClock else { throw PlayheadError(code: .invalidState, message: "write before begin", file: path) }
         let units = snapped(
             Self.units(frame.presentationTime, placedAt: frame.timelinePosition, from: videoClock.start, perSecond: videoClock.unitsPerSecond))

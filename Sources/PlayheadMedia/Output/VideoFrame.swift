@@ -64,10 +64,12 @@ public struct VideoFrame {
     /// `write` (an encoder, a queue) may take a reference instead of a copy
     /// (``OwnedFrame/hold(_:file:)``).
     package var sharable = false
-    /// It lies within ``FrameStreamInfo/nearEnd`` of where its track declares the picture ends: a
-    /// run stopped now has a picture that ended (the decoder holds its last frames until the data
-    /// ends), not one stopped short — the sound past it is kept.
-    package var nearPictureEnd = false
+    /// A run stopped at this frame keeps its sound past it: the frame lies within
+    /// ``FrameStreamInfo/nearEnd`` of where its track declares the picture ends (the picture has
+    /// ended: the decoder holds its last frames until the data ends), or a player paced it on its
+    /// clock with its sound (no sound was decoded ahead of it; a picture frozen while the decoder
+    /// waits for the data's end must not take the sound played meanwhile with it).
+    package var keepsSoundPast = false
 
     init(
         presentationTime: MediaTime, duration: MediaTime, index: Int, source: String, size: PixelSize, pixelFormat: OutputPixelFormat,
