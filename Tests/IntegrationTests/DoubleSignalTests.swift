@@ -147,6 +147,27 @@ extension HostileOperationsTests {
     }
 }
 
+extension HostileOperationsTests {
+    /// Runs the CLI with `arguments`, waits until its output folder `out` holds a few entries (it
+    /// is writing), lets it run `after` more, sends SIGINT and waits for it to exit.
+    static func interrupted(_ arguments: [String], writing out: String, after: Duration) async throws -> Process {
+        let process = Process()
+        process.executableURL = try CLI.binary()
+        process.arguments = arguments
+        process.standardError = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let until = Date().addingTimeInterval(60)
+        while Date() < until, ((FileManager.default.enumerator(atPath: out)?.allObjects as? [String]) ?? []).count < 4 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: after)
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        return process
+    }
+}
+
 /// A run stopped by a signal keeps its sound and its frames together: the sound, decoded ahead of
 /// slower pictures, is cut to the end of the last frame kept — in the WAV beside PNG frames and in
 /// the MP4's sound track alike (ffprobe's durations).
@@ -162,20 +183,8 @@ extension HostileOperationsTests {
                 "sine=frequency=440:duration=30", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-shortest", clip,
             ])
         let out = folder + "/out"
-        let process = Process()
-        process.executableURL = try CLI.binary()
-        process.arguments = ["play", "--format", format, "--out", out, clip]
-        process.standardError = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
         // A second of output once the first file is being written, then a signal.
-        let until = Date().addingTimeInterval(60)
-        while Date() < until, ((FileManager.default.enumerator(atPath: out)?.allObjects as? [String]) ?? []).count < 4 {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        try await Task.sleep(for: .seconds(1))
-        kill(process.processIdentifier, SIGINT)
-        process.waitUntilExit()
+        let process = try await Self.interrupted(["play", "--format", format, "--out", out, clip], writing: out, after: .seconds(1))
         #expect(process.terminationStatus == 128 + SIGINT)
         let item = out + "/01-long.mp4"
         func durations(_ path: String) async throws -> [String: Double] {
@@ -220,19 +229,7 @@ extension HostileOperationsTests {
                 "sine=frequency=440:duration=20", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", clip,
             ])
         let out = folder + "/out"
-        let process = Process()
-        process.executableURL = try CLI.binary()
-        process.arguments = ["play", "--realtime", "--format", "png", "--out", out, clip]
-        process.standardError = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let until = Date().addingTimeInterval(60)
-        while Date() < until, ((FileManager.default.enumerator(atPath: out)?.allObjects as? [String]) ?? []).count < 4 {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        try await Task.sleep(for: .seconds(3))
-        kill(process.processIdentifier, SIGINT)
-        process.waitUntilExit()
+        _ = try await Self.interrupted(["play", "--realtime", "--format", "png", "--out", out, clip], writing: out, after: .seconds(3))
         let text = String(
             decoding: try await Reference.run(
                 "/usr/bin/ffprobe",

@@ -441,13 +441,14 @@ public final class Compositor: Sendable {
             while length.goesOn(after: n) {
                 if interrupt.isRaised { throw PlayheadError.cancelled() }
                 let time = canvas.time(ofFrame: n)
-                let running = Set(layers.map(\.id))
                 /// The compositor's version, when this render has not taken it yet.
                 func nextVersion() -> (
                     generation: Int, layers: [(id: CompositionLayer.ID, layer: CompositionLayer)], updates: [CompositionLayer.ID: CompositionLayer]
                 )? {
                     state.withLock { s in
                         guard s.generation != seenGeneration else { return nil }
+                        // Asked only when a version is new (not on every frame).
+                        let running = Set(layers.map(\.id))
                         // A channel takes a version whole once the lengths its scheduled layers
                         // join by are measured (on workers), or `startPatience` after it came
                         // (those layers then play from their first items): until then it draws the
