@@ -39,13 +39,17 @@ import Testing
     /// A session cancelled while its pictures lag its sound (a slow frame sink) keeps a WAV that
     /// ends where its last delivered frame ends, not seconds later (ffprobe's sample count).
     @Test func aCancelledSessionKeepsItsSoundToItsLastFrame() async throws {
+        /// Takes ten frames slowly, then holds the eleventh until the test has cancelled the
+        /// session: the cut lands at the same frame however loaded the machine is.
         final class SlowSink: FrameSink, @unchecked Sendable {
-            // @unchecked Sendable: the session's output thread calls it, one call at a time.
+            // @unchecked Sendable: the session's output thread calls it, one call at a time;
+            // the counter is locked and the semaphore is thread-safe.
             let pixelFormat = OutputPixelFormat.yuv420p
             let written = Locked(0)
+            let release = DispatchSemaphore(value: 0)
             func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
             func write(_ frame: VideoFrame) throws(PlayheadError) {
-                usleep(40_000)
+                if written.withLock({ $0 }) == 10 { release.wait() } else { usleep(20_000) }
                 written.withLock { $0 += 1 }
             }
             func finish() throws(PlayheadError) {}
@@ -58,8 +62,9 @@ import Testing
         let run = Task { await DecodeSession(source: try Fixtures.clip("h264-aac.mp4")).run(into: sink, audio: wav) }
         while sink.written.withLock({ $0 }) < 10 { try await Task.sleep(for: .milliseconds(5)) }
         run.cancel()
+        sink.release.signal()
         let result = try await run.value
-        #expect(result.status == .cancelled)
+        #expect(result.status == .cancelled && result.framesDelivered <= 11, "\(result.status), \(result.framesDelivered) frames")
         let last = try #require(result.lastPresentationTime)
         let first = try #require(result.firstPresentationTime)
         // 25 fps: the last frame ends 40 ms after its time.
