@@ -116,6 +116,58 @@ import Testing
         #expect(frames >= 96_000, "\(frames) samples kept past a 0.2 s picture that ended")
     }
 
+    /// A picture that ends long before its sound (one second of frames over twelve of sound)
+    /// reaches its last frame while the sound is still held back (as a realtime player holds it):
+    /// the demux thread reads the sound on past its full route, so the video decoder learns that
+    /// the data ended and gives the frames it held. The sound then comes whole and in order
+    /// (ffmpeg's decode).
+    @Test func aPictureThatEndsEarlyGivesItsLastFramesWhileTheSoundIsHeld() async throws {
+        /// Holds the sound's first buffer until released.
+        final class HeldSound: AudioSink, @unchecked Sendable {
+            // @unchecked Sendable: the session's audio thread calls it, one call at a time;
+            // the semaphore is thread-safe and `inner` is Sendable.
+            let inner = InMemoryAudioSink()
+            let release = DispatchSemaphore(value: 0)
+            private var held = false
+            func begin(_ info: AudioStreamInfo) throws(PlayheadError) { try inner.begin(info) }
+            func write(_ buffer: AudioBuffer) throws(PlayheadError) {
+                if !held {
+                    held = true
+                    release.wait()
+                }
+                try inner.write(buffer)
+            }
+            func finish() throws(PlayheadError) { try inner.finish() }
+            func abort() { inner.abort() }
+        }
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let clip = folder + "/short-picture.mp4"
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=1", "-f", "lavfi", "-i",
+                "aevalsrc=sin(2*PI*(200+40*t)*t):s=48000:d=12", "-c:v", "libx264", "-bf", "3", "-c:a", "aac", clip,
+            ])
+        let frames = try await Reference.frameTimes(clip)
+        let sound = HeldSound()
+        let pictures = InMemorySink(pixelFormat: .yuv420p)
+        let run = Task { await DecodeSession(source: clip).run(into: pictures, audio: sound) }
+        let deadline = ContinuousClock.now + Bound.seconds(30)
+        while pictures.frames.count < frames.count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let reached = pictures.frames.count
+        sound.release.signal()
+        #expect(reached == frames.count, "\(reached) of \(frames.count) frames while the sound was held")
+        let result = await run.value
+        #expect(result.status == .completed && result.framesDelivered == frames.count)
+        let info = try #require(sound.inner.info)
+        let expected = try await AudioTests.reference(clip, rate: info.sampleRate, channels: info.channelCount)
+        let ours = sound.inner.samples
+        #expect(abs(ours.count - expected.count) <= 1024 * info.channelCount, "\(ours.count) samples vs ffmpeg's \(expected.count)")
+        let correlation = AudioTests.correlation(ours, expected)
+        #expect(correlation > 0.999, "the sound in order: correlation \(correlation)")
+    }
+
     @Test func rotatedClipComesOutAsADisplayShowsIt() async throws {
         let path = try Fixtures.clip("rotated-90.mp4")
         let sink = InMemorySink(limit: 1)

@@ -224,6 +224,31 @@ import Testing
         #expect(skew < 0.12, "video and audio drifted apart by \(skew) s")
     }
 
+    /// A picture that ends six seconds before its sound (more than the sound's packet route
+    /// holds): every frame is shown at its time, the last ones too — the decoder holding them is
+    /// told the data ended long before the sound is played.
+    @Test func aPictureEndingLongBeforeItsSoundShowsEveryFrameAtItsTime() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/short-picture.mp4"
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=1", "-f", "lavfi", "-i",
+                "sine=frequency=440:sample_rate=48000:duration=7", "-c:v", "libx264", "-bf", "3", "-c:a", "aac", path,
+            ])
+        let clock = SystemPlaybackClock()
+        let video = TimeLog(clock: clock), audio = TimeLog(clock: clock)
+        let player = QueuePlayer(
+            items: [PlayerItem(asset: Asset(path: path))], output: TimestampSink(log: video), audioOutput: TimedAudioSink(log: audio),
+            configuration: PlayerConfiguration(realtime: true), clock: clock)
+        player.play()
+        await player.waitUntilIdle()
+        #expect(player.statistics.framesPresented == 25, "\(player.statistics.framesPresented) shown, \(player.statistics.framesDropped) dropped")
+        let skew = Self.worstSkew(video: video.entries, audio: audio.entries, after: 0.5)
+        #expect(skew < 0.1, "the last frames came \(skew) s away from their sound")
+    }
+
     /// For each video frame presented after `after` seconds of media, how far its arrival was from
     /// the arrival of the audio at the same media time (interpolated between buffers); the worst.
     static func worstSkew(video: [TimeLog.Entry], audio: [TimeLog.Entry], after: Double) -> Double {

@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 
 @testable import Playhead
@@ -27,6 +28,22 @@ import Testing
         channel.cancel()
         #expect(channel.receive() == nil)
         #expect(channel.receive() == nil)
+        #expect(channel.receive() == nil)
+    }
+}
+
+@Suite struct SlotChannelPatienceTests {
+    @Test func tryReceiveAnswersAtOnceOrWithinItsPatience() async {
+        let channel = SlotChannel(capacity: 2)
+        #expect(channel.isEmpty && channel.tryReceive() == nil)
+        channel.send(1)
+        #expect(!channel.isEmpty && channel.tryReceive() == 1 && channel.isEmpty)
+        // A slot sent while it waits is taken.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { channel.send(0) }
+        #expect(channel.tryReceive(within: .seconds(10)) == 0)
+        // Closed and drained: nil, and a later receive is not left waiting.
+        channel.close()
+        #expect(channel.tryReceive(within: .seconds(10)) == nil)
         #expect(channel.receive() == nil)
     }
 }

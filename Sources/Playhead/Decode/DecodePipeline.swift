@@ -190,9 +190,12 @@ final class DecodePipeline: Sendable {
         let scratch = setup.scratch
         var current = -1
         var reading = false
+        var overflow = PacketOverflow()
         defer { reportDemux(demuxer) }
         while !control.isStopped {
             if !reading || control.latestSegment != current {
+                // Packets read ahead belong to the segment left behind.
+                overflow.removeAll()
                 let next = control.latestSegment != current ? control.segment : control.waitForSegment(after: current)
                 guard let segment = next, !control.isStopped else { return }
                 current = segment.number
@@ -211,11 +214,14 @@ final class DecodePipeline: Sendable {
                 reading = true
             }
             let done = tally.withLock { $0.segment == current ? $0.routesDone : [] }
+            for (route, kind) in routes where done.contains(kind) { overflow.removeAll(route.stream) }
             if routes.allSatisfy({ done.contains($0.kind) }) {
                 // Every stage has what it needs: read no further until the next segment.
                 reading = false
                 continue
             }
+            // Packets read ahead go to their routes as room comes.
+            for (route, _) in routes { _ = hand(&overflow, to: route, segment: current, waiting: false) }
             switch demuxer.read(into: scratch) {
             case .packet:
                 let index = scratch.streamIndex
@@ -223,9 +229,9 @@ final class DecodePipeline: Sendable {
                     scratch.unref()
                     continue
                 }
-                guard let slot = route.free.receive() else {
-                    scratch.unref()
-                    return
+                guard let slot = room(for: scratch, on: route, kind, routes: routes, done: done, overflow: &overflow, segment: current) else {
+                    if control.isStopped { return }
+                    continue
                 }
                 if control.isSuperseded(current) {
                     // A seek came while waiting for room: this packet is of the old segment.
@@ -233,22 +239,91 @@ final class DecodePipeline: Sendable {
                     scratch.unref()
                     continue
                 }
-                let holder = route.slots[slot]
-                holder.packet.move(from: scratch)
-                holder.segment = current
-                holder.content = .packet
-                route.ready.send(slot)
+                place(scratch, in: slot, of: route, segment: current)
             case .end(let reason):
                 tally.withLock {
                     if $0.segment == current { $0.dataEnd = reason }
                 }
                 reportDemux(demuxer)
-                for (route, kind) in routes where !done.contains(kind) {
+                // A route with packets read ahead gets them before its end; the others (a decoder
+                // holding its last frames until the end) are told at once.
+                let ordered = routes.filter { overflow.isEmpty($0.route.stream) } + routes.filter { !overflow.isEmpty($0.route.stream) }
+                for (route, kind) in ordered where !done.contains(kind) {
+                    guard hand(&overflow, to: route, segment: current, waiting: true) else { return }
                     guard send(.end(reason), segment: current, on: route) else { return }
                 }
                 reading = false
             }
         }
+    }
+
+    /// A free slot of `route` for `packet`, the packets read ahead for it handed over first. While
+    /// the route is full it waits — and whenever the video still needs data and has none queued
+    /// for its decoder, reads on instead: the packet joins the packets read ahead (bounded). Only
+    /// for the video: its decoder holds its last frames until the data ends (reordering, frame
+    /// threads), an audio decoder gives each packet's sound at once; and sound read ahead costs
+    /// little memory where pictures would cost much.
+    /// - Returns: the slot; nil when the packet was read ahead, or a seek superseded the segment or
+    ///   the session is stopping (the packet let go).
+    private func room(
+        for packet: OwnedPacket, on route: PacketRoute, _ kind: SegmentRoutes, routes: [(route: PacketRoute, kind: SegmentRoutes)],
+        done: SegmentRoutes, overflow: inout PacketOverflow, segment: Int
+    ) -> Int? {
+        let others = routes.filter { $0.kind == .video && $0.kind != kind && !done.contains($0.kind) }.map(\.route)
+        guard !others.isEmpty else {
+            // No picture to starve: wait for room as long as it takes, the packets read ahead first.
+            guard hand(&overflow, to: route, segment: segment, waiting: true), !control.isSuperseded(segment), let slot = route.free.receive()
+            else {
+                packet.unref()
+                return nil
+            }
+            return slot
+        }
+        var patience = DispatchTimeInterval.nanoseconds(0)
+        while !control.isStopped, !control.isSuperseded(segment) {
+            if let slot = route.free.tryReceive(within: patience) {
+                guard let oldest = overflow.first(route.stream) else { return slot }
+                place(oldest, in: slot, of: route, segment: segment)
+                overflow.removeFirst(route.stream)
+                patience = .nanoseconds(0)
+                continue
+            }
+            if others.contains(where: { $0.ready.isEmpty }), overflow.append(packet, stream: route.stream) { return nil }
+            patience = Self.starvationCheck
+        }
+        packet.unref()
+        return nil
+    }
+
+    /// How long a demux thread waiting for a full route waits before it looks again whether
+    /// another stream ran dry.
+    static let starvationCheck = DispatchTimeInterval.milliseconds(10)
+
+    /// Moves the packets read ahead for `route` into its slots, oldest first: as many as it has
+    /// room for now, or (`waiting`) all of them, waiting for room. Packets of a segment a seek
+    /// superseded are let go instead.
+    /// - Returns: false when the session is stopping.
+    private func hand(_ overflow: inout PacketOverflow, to route: PacketRoute, segment: Int, waiting: Bool) -> Bool {
+        while let packet = overflow.first(route.stream) {
+            guard let slot = waiting ? route.free.receive() : route.free.tryReceive() else { return !waiting }
+            if control.isSuperseded(segment) {
+                route.free.send(slot)
+                overflow.removeAll()
+                return true
+            }
+            place(packet, in: slot, of: route, segment: segment)
+            overflow.removeFirst(route.stream)
+        }
+        return true
+    }
+
+    /// Moves `packet`'s data into `route`'s slot and sends it to the route's stage.
+    private func place(_ packet: OwnedPacket, in slot: Int, of route: PacketRoute, segment: Int) {
+        let holder = route.slots[slot]
+        holder.packet.move(from: packet)
+        holder.segment = segment
+        holder.content = .packet
+        route.ready.send(slot)
     }
 
     private func reportDemux(_ demuxer: Demuxer) {

@@ -193,6 +193,9 @@ package final class OwnedPacket {
     /// The index of the stream the packet belongs to.
     package var streamIndex: Int32 { pointer.pointee.stream_index }
 
+    /// The bytes of media data the packet holds.
+    package var byteCount: Int { Int(pointer.pointee.size) }
+
     /// Whether the packet holds a keyframe.
     package var isKeyframe: Bool { pointer.pointee.flags & AV_PKT_FLAG_KEY != 0 }
 
@@ -201,6 +204,16 @@ package final class OwnedPacket {
     package init() throws(PlayheadError) {
         guard let packet = av_packet_alloc() else { throw .outOfMemory("av_packet_alloc") }
         pointer = packet
+    }
+
+    /// A packet holding `count` zeroed bytes of data (for a stage fed by hand).
+    /// - Throws: `outOfMemory` when the packet or its data cannot be allocated.
+    package convenience init(zeroedBytes count: Int) throws(PlayheadError) {
+        try self.init()
+        guard count >= 0, count <= Int(Int32.max) - Int(AV_INPUT_BUFFER_PADDING_SIZE), av_new_packet(pointer, Int32(count)) >= 0 else {
+            throw .outOfMemory("av_new_packet")
+        }
+        if count > 0 { memset(pointer.pointee.data, 0, count) }
     }
 
     deinit {

@@ -54,6 +54,23 @@ package final class SlotChannel: Sendable {
         } ?? wakeNextAndReturnNil()
     }
 
+    /// The next slot if one is queued now or within `patience`; nil otherwise (or when closed and
+    /// drained, or cancelled).
+    /// - Parameter patience: how long to wait for a slot (none: never waits).
+    package func tryReceive(within patience: DispatchTimeInterval = .nanoseconds(0)) -> Int? {
+        guard available.wait(timeout: .now() + patience) == .success else { return nil }
+        return state.withLock { s -> Int? in
+            guard !s.cancelled, s.count > 0 else { return nil }
+            let slot = s.ring[s.head]
+            s.head = (s.head + 1) % s.ring.count
+            s.count -= 1
+            return slot
+        } ?? wakeNextAndReturnNil()
+    }
+
+    /// Whether no slot is queued: a receiver finds nothing and waits.
+    package var isEmpty: Bool { state.withLock { $0.count == 0 } }
+
     private func wakeNextAndReturnNil() -> Int? {
         available.signal()
         return nil
