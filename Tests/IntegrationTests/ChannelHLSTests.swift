@@ -74,7 +74,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let layout = try await PlayoutTests.channel(in: folder)
         async let holder = CLI.run([
-            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "realtime", "--duration", "5", "--segment", "1",
+            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "realtime", "--duration", "6", "--segment", "1",
             "--out", folder + "/live.m3u8",
         ])
         // Once the first channel has its playlist (its first segment written), a second one asks for it.
@@ -88,9 +88,10 @@ import Testing
         let held = try await holder
         #expect(held.status == 0, "\(held.stderr)")
         let listed = try #require(Self.entries(folder + "/live.m3u8"))
-        #expect(listed.entries.count == 5 && listed.discontinuities == 0, "the first channel's playlist: \(listed)")
+        // Six seconds: the playlist's whole window of six segments.
+        #expect(listed.entries.count == 6 && listed.discontinuities == 0, "the first channel's playlist: \(listed)")
         let frames = try await HostileOperationsTests.decodedFrames(folder + "/live.m3u8")
-        #expect(frames == 125, "\(frames) frames")
+        #expect(frames == 150, "\(frames) frames")
     }
 
     @Test func aFullDiskPublishesNothingCutAndTheOutputComesBackWhereItLeftOff() async throws {

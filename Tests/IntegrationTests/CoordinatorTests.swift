@@ -61,10 +61,12 @@ import Testing
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: limit)
         let events = coordinator.events
         var ids: [SessionID] = []
+        // Every session's frames wait until all six are submitted: the first `limit` overlap.
+        let gate = WriteGate()
         for clip in clips {
-            // Each session's sink takes a little time per frame so that sessions overlap.
-            ids.append(await coordinator.submit(PlaybackRequest(source: try Fixtures.clip(clip), decoding: small)) { SlowSink(microseconds: 2000) })
+            ids.append(await coordinator.submit(PlaybackRequest(source: try Fixtures.clip(clip), decoding: small)) { gate.sink() })
         }
+        gate.open()
         var outcomes: [SessionOutcome] = []
         for id in ids { outcomes.append(try await coordinator.outcome(of: id)) }
         #expect(outcomes.allSatisfy { $0.status == .completed })
@@ -105,7 +107,8 @@ import Testing
         for id in once { #expect(try await coordinator.outcome(of: id).status == .completed) }
         // The loops are still going.
         #expect(await coordinator.runningSessions.contains(loop))
-        for _ in 0..<1000 {
+        let deadline = ContinuousClock.now + Bound.seconds(30)
+        while ContinuousClock.now < deadline {
             if await coordinator.progress().first(where: { $0.id == loop })?.loopsCompleted ?? 0 >= 2 { break }
             try await Task.sleep(for: .milliseconds(2))
         }
@@ -124,9 +127,10 @@ import Testing
 
     @Test func waitingRequestsCanBeCancelledAndFailuresAreReported() async throws {
         let coordinator = PlaybackCoordinator(maxConcurrentSessions: 1)
-        let first = await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("h264-aac.mp4"), decoding: small)) {
-            SlowSink(microseconds: 1000)
-        }
+        // The first session's frames wait until the waiting one is cancelled: it cannot have
+        // started meanwhile.
+        let gate = WriteGate()
+        let first = await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("h264-aac.mp4"), decoding: small)) { gate.sink() }
         let waiting = await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("4x3.mp4"), decoding: small)) { NullSink() }
         let bad = await coordinator.submit(PlaybackRequest(source: try Fixtures.clip("bad-text.mp4"), loop: .count(3), decoding: small)) {
             NullSink()
@@ -135,6 +139,7 @@ import Testing
         await coordinator.cancel(waiting)
         let dropped = try await coordinator.outcome(of: waiting)
         #expect(dropped.status == .cancelled && dropped.framesPresented == 0)
+        gate.open()
         #expect(try await coordinator.outcome(of: first).status == .completed)
         let failed = try await coordinator.outcome(of: bad)
         guard case .failed(let error) = failed.status else {

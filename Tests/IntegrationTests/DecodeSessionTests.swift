@@ -78,15 +78,19 @@ import Testing
     /// A picture that reached its end (a track shorter than the sound, a cover picture) is no
     /// picture stopped short: a session cancelled while its sound goes on keeps that sound whole.
     @Test func aCancelledSessionKeepsTheSoundPastAPictureThatEnded() async throws {
-        /// A WAV written slowly (a millisecond a buffer), told where the picture stopped.
+        /// A WAV told where the picture stopped, that holds its next buffer once two seconds are
+        /// written until the test has cancelled the session (the cut lands there however loaded
+        /// the machine is).
         final class SlowWAV: AudioSink, SoundEndCutting, @unchecked Sendable {
-            // @unchecked Sendable: the session's audio thread calls it, one call at a time.
+            // @unchecked Sendable: the session's audio thread calls it, one call at a time; the
+            // counter is locked and the semaphore is thread-safe.
             let wav: WAVSink
             let written = Locked(0)
+            let release = DispatchSemaphore(value: 0)
             init(_ wav: WAVSink) { self.wav = wav }
             func begin(_ info: AudioStreamInfo) throws(PlayheadError) { try wav.begin(info) }
             func write(_ buffer: AudioBuffer) throws(PlayheadError) {
-                usleep(1000)
+                if written.withLock({ $0 }) >= 96_000 { release.wait() }
                 try wav.write(buffer)
                 written.withLock { $0 += buffer.frameCount }
             }
@@ -109,6 +113,7 @@ import Testing
         let deadline = ContinuousClock.now + .seconds(30)
         while sink.written.withLock({ $0 }) < 96_000, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         run.cancel()
+        sink.release.signal()
         let result = await run.value
         // The decoder holds the picture's last frames until the data ends: some of its five came.
         #expect(result.status == .cancelled && result.framesDelivered > 0, "\(result.status), \(result.framesDelivered) frames")

@@ -209,7 +209,8 @@ import Testing
             #expect(result.status == .completed)
         }
         var open = Self.descriptors(to: path)
-        for _ in 0..<250 where open > 0 {
+        let deadline = ContinuousClock.now + Bound.seconds(20)
+        while open > 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
             open = Self.descriptors(to: path)
         }

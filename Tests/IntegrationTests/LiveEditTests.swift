@@ -92,8 +92,10 @@ import Testing
         let records = try await Self.render(layer, editedTo: moved, at: 1, frames: 100)
         try #require(records.count >= 2, "\(records)")
         let (first, joined) = (records[0], records[1])
-        // The old version: the long item, ending at 0.5 s.
-        #expect(first.source == paths[1] && abs(first.end.seconds - 0.5) < 0.05, "\(first)")
+        // The old version: the long item, joined where the schedule stood when the render began
+        // (about 6.5 s into the cycle: later on a loaded machine), ending with the cycle.
+        let begun = try #require(first.wallClockStart).timeIntervalSince(scheduled).truncatingRemainder(dividingBy: 7)
+        #expect(first.source == paths[1] && abs(first.end.seconds - (7 - begun)) < 0.05, "\(first), joined \(begun) s into the cycle")
         // The new version: where the schedule stood when it was taken.
         let wall = try #require(joined.wallClockStart)
         let lengths = [1.0, 6.0], into = wall.timeIntervalSince(scheduled).truncatingRemainder(dividingBy: 7)

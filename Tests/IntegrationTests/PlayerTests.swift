@@ -131,7 +131,8 @@ import Testing
         }
         player.play()
         // Paused at 0.5 s: frames stop arriving.
-        for _ in 0..<500 where player.timeControlStatus != .paused { try await Task.sleep(for: .milliseconds(2)) }
+        let deadline = ContinuousClock.now + Bound.seconds(20)
+        while player.timeControlStatus != .paused, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
         #expect(player.timeControlStatus == .paused)
         try await Task.sleep(for: .milliseconds(50))
         let heldAt = times.entries.count

@@ -150,6 +150,37 @@ final class SlowSink: FrameSink {
     func abort() {}
 }
 
+/// Holds every write of the sinks made with it until the test opens it: sessions that must
+/// overlap (or must not have ended) at a point of a test do so however loaded the machine is.
+final class WriteGate: Sendable {
+    private let opened = Locked(false)
+    private let held = Locked(0)
+
+    /// Lets every write through, now and later.
+    func open() { opened.withLock { $0 = true } }
+
+    /// How many writes have waited at the gate (counted when each arrives).
+    var arrivals: Int { held.withLock { $0 } }
+
+    /// A frame sink whose writes wait at this gate.
+    func sink() -> some FrameSink { GatedSink(gate: self) }
+
+    fileprivate func pass() {
+        held.withLock { $0 += 1 }
+        while !opened.withLock({ $0 }) { usleep(1000) }
+    }
+}
+
+private final class GatedSink: FrameSink {
+    let pixelFormat = OutputPixelFormat.rgb24
+    let gate: WriteGate
+    init(gate: WriteGate) { self.gate = gate }
+    func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
+    func write(_ frame: VideoFrame) throws(PlayheadError) { gate.pass() }
+    func finish() throws(PlayheadError) {}
+    func abort() {}
+}
+
 /// Records a player item's events, and how many callbacks ever ran at once.
 final class RecordingObserver: PlayerItemObserver, Sendable {
     private let state = Locked((events: [PlayerItemEvent](), active: 0, maximum: 0))
