@@ -7,6 +7,10 @@ import PlayheadRunFolder
 /// z-order and a loop policy each, or a grid — rendered at the canvas's frame rate into
 /// `OUT/composition/` (PNG/PPM frames or one Y4M), with `OUT/summary.json`.
 struct ComposeCommand: AsyncParsableCommand {
+    /// How long a signalled render may take to end after its frame being drawn before it is
+    /// cancelled (its output then kept as far as it is valid).
+    static let stopPatience = Duration.seconds(2)
+
     static let configuration = CommandConfiguration(
         commandName: "compose",
         abstract: "Compose several videos into one picture (layers or a grid), frame by frame.",
@@ -225,7 +229,16 @@ struct ComposeCommand: AsyncParsableCommand {
             return await compositor.render(
                 length, into: PlayJob.makeSink(format: format, folder: folder, native: false), sound: sound, realtime: clock)
         }
-        SignalWatcher.shared.onSignal { _ in work.cancel() }
+        // A signal ends the render after the frame being drawn, as its last counted frame would:
+        // the output is finished with its sound to that frame's end. A render held where it cannot
+        // see the stop (a source that does not answer) is cancelled after a moment.
+        SignalWatcher.shared.onSignal { _ in
+            compositor.stop()
+            Task {
+                try? await Task.sleep(for: ComposeCommand.stopPatience)
+                work.cancel()
+            }
+        }
         let report = await work.value
 
         summary.state = RunState.atTheEnd

@@ -214,6 +214,10 @@ import Testing
         #expect(stopped.status == 143, "\(stopped.stderr)")
         let kept = try await streams(out + "/stopped.mp4")
         #expect(kept.contains("h264,") && kept.contains("aac,"), "\(kept)")
+        // Ended after the frame being drawn: its sound goes to that frame's end, as ffmpeg decodes it.
+        let pictures = try await Reference.frameTimes(out + "/stopped.mp4").count
+        let samples = try await AudioTests.reference(out + "/stopped.mp4", rate: 48000, channels: 1).count
+        #expect(pictures > 0 && abs(Double(samples) / 48000 - Double(pictures) / 25) < 0.001, "\(samples) samples of sound with \(pictures) frames")
         let names = try FileManager.default.contentsOfDirectory(atPath: out)
         #expect(!names.contains { $0.hasPrefix(".stopped.mp4.") }, "no temporary after SIGTERM: \(names)")
     }
