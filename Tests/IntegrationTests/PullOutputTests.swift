@@ -114,6 +114,42 @@ import Testing
         #expect(Player(item: nil, output: VideoOutput()).currentTime() == .invalid)
     }
 
+    /// An item that ends and stays current (`actionAtItemEnd` `.pause` or `.none`): its time
+    /// stands at its end — the end of its last frame — however far the clock moves (before, it ran
+    /// on at rate 1 past the end with `.none`); a seek moves it again. On a virtual clock.
+    @Test(arguments: [ActionAtItemEnd.pause, .none])
+    func theItemTimeStandsAtTheEndOfAnItemThatEnded(action: ActionAtItemEnd) async throws {
+        let path = try Fixtures.clip("h264-aac.mp4")
+        let times = try await Reference.frameTimes(path)
+        let end = try #require(times.last) + MediaTime(value: 1, timescale: 25)
+        let clock = GatedClock()
+        clock.open(until: .seconds(1_000_000))
+        let output = VideoOutput(pixelFormat: .yuv420p)
+        let player = QueuePlayer(
+            items: [PlayerItem(asset: Asset(path: path))], output: output, configuration: PlayerConfiguration(realtime: true), clock: clock,
+            actionAtItemEnd: action)
+        player.play()
+        // Once the item ended, an hour later on the clock is still its end.
+        let deadline = ContinuousClock.now + Bound.seconds(30)
+        var later: MediaTime?
+        while ContinuousClock.now < deadline {
+            later = output.itemTime(forHostTime: clock.now() + .seconds(3600))
+            if output.latestFrame?.itemTime == times.last, let later, later <= end { break }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(later == end, "\(later?.seconds ?? -1) s an hour after an item of \(end.seconds) s ended")
+        clock.sleep(for: .seconds(10))
+        #expect(player.currentTime() == end, "the player's time: \(player.currentTime().seconds) s")
+        // A seek moves it again (the clock held where it is, so that the item stays short of its end).
+        clock.open(until: clock.now())
+        _ = await player.seek(to: MediaTime(value: 1, timescale: 2))
+        player.play()
+        let deadline2 = ContinuousClock.now + Bound.seconds(30)
+        while ContinuousClock.now < deadline2, output.currentItemTime.map({ $0 >= end }) ?? true { try await Task.sleep(for: .milliseconds(5)) }
+        let sought = try #require(output.currentItemTime)
+        #expect(sought < end, "after a seek to 0.5 s: \(sought.seconds) s")
+    }
+
     /// A consumer that stops early — breaks out, is cancelled, or never iterates what it made —
     /// never holds the session: it runs to its end. A second iterator ends at once.
     @Test func aConsumerThatLeavesNeverHoldsTheSession() async throws {

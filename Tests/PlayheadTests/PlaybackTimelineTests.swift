@@ -38,6 +38,32 @@ import Testing
         #expect(timeline.due(1.0) == .milliseconds(1500))
     }
 
+    /// An item that ended and stays current: its time stands at the end of what was presented
+    /// however far the clock moves; a seek or another item lets it move again.
+    @Test func anEndedItemsTimeStandsAtItsEnd() {
+        let (timeline, clock) = playing()
+        _ = timeline.due(10)
+        timeline.presented(position: 10, itemTime: 0, duration: 0.04, lateness: 0)
+        timeline.presented(position: 10.04, itemTime: 0.04, duration: 0.04, lateness: 0)
+        clock.advance(by: .milliseconds(60))
+        func near(_ time: Double?, _ expected: Double) -> Bool { time.map { abs($0 - expected) < 1e-9 } ?? false }
+        #expect(near(timeline.itemTime(atHostTime: clock.now()), 0.06))
+        timeline.itemEnded()
+        #expect(near(timeline.itemTime(atHostTime: clock.now() + .seconds(3600)), 0.08), "an hour later: still its end")
+        #expect(near(timeline.itemTime(atHostTime: clock.now()), 0.06), "short of the end, the clock's time")
+        timeline.setRate(0)
+        #expect(near(timeline.itemTime(atHostTime: clock.now()), 0.08), "paused at the end: the end")
+        timeline.setRate(1)
+        timeline.reanchor(at: 10.02)
+        timeline.presented(position: 10.02, itemTime: 0.02, duration: 0.04, lateness: 0)
+        _ = timeline.due(10.02)
+        #expect(near(timeline.itemTime(atHostTime: clock.now() + .seconds(1)), 1.02), "after a seek it moves again")
+        timeline.itemEnded()
+        timeline.itemChanged()
+        timeline.presented(position: 10.06, itemTime: 0, duration: 0.04, lateness: 0)
+        #expect(timeline.itemTime(atHostTime: clock.now() + .seconds(2)).map { $0 > 1.9 } ?? false, "another item moves again")
+    }
+
     @Test func asFastAsPossibleNeverResyncs() {
         let clock = ManualPlaybackClock()
         let timeline = PlaybackTimeline(clock: clock, realtime: false)

@@ -36,6 +36,9 @@ final class PlaybackTimeline: Sendable {
         /// The current item's place on the timeline (its frames' position less their item
         /// time), from the last frame presented; nil after a seek until the next.
         var itemOffset: Double?
+        /// The current item ended here (it stays current): its time goes no further, however
+        /// far the clock moves; nil while it plays.
+        var end: Double?
         var statistics = Statistics()
     }
 
@@ -72,12 +75,23 @@ final class PlaybackTimeline: Sendable {
             s.cursor = position
             s.held = position
             s.itemOffset = nil
+            s.end = nil
         }
     }
 
     /// Another item became current: its place on the timeline is known at its first frame.
     func itemChanged() {
-        state.withLock { $0.itemOffset = nil }
+        state.withLock {
+            $0.itemOffset = nil
+            $0.end = nil
+        }
+    }
+
+    /// The current item played to its end and stays current (`actionAtItemEnd` `.pause` or
+    /// `.none`): its time goes to the end of what was presented and stands there, as a player's
+    /// does at an item's end (paused there: at once), until a seek or another item.
+    func itemEnded() {
+        state.withLock { $0.end = $0.cursor }
     }
 
     /// The current item's time at `hostTime` on the clock (realtime only): where the timeline is
@@ -92,9 +106,9 @@ final class PlaybackTimeline: Sendable {
             guard let offset = s.itemOffset else { return nil }
             let position: Double
             if let anchor = s.anchor, s.rate > 0 {
-                position = anchor.position + (hostTime - anchor.clock).seconds * s.rate
+                position = min(anchor.position + (hostTime - anchor.clock).seconds * s.rate, s.end ?? .infinity)
             } else {
-                position = s.held ?? s.cursor
+                position = s.end ?? s.held ?? s.cursor
             }
             return position - offset
         }

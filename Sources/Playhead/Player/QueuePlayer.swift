@@ -200,7 +200,8 @@ public final class QueuePlayer: Sendable {
     public func pause() { handle { $0.machine.pause() } }
 
     /// The current item's time now, as `AVPlayer`'s `currentTime()`: in realtime, where the
-    /// player's clock has it — moving on between frames, standing still while paused; otherwise
+    /// player's clock has it — moving on between frames, standing still while paused and at the
+    /// end of an item that stays current (`actionAtItemEnd` `.pause` or `.none`); otherwise
     /// (and until the item's first frame, or a seek's, is shown) the time of its last frame
     /// presented (``PlayerItem/currentTime``).
     /// - Returns: the item time; `.invalid` without a current item.
@@ -595,7 +596,7 @@ public final class QueuePlayer: Sendable {
                 if e.runs[id]?.session === run.session { e.runs[id] = nil }
                 return false
             }
-            if !keep { run.session.stop() }
+            if keep { timeline.itemEnded() } else { run.session.stop() }
         case .failed(let error):
             handle { e in
                 if e.runs[id]?.session === run.session { e.runs[id] = nil }

@@ -61,7 +61,8 @@ public final class VideoOutput: FrameSink, Sendable {
     /// The item time the player shows at a time of its clock, as `AVPlayerItemVideoOutput`'s
     /// `itemTime(forHostTime:)`: what a render loop asks ``copyFrame(forItemTime:)`` for at the
     /// time its picture will be on screen. Past frames follow the clock at the player's rate;
-    /// paused, the time stands still.
+    /// paused, the time stands still; at the end of an item that stays current
+    /// (`actionAtItemEnd` `.pause` or `.none`), it stands at the item's end until a seek.
     /// - Parameter hostTime: a time of the player's ``PlaybackClock`` (``PlaybackClock/now()``;
     ///   for ``SystemPlaybackClock``, `CLOCK_MONOTONIC`), now or to come.
     /// - Returns: the item time; nil unless the output was given to a realtime ``Player`` or
