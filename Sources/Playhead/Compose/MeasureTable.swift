@@ -6,11 +6,19 @@ import PlayheadMedia
 /// starts or is edited) and waited for when needed — never by the render thread of a channel,
 /// which takes what is measured (``measured(_:)``). One table per measure: the sound-only items' extents
 /// (``SoundExtentTable``), the items' lengths for a schedule (``ItemLengthTable``).
+///
+/// A measure that failed (a source down for a moment) is kept ``failureLifetime`` only: asked
+/// for after that, it is taken again — a channel running for days is not left with a failure
+/// of its first minute.
 final class MeasureTable<Value: Sendable>: Sendable {
     private enum Entry: Sendable {
         case pending
-        case done(Result<Value, PlayheadError>)
+        /// Taken (`at`, on the monotonic clock).
+        case done(Result<Value, PlayheadError>, at: ContinuousClock.Instant)
     }
+
+    /// How long a failed measure stands before it is taken again.
+    let failureLifetime: Duration
 
     /// By version: two versions of one source (a file replaced, a recording that grows) are
     /// measured apart; at most ``versionsKept`` of a source are kept.
@@ -23,10 +31,21 @@ final class MeasureTable<Value: Sendable>: Sendable {
 
     /// - Parameters:
     ///   - name: the worker thread's name while measuring.
+    ///   - failureLifetime: how long a failed measure stands before it is taken again.
     ///   - measure: takes the measure of an asset on the calling thread (`interrupt` stops it).
-    init(name: String, measure: @escaping @Sendable (Asset, InterruptFlag) throws(PlayheadError) -> Value) {
+    init(
+        name: String, failureLifetime: Duration = .seconds(30),
+        measure: @escaping @Sendable (Asset, InterruptFlag) throws(PlayheadError) -> Value
+    ) {
         self.name = name
+        self.failureLifetime = failureLifetime
         self.measure = measure
+    }
+
+    /// The entry of `version` as it stands now: a failure older than ``failureLifetime`` is gone.
+    private func current(_ version: SourceVersion, in table: inout [SourceVersion: Entry]) -> Entry? {
+        if case .done(.failure, let at)? = table[version], ContinuousClock.now - at >= failureLifetime { table[version] = nil }
+        return table[version]
     }
 
     /// Starts measuring those of `assets` not measured yet, on worker threads.
@@ -47,8 +66,8 @@ final class MeasureTable<Value: Sendable>: Sendable {
     func value(of asset: Asset, interrupt: InterruptFlag) throws(PlayheadError) -> Value {
         let version = SourceVersion(asset)
         let step = entries.withLock { table -> Step in
-            switch table[version] {
-            case .done(let result)?: return .result(result)
+            switch current(version, in: &table) {
+            case .done(let result, _)?: return .result(result)
             case .pending?: return .wait
             case nil:
                 insert(.pending, for: version, into: &table)
@@ -68,7 +87,7 @@ final class MeasureTable<Value: Sendable>: Sendable {
             while true {
                 if interrupt.isRaised { throw .cancelled(file: asset.source) }
                 switch entries.withLock({ $0[version] }) {
-                case .done(let result)?: return try result.get()
+                case .done(let result, _)?: return try result.get()
                 case .pending?: _ = done.wait(until: Date().addingTimeInterval(0.05))
                 case nil: return try measure(asset, interrupt)
                 }
@@ -86,7 +105,7 @@ final class MeasureTable<Value: Sendable>: Sendable {
     private func result(for asset: Asset) -> Result<Value, PlayheadError>? {
         let version = SourceVersion(asset)
         return entries.withLock { table -> Result<Value, PlayheadError>? in
-            if case .done(let result)? = table[version] { return result }
+            if case .done(let result, _)? = current(version, in: &table) { return result }
             return nil
         }
     }
@@ -94,7 +113,7 @@ final class MeasureTable<Value: Sendable>: Sendable {
     private func start(_ asset: Asset) {
         let version = SourceVersion(asset)
         let fresh = entries.withLock { table -> Bool in
-            guard table[version] == nil else { return false }
+            guard current(version, in: &table) == nil else { return false }
             insert(.pending, for: version, into: &table)
             return true
         }
@@ -118,7 +137,7 @@ final class MeasureTable<Value: Sendable>: Sendable {
 
     private func finish(_ version: SourceVersion, _ result: Result<Value, PlayheadError>, keep: Bool) {
         entries.withLock { table in
-            if keep { table[version] = .done(result) } else { table[version] = nil }
+            if keep { table[version] = .done(result, at: .now) } else { table[version] = nil }
         }
         done.lock()
         done.broadcast()
