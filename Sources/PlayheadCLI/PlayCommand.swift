@@ -6,7 +6,7 @@ import Playhead
 struct PlayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
-        abstract: "Decode media files into frame dumps (PNG, PPM or Y4M).",
+        abstract: "Decode media files into frames (PNG, PPM, Y4M), an MP4, or nothing (a check).",
         discussion: """
             Frames of the Nth file go to DIR/NN-<file name>/frame-000001.<ext> (Y4M: one frames.y4m), its \
             audio to DIR/NN-<file name>/audio.wav (files without video play their audio alone), and \
