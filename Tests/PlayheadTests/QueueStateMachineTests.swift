@@ -64,7 +64,7 @@ import Testing
     @Test func pauseAtEndStaysOnTheItem() {
         var machine = queue(["a", "b"], action: .pause)
         _ = machine.play()
-        #expect(machine.itemEnded("a") == [.reportEnd("a"), .setRate(0)])
+        #expect(machine.itemEnded("a") == [.holdAtEnd, .reportEnd("a"), .setRate(0)])
         #expect(machine.current == "a")
         #expect(machine.timeControlStatus == .paused)
     }
@@ -72,7 +72,8 @@ import Testing
     @Test func noneAtEndDoesNothingMore() {
         var machine = queue(["a", "b"], action: .none)
         _ = machine.play()
-        #expect(machine.itemEnded("a") == [.reportEnd("a")])
+        #expect(machine.itemEnded("b").isEmpty, "a pre-rolled item's end holds nothing (the current one plays on)")
+        #expect(machine.itemEnded("a") == [.holdAtEnd, .reportEnd("a")])
         #expect(machine.current == "a")
         #expect(machine.rate == 1)
     }
@@ -106,7 +107,7 @@ import Testing
     @Test func playAtTheEndOfAnItemThatStayedWaitsForASeek() {
         var machine = queue(["a"], action: .pause)
         _ = machine.play()
-        #expect(machine.itemEnded("a") == [.reportEnd("a"), .setRate(0)])
+        #expect(machine.itemEnded("a") == [.holdAtEnd, .reportEnd("a"), .setRate(0)])
         #expect(machine.play().isEmpty, "nothing to play at the end")
         #expect(machine.rate == 0 && machine.timeControlStatus == .paused)
         machine.currentSought()

@@ -91,7 +91,12 @@ final class PlaybackTimeline: Sendable {
     /// `.none`): its time goes to the end of what was presented and stands there, as a player's
     /// does at an item's end (paused there: at once), until a seek or another item.
     func itemEnded() {
-        state.withLock { $0.end = $0.cursor }
+        state.withLock { s in
+            s.end = s.cursor
+            // Nothing is presented from here: the next frame (a seek's, the next item's) anchors anew.
+            s.held = s.cursor
+            s.anchor = nil
+        }
     }
 
     /// The current item's time at `hostTime` on the clock (realtime only): where the timeline is

@@ -388,6 +388,8 @@ public final class QueuePlayer: Sendable {
             case .setRate(let rate):
                 timeline.setRate(rate)
                 emit(.rateChanged(rate))
+            case .holdAtEnd:
+                timeline.itemEnded()
             case .reportEnd(let id):
                 guard let item = engine.withLock({ $0.items[id] }) else { continue }
                 item.post(.playedToEnd(at: item.currentTime))
@@ -596,7 +598,7 @@ public final class QueuePlayer: Sendable {
                 if e.runs[id]?.session === run.session { e.runs[id] = nil }
                 return false
             }
-            if keep { timeline.itemEnded() } else { run.session.stop() }
+            if !keep { run.session.stop() }
         case .failed(let error):
             handle { e in
                 if e.runs[id]?.session === run.session { e.runs[id] = nil }

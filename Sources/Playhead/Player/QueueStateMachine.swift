@@ -33,6 +33,9 @@ struct QueueStateMachine<ID: Hashable & Sendable> {
         case currentChanged(from: ID?, to: ID?)
         /// Apply a new rate to the presentation clock.
         case setRate(Double)
+        /// The current item ended and stays current: its time stands at its end (before the
+        /// end is reported, so that a seek an observer makes moves it again).
+        case holdAtEnd
         /// Tell an item's observers it played to the end.
         case reportEnd(ID)
         /// Tell an item's observers it failed.
@@ -140,11 +143,11 @@ struct QueueStateMachine<ID: Hashable & Sendable> {
             rate = 0
             presenting = false
             currentEnded = true
-            return [.reportEnd(id), .setRate(0)]
+            return [.holdAtEnd, .reportEnd(id), .setRate(0)]
         case .none:
             started[id] = nil
             currentEnded = true
-            return [.reportEnd(id)]
+            return [.holdAtEnd, .reportEnd(id)]
         }
     }
 
