@@ -48,4 +48,44 @@ import Testing
         let kept = none.append(try OwnedPacket(zeroedBytes: 0), stream: 0)
         #expect(!kept && none.isEmpty(0))
     }
+
+    /// Thousands of packets taken one by one (the taken ones let go in bulk now and then): the
+    /// order holds throughout, and so does the count of bytes.
+    @Test func manyPacketsKeepTheirOrderAndTheirCount() throws {
+        var overflow = PacketOverflow()
+        var expected: [Int] = []
+        var taken: [Int] = []
+        func add(_ range: Range<Int>) throws {
+            for i in range {
+                let size = i % 97 + 1
+                let added = overflow.append(try OwnedPacket(zeroedBytes: size), stream: 3)
+                #expect(added)
+                expected.append(size)
+            }
+        }
+        func take(_ count: Int) {
+            for _ in 0..<count {
+                guard let packet = overflow.first(3) else { return }
+                taken.append(packet.byteCount)
+                overflow.removeFirst(3)
+            }
+        }
+        try add(0..<3000)
+        take(2000)
+        try add(3000..<4500)
+        take(10_000)
+        #expect(taken == expected && overflow.isEmpty(3) && overflow.bytes == 0)
+    }
+
+    /// How often a demux thread waiting for room looks whether the video ran dry: at once, then
+    /// after 10 ms, doubling up to 80 ms.
+    @Test func theStarvationCheckBacksOff() {
+        var patience = DispatchTimeInterval.nanoseconds(0)
+        var seen: [DispatchTimeInterval] = []
+        for _ in 0..<6 {
+            patience = DecodePipeline.starvationCheck(after: patience)
+            seen.append(patience)
+        }
+        #expect(seen == [.milliseconds(10), .milliseconds(20), .milliseconds(40), .milliseconds(80), .milliseconds(80), .milliseconds(80)])
+    }
 }

@@ -289,15 +289,20 @@ final class DecodePipeline: Sendable {
                 continue
             }
             if others.contains(where: { $0.ready.isEmpty }), overflow.append(packet, stream: route.stream) { return nil }
-            patience = Self.starvationCheck
+            // Looked often at first (the video may be running dry), less often the longer nothing
+            // changes (a paused player).
+            patience = Self.starvationCheck(after: patience)
         }
         packet.unref()
         return nil
     }
 
-    /// How long a demux thread waiting for a full route waits before it looks again whether
-    /// another stream ran dry.
-    static let starvationCheck = DispatchTimeInterval.milliseconds(10)
+    /// How long a demux thread waiting for a full route waits, after waiting `last`, before it
+    /// looks again whether the video ran dry: 10 ms, doubling to 80 ms.
+    static func starvationCheck(after last: DispatchTimeInterval) -> DispatchTimeInterval {
+        guard case .milliseconds(let ms) = last, ms >= 10 else { return .milliseconds(10) }
+        return .milliseconds(min(ms * 2, 80))
+    }
 
     /// Moves the packets read ahead for `route` into its slots, oldest first: as many as it has
     /// room for now, or (`waiting`) all of them, waiting for room. Packets of a segment a seek
