@@ -7,8 +7,8 @@ import PlayheadRunFolder
 /// z-order and a loop policy each, or a grid — rendered at the canvas's frame rate into
 /// `OUT/composition/` (PNG/PPM frames or one Y4M), with `OUT/summary.json`.
 struct ComposeCommand: AsyncParsableCommand {
-    /// How long a signalled render may take to end after its frame being drawn before it is
-    /// cancelled (its output then kept as far as it is valid).
+    /// How long a signalled render may take to leave its frame loop before it is cancelled (its
+    /// output then kept as far as it is valid).
     static let stopPatience = Duration.seconds(2)
 
     static let configuration = CommandConfiguration(
@@ -60,7 +60,7 @@ struct ComposeCommand: AsyncParsableCommand {
     var out: String
 
     @Option(
-        help: "Output: png or ppm frames, y4m (one file), mp4 (H.264, fragmented) or none (default: from --out's NAME.mp4 or NAME.y4m, else y4m).")
+        help: "Output: png or ppm frames, y4m (one file), mp4 (H.264 and AAC) or none (default: from --out's NAME.mp4 or NAME.y4m, else y4m).")
     var format: PlayCommand.DumpFormat?
 
     /// `--out NAME.mp4` or `NAME.y4m` that is not an existing folder: that one file is written.
@@ -230,13 +230,14 @@ struct ComposeCommand: AsyncParsableCommand {
                 length, into: PlayJob.makeSink(format: format, folder: folder, native: false), sound: sound, realtime: clock)
         }
         // A signal ends the render after the frame being drawn, as its last counted frame would:
-        // the output is finished with its sound to that frame's end. A render held where it cannot
-        // see the stop (a source that does not answer) is cancelled after a moment.
+        // the output is finished with its sound to that frame's end (however long the finish
+        // takes: a second signal stops at once). A render that has not left its frame loop after a
+        // moment cannot see the stop (a write that does not return): it is cancelled.
         SignalWatcher.shared.onSignal { _ in
             compositor.stop()
             Task {
                 try? await Task.sleep(for: ComposeCommand.stopPatience)
-                work.cancel()
+                if !compositor.isFinishing { work.cancel() }
             }
         }
         let report = await work.value

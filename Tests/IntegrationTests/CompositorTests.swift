@@ -362,6 +362,42 @@ import Testing
         #expect(stopped.error == nil && stopped.framesWritten >= 3 * expected && counting.finished, "\(stopped.framesWritten) frames")
     }
 
+    /// A stopped render says it is finishing (`isFinishing`) from the moment it left its frame
+    /// loop until its outputs are finished, however long the finish takes — what `compose` asks
+    /// before it would cancel a render that does not see a signal's stop.
+    @Test func aStoppedRenderSaysItIsFinishingWhileItsFinishRuns() async throws {
+        final class SlowFinish: FrameSink, @unchecked Sendable {
+            // @unchecked Sendable: the render's output thread calls it, one call at a time; the
+            // flags are locked.
+            let pixelFormat = OutputPixelFormat.yuv420p
+            let written = Locked(0)
+            let release = Locked(false)
+            let finished = Locked(false)
+            func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
+            func write(_ frame: VideoFrame) throws(PlayheadError) { written.withLock { $0 += 1 } }
+            func finish() throws(PlayheadError) {
+                while !release.withLock({ $0 }) { usleep(1000) }
+                finished.withLock { $0 = true }
+            }
+            func abort() {}
+        }
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
+        let compositor = Compositor(canvas: canvas)
+        try compositor.add(
+            CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(size: canvas.size), loop: .forever))
+        let sink = SlowFinish()
+        let render = Task { await compositor.render(frames: nil, into: sink) }
+        let deadline = ContinuousClock.now + Bound.seconds(30)
+        while sink.written.withLock({ $0 }) < 10, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(!compositor.isFinishing, "drawing frames: not finishing")
+        compositor.stop()
+        while !compositor.isFinishing, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(compositor.isFinishing && !sink.finished.withLock { $0 }, "left its loop, finishing")
+        sink.release.withLock { $0 = true }
+        let report = await render.value
+        #expect(report.error == nil && sink.finished.withLock { $0 } && report.framesWritten == sink.written.withLock { $0 })
+    }
+
     /// A layer whose source fails is reported and shows the background; the others go on.
     @Test func aFailingLayerShowsTheBackgroundAndTheRestGoesOn() async throws {
         let canvas = CompositionCanvas(

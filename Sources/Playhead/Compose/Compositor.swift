@@ -330,6 +330,7 @@ public final class Compositor: Sendable {
             rendering.store(false, ordering: .releasing)
             return CompositionReport(framesWritten: 0, layers: [], error: error)
         }
+        finishing.withLock { $0 = false }
         // `sink` is `sending`: the caller gave it up; only the render thread touches it from here.
         let combined: any FrameSink =
             if let sound, !(sink is any AudioCarryingFrameSink) { FrameAndSoundSink(frames: sink, sound: sound) } else { sink }
@@ -362,6 +363,13 @@ public final class Compositor: Sendable {
     }
 
     private let stopRequested = Locked(false)
+    /// The running render has left its frame loop: it finishes its outputs (a stop reached it).
+    private let finishing = Locked(false)
+
+    /// Whether the running render has drawn its last frame and is finishing its outputs (a
+    /// ``stop()`` reached it, or its length did): cancelling it now would abort a finish on
+    /// its way.
+    package var isFinishing: Bool { finishing.withLock { $0 } }
     /// A render is running.
     private let rendering = Atomic(false)
 
@@ -515,6 +523,7 @@ public final class Compositor: Sendable {
                 current.withLock { $0.note(frame: n, time: time, layers: layers, loopCacheBytes: loopBudget.used) }
                 if stopRequested.withLock({ $0 }) { break }
             }
+            finishing.withLock { $0 = true }
             if !stopped, mixer != nil, n > 0, let slot = started.free.receive() {
                 // The sound of the last picture's span, once the layers' timelines have reached its end.
                 let end = canvas.time(ofFrame: n)
