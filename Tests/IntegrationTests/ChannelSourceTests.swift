@@ -57,6 +57,42 @@ import Testing
         #expect(sound.count > 0 && loudest > 1000, "the first item's sound plays again: peak \(loudest)")
     }
 
+    /// A source that stops sending in the middle of an item (an HTTP server that sends half the
+    /// file, then nothing; a 3 s stall timeout): the layer's picture is decoded on a worker and
+    /// waited for until its frame is due, so the layer holds its last picture while the read
+    /// stalls, the item fails when the stall times out (the next one plays), and no frame is late
+    /// beyond the machine's jitter — before, the render thread read the source itself and every
+    /// output froze for the stall (75 frames late at 25 fps).
+    @Test func aSourceThatStopsSendingMidItemStallsNoFrame() async throws {
+        let root = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // Six seconds whose bytes are spread evenly (a high rate, index in front): half the file
+        // is about three seconds of pictures.
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25:duration=6", "-c:v", "libx264", "-preset", "ultrafast",
+                "-b:v", "2M", "-g", "25", "-movflags", "+faststart", root + "/clip.mp4",
+            ])
+        let server = try TestHTTPServer(root: root)
+        defer { server.stop() }
+        let stalling = Asset(
+            url: try #require(URL(string: server.url("stall-body", "clip.mp4"))),
+            options: AssetOptions(openTimeout: .seconds(3), stallTimeout: .seconds(3)))
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
+        let compositor = Compositor(canvas: canvas)
+        let layer = try compositor.add(
+            CompositionLayer(assets: [stalling, Asset(path: try Fixtures.clip("4x3.mp4"))], rect: PixelRect(size: canvas.size), loop: .once))
+        let report = await compositor.render(frames: 225, into: NullSink(pixelFormat: .yuv420p), realtime: SystemPlaybackClock())
+        #expect(report.error == nil && report.framesWritten == 225, "\(String(describing: report.error))")
+        // The stall would make 75; what is left is the machine's (a loaded CI machine's) jitter.
+        #expect(report.lateFrames < 25, "\(report.lateFrames) frames late")
+        let account = try #require(report.layers.first { $0.id == layer })
+        let failure = account.itemFailures.first { $0.0 == 0 }?.1
+        #expect(failure?.code == .timedOut, "the stalled item failed when its read timed out: \(String(describing: failure))")
+        #expect(account.framesShown > 100, "the layer held its picture, then played its next item: \(account.framesShown) frames shown")
+    }
+
     /// A live edit adds a layer that joins its schedule, whose source accepts and never answers
     /// (a 3 s open timeout): its items' lengths are measured on workers, and the channel takes the
     /// edit once they are known (here: failed), drawing the layers before meanwhile — before, the

@@ -11,6 +11,10 @@ final class CompositionOutput: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let result = Locked<(written: Int, error: PlayheadError?, late: Int, lateness: LatenessHistogram)>((0, nil, 0, LatenessHistogram()))
     private let abortRequested = Locked(false)
+    /// With pacing: the clock and the time frame 0 was written at (nil until then).
+    private let pacing: (any PlaybackClock)?
+    private let origin = Locked<Duration?>(nil)
+    private let canvas: CompositionCanvas
 
     /// With `pacing`, frame *n* is written no sooner than *n / rate* after the first; one written
     /// more than half a frame after that is late (counted, never dropped).
@@ -30,6 +34,8 @@ final class CompositionOutput: Sendable {
     ) {
         self.onLate = onLate
         self.interrupt = interrupt
+        self.pacing = pacing
+        self.canvas = canvas
         let sounds = pictures.map { _ in SlotSound() }
         self.sounds = sounds
         free = SlotChannel(capacity: pictures.count, filledWith: 0..<pictures.count)
@@ -80,6 +86,7 @@ final class CompositionOutput: Sendable {
                 frame.sharable = true
                 if let clock {
                     let start = origin ?? clock.now()
+                    if origin == nil { self.origin.withLock { $0 = start } }
                     origin = start
                     let due = start + .nanoseconds(Int64((canvas.time(ofFrame: written).seconds * 1e9).rounded()))
                     let now = clock.now()
@@ -124,6 +131,24 @@ final class CompositionOutput: Sendable {
                     presentationTime: MediaTime(value: position, timescale: Int32(audio.sampleRate))))
         }
         position += Int64(frames)
+    }
+
+    /// When frame `n` is due on the pacing clock (its time, counted from when the first frame was
+    /// written — or, until it is, from when it was sent; a frame written more than half a frame
+    /// later is late): nil without pacing, and for the first frame (the start waits for its
+    /// first pictures).
+    func deadline(ofFrame n: Int) -> FrameDeadline? {
+        guard let pacing, n > 0 else { return nil }
+        let start = origin.withLock { origin -> Duration in
+            if let origin { return origin }
+            // Sent just now (the render draws frame 1 after sending frame 0): about when it is written.
+            let sent = pacing.now()
+            origin = sent
+            return sent
+        }
+        let seconds = canvas.time(ofFrame: n).seconds
+        guard seconds.isFinite, seconds < 9e9 else { return nil }
+        return FrameDeadline(clock: pacing, due: start + .nanoseconds(Int64((seconds * 1e9).rounded())))
     }
 
     /// No more pictures: waits for the output thread to write what was sent and to finish the

@@ -505,7 +505,9 @@ public final class Compositor: Sendable {
                 // over, not copied: `VideoFrame.sharable`): the slot then draws into new buffers.
                 try picture.renewIfShared()
                 picture.fill(with: canvas.background)
-                for layer in layers { try layer.draw(at: time, into: picture) }
+                // In a realtime render a layer waits for its picture until the frame is due.
+                let deadline = started.deadline(ofFrame: n)
+                for layer in layers { try layer.draw(at: time, into: picture, deadline: deadline) }
                 if length == .untilLayersEnd, layers.allSatisfy({ $0.hasEnded || $0.failure != nil }),
                     state.withLock({ $0.generation }) == seenGeneration
                 {

@@ -33,6 +33,12 @@ final class LayerReader {
         case soundOnly(itemStart: MediaTime, length: MediaTime?)
     }
     private var content = Content.closed
+    /// In a realtime render: the current item's decode on a worker, while it is out (the reader
+    /// is the worker's until it ends).
+    private var inFlight: LayerDecodeRequest?
+    /// In a realtime render, while a frame is drawn: when it is due (a picture not decoded by then
+    /// is held); nil: the render waits for every picture.
+    private var deadline: FrameDeadline?
     /// The filler playing in a failed item's slot (``LayerFailurePolicy/filler(_:slot:)``), while
     /// the machine's phase is `filler`.
     private var fillerSlot: FillerSlot?
@@ -274,7 +280,12 @@ final class LayerReader {
 
     /// Draws the layer's frame at layer time `time` into `canvas`. A source that fails ends the
     /// layer (``failure``), which then shows the background; cancellation is thrown.
-    func draw(at time: MediaTime, into canvas: OwnedFrame) throws(PlayheadError) {
+    /// - Parameter deadline: in a realtime render, when the frame is due: a picture that is not
+    ///   decoded by then is held (the last one shows again) while its decode goes on on a worker,
+    ///   so that a source that stalls never holds the render; nil: waits for every picture.
+    func draw(at time: MediaTime, into canvas: OwnedFrame, deadline: FrameDeadline? = nil) throws(PlayheadError) {
+        self.deadline = deadline
+        defer { self.deadline = nil }
         try follow(to: time) { shown throws(PlayheadError) in
             switch shown {
             case .decoded(let frame):
@@ -397,6 +408,14 @@ final class LayerReader {
             return .nothing
         case .decoding(let reader, _, let itemStart, _):
             machine.passSourceStarts(at: itemStart)
+            // A decode still out (in a realtime render): the reader is the worker's until it ends.
+            if let flight = inFlight {
+                guard flight.wait(until: deadline) else { return lastShown != nil ? .held : .nothing }
+                inFlight = nil
+                noteDamage(of: reader, since: flight.damageBefore)
+                // Its answer came after its frame left: only a failure of the source counts.
+                _ = try flight.answer()
+            }
             if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
                 settleRecording(of: reader, reachedEnd: false)
                 passEnded(length: range.duration, status: .played)
@@ -406,17 +425,29 @@ final class LayerReader {
             // rounded up (milliseconds in Matroska) is still the one displayed at its own instant.
             let timeBase = reader.facts.timeBase
             let target = itemStart + offset + Self.halfTick(timeBase)
-            try reader.seek(to: SeekRequest(time: target))
-            let damageBefore = reader.damage.count
-            guard let held = try reader.selectedFrame() else {
+            let found: LayerDecodeRequest.Held?
+            let damageBefore: Int
+            if let deadline {
+                // On a worker, waited for until the frame is due: a source that stalls holds the
+                // worker (until its stall timeout), never the render.
+                let request = LayerDecodeRequest(reader: reader, target: target)
+                request.start()
+                guard request.wait(until: deadline) else {
+                    inFlight = request
+                    return lastShown != nil ? .held : .nothing
+                }
+                damageBefore = request.damageBefore
+                found = try request.answer()
+            } else {
+                try reader.seek(to: SeekRequest(time: target))
+                damageBefore = reader.damage.count
+                found = try reader.selectedFrame()
+            }
+            guard let held = found else {
                 throw reader.end?.failure ?? PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: reader.source)
             }
             dropRecordingIfGivenUp(reader)
-            let damage = reader.damage
-            if damage.count > damageBefore {
-                damagedPackets += damage.count - damageBefore
-                firstDamage = firstDamage ?? damage.first
-            }
+            noteDamage(of: reader, since: damageBefore)
             // The one rule: an item cut short fails where its data stops (it does not loop at the
             // cut); with `strict`, any damage fails it.
             if let failure = reader.verdict(for: held, strict: strict) { throw failure }
@@ -440,6 +471,14 @@ final class LayerReader {
             lastShown = .decoded
             return .decoded(held.frame)
         }
+    }
+
+    /// Counts the damaged packets `reader` met since its count was `before`.
+    private func noteDamage(of reader: MediaReader, since before: Int) {
+        let damage = reader.damage
+        guard damage.count > before else { return }
+        damagedPackets += damage.count - before
+        firstDamage = firstDamage ?? damage.first
     }
 
     /// The current pass ended after `length`: the machine starts the next.
@@ -543,6 +582,9 @@ final class LayerReader {
 
     /// Lets every recording go (the layer moved, or became a new version).
     private func forgetRecordings() {
+        // A decode still out feeds the recording: the item is let go (when the decode ends) and
+        // opened again.
+        if inFlight != nil, recording != nil { closeItem() }
         if case .decoding(let reader, _, _, _) = content, recording != nil {
             reader.video.recorder = nil
             reader.video.decodesEveryFrame = false
@@ -666,13 +708,24 @@ final class LayerReader {
     private func closeItem() {
         if case .decoding(let open, let owner, _, _) = content {
             // A recording cut off before its pass ended holds part of the item: let go.
-            if let (_, recorded) = recording {
-                open.video.recorder = nil
-                open.video.decodesEveryFrame = false
-                recorded.abandon()
-                recording = nil
+            let recorded = recording?.recording
+            recording = nil
+            let preparer = preparer
+            let letGo = {
+                if let recorded {
+                    open.video.recorder = nil
+                    open.video.decodesEveryFrame = false
+                    recorded.abandon()
+                }
+                preparer.giveBack(open.demuxer, of: owner)
             }
-            preparer.giveBack(open.demuxer, of: owner)
+            // A decode still out lets go of the reader when it ends, on its worker.
+            if let flight = inFlight {
+                inFlight = nil
+                flight.abandon(then: letGo)
+            } else {
+                letGo()
+            }
         }
         content = .closed
         // A later reader may have this one's address: its frames are kept afresh.

@@ -1,21 +1,26 @@
 import PlayheadMedia
 
 /// The memory a render's layers may keep recorded pictures in (``Compositor/loopCacheBytes``),
-/// shared by all its layers. Render thread only.
-final class LoopCacheBudget {
+/// shared by all its layers — recorded on the render thread, or in a realtime render on the
+/// threads decoding the layers' items (``LayerDecodeRequest``): taken and given back under a lock.
+final class LoopCacheBudget: Sendable {
     let limit: Int
-    private(set) var used = 0
+    private let taken = Locked(0)
+    /// The bytes taken now.
+    var used: Int { taken.withLock { $0 } }
 
     init(limit: Int) { self.limit = max(0, limit) }
 
     /// Takes `bytes` from the budget; false, and nothing taken, when they do not fit.
     func take(_ bytes: Int) -> Bool {
-        guard bytes >= 0, bytes <= limit - used else { return false }
-        used += bytes
-        return true
+        taken.withLock { used in
+            guard bytes >= 0, bytes <= limit - used else { return false }
+            used += bytes
+            return true
+        }
     }
 
-    func giveBack(_ bytes: Int) { used = max(0, used - bytes) }
+    func giveBack(_ bytes: Int) { taken.withLock { $0 = max(0, $0 - bytes) } }
 }
 
 /// Every picture one item of a layer decoded, in order from where decoding began, each scaled
@@ -28,7 +33,8 @@ final class LoopCacheBudget {
 /// it cannot tell, the layer decodes as it would without one. Frames come from the decoder in
 /// presentation order; one out of order, a restart of decoding (a seek), a budget that is spent
 /// or a picture that cannot be made ends the recording (it is given up, never half trusted).
-/// Render thread only.
+/// One thread at a time: the render thread, or the one decoding its item for a realtime render
+/// (``LayerDecodeRequest``) while the render thread waits for it or has let it go.
 final class LoopRecording: DecodedFrameRecorder {
     struct Picture {
         let pts: Int64
