@@ -62,8 +62,9 @@ import Testing
     /// waited for until its frame is due, so the layer holds its last picture while the read
     /// stalls, the item fails when the stall times out (the next one plays), and no frame is late
     /// beyond the machine's jitter — before, the render thread read the source itself and every
-    /// output froze for the stall (75 frames late at 25 fps).
+    /// output froze for the stall (75 frames late at 25 fps). A layer beside it goes on moving.
     @Test func aSourceThatStopsSendingMidItemStallsNoFrame() async throws {
+        func folder(_ root: String, _ name: String) -> String { root + "/" + name }
         let root = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: root) }
         // Six seconds whose bytes are spread evenly (a high rate, index in front): half the file
@@ -82,9 +83,29 @@ import Testing
         let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
         let compositor = Compositor(canvas: canvas)
         let layer = try compositor.add(
-            CompositionLayer(assets: [stalling, Asset(path: try Fixtures.clip("4x3.mp4"))], rect: PixelRect(size: canvas.size), loop: .once))
-        let report = await compositor.render(frames: 225, into: NullSink(pixelFormat: .yuv420p), realtime: SystemPlaybackClock())
+            CompositionLayer(
+                assets: [stalling, Asset(path: try Fixtures.clip("4x3.mp4"))], rect: PixelRect(x: 0, y: 0, width: 32, height: 36), loop: .once))
+        // Beside it, a layer of a local clip (every frame its own picture) that must go on moving.
+        let moving = folder(root, "moving.mp4")
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x36:rate=25:duration=10", "-c:v", "libx264", "-preset", "ultrafast", moving])
+        try compositor.add(
+            CompositionLayer(assets: [Asset(path: moving)], rect: PixelRect(x: 32, y: 0, width: 32, height: 36), zIndex: 1, loop: .forever))
+        let sink = InMemorySink(pixelFormat: .rgb24)
+        let report = await compositor.render(frames: 225, into: sink, realtime: SystemPlaybackClock())
         #expect(report.error == nil && report.framesWritten == 225, "\(String(describing: report.error))")
+        // While the first layer's source stalls (frames 25 to 75, at least), the second moves on.
+        var right = Set<[UInt8]>()
+        for frame in sink.frames[25..<75] {
+            var half: [UInt8] = []
+            for row in 0..<36 {
+                let start = (row * 64 + 32) * 3
+                half += frame.bytes[start..<start + 32 * 3]
+            }
+            right.insert(half)
+        }
+        #expect(right.count > 40, "the layer beside a stalled one showed \(right.count) pictures in 50 frames")
         // The stall would make 75; what is left is the machine's (a loaded CI machine's) jitter.
         #expect(report.lateFrames < 25, "\(report.lateFrames) frames late")
         let account = try #require(report.layers.first { $0.id == layer })

@@ -133,10 +133,11 @@ final class CompositionOutput: Sendable {
         position += Int64(frames)
     }
 
-    /// When frame `n` is due on the pacing clock (its time, counted from when the first frame was
-    /// written — or, until it is, from when it was sent; a frame written more than half a frame
-    /// later is late): nil without pacing, and for the first frame (the start waits for its
-    /// first pictures).
+    /// How long the layers of frame `n` may wait for their pictures on the pacing clock: until a
+    /// quarter of a frame before its time (counted from when the first frame was written — or,
+    /// until it is, from when it was sent; a frame written more than half a frame after its time
+    /// is late): nil without pacing, and for the first frame (the start waits for its first
+    /// pictures).
     func deadline(ofFrame n: Int) -> FrameDeadline? {
         guard let pacing, n > 0 else { return nil }
         let start = origin.withLock { origin -> Duration in
@@ -146,7 +147,9 @@ final class CompositionOutput: Sendable {
             origin = sent
             return sent
         }
-        let seconds = canvas.time(ofFrame: n).seconds
+        // A quarter of a frame before its time: what the frame still needs (converting, sound,
+        // the hand-over) fits before it would be late.
+        let seconds = canvas.time(ofFrame: n).seconds - canvas.time(ofFrame: 1).seconds / 4
         guard seconds.isFinite, seconds < 9e9 else { return nil }
         return FrameDeadline(clock: pacing, due: start + .nanoseconds(Int64((seconds * 1e9).rounded())))
     }

@@ -5,7 +5,7 @@ import PlayheadMedia
 /// then holds its last one, and the frame leaves on time.
 struct FrameDeadline {
     let clock: any PlaybackClock
-    /// The clock time the frame is due at (written within half a frame after it, it is on time).
+    /// The clock time a layer may wait for its picture until.
     let due: Duration
 
     var hasPassed: Bool { clock.now() > due }
@@ -15,8 +15,8 @@ struct FrameDeadline {
 /// `target` and the frame displayed then (``MediaReader/seek(to:)``, ``MediaReader/selectedFrame()``).
 /// The render thread waits for it until its frame is due; past that the layer holds its last
 /// picture, and the request goes on (a source that stalls holds a worker, never the channel).
-/// The render thread asks again on later frames; an item closed meanwhile leaves the worker to
-/// let go of its reader when the decode ends.
+/// A later frame shows its picture once it has ended (never waiting for it again); an item
+/// closed meanwhile leaves the worker to let go of its reader when the decode ends.
 ///
 /// `@unchecked Sendable` is safe because the reader (and the frame it answers with) is touched by
 /// one thread at a time: the worker from `start()` until it records that it finished, under the
@@ -29,7 +29,7 @@ final class LayerDecodeRequest: @unchecked Sendable {
     let target: MediaTime
     /// The reader's damage count once positioned, before the frame was decoded (what it met
     /// after is counted): set by the worker, read once the decode ended.
-    private(set) var damageBefore = 0
+    private(set) var damageBefore: Int
     private let reader: MediaReader
     private let finished = DispatchSemaphore(value: 0)
 
@@ -43,6 +43,7 @@ final class LayerDecodeRequest: @unchecked Sendable {
     init(reader: MediaReader, target: MediaTime) {
         self.reader = reader
         self.target = target
+        damageBefore = reader.damage.count
     }
 
     /// Decodes on a worker thread.

@@ -408,26 +408,29 @@ final class LayerReader {
             return .nothing
         case .decoding(let reader, _, let itemStart, _):
             machine.passSourceStarts(at: itemStart)
-            // A decode still out (in a realtime render): the reader is the worker's until it ends.
-            if let flight = inFlight {
-                guard flight.wait(until: deadline) else { return lastShown != nil ? .held : .nothing }
-                inFlight = nil
-                noteDamage(of: reader, since: flight.damageBefore)
-                // Its answer came after its frame left: only a failure of the source counts.
-                _ = try flight.answer()
-            }
             if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
-                settleRecording(of: reader, reachedEnd: false)
+                // The pass's range ended (a decode still out lets go of the item when it ends).
+                if inFlight != nil { closeItem() } else { settleRecording(of: reader, reachedEnd: false) }
                 passEnded(length: range.duration, status: .played)
                 return nil
             }
             // Half a tick of the stream's time base later: a frame whose time the container
             // rounded up (milliseconds in Matroska) is still the one displayed at its own instant.
             let timeBase = reader.facts.timeBase
-            let target = itemStart + offset + Self.halfTick(timeBase)
             let found: LayerDecodeRequest.Held?
             let damageBefore: Int
-            if let deadline {
+            var target = itemStart + offset + Self.halfTick(timeBase)
+            if let flight = inFlight {
+                // A decode out since an earlier frame (in a realtime render): the reader is the
+                // worker's until it ends; never waited for (the other layers' pictures are due
+                // too). Once it has ended, its picture — a frame or more late, newer than the one
+                // held — is shown; the next frame asks anew.
+                guard flight.isFinished else { return lastShown != nil ? .held : .nothing }
+                inFlight = nil
+                found = try flight.answer()
+                damageBefore = flight.damageBefore
+                target = flight.target
+            } else if let deadline {
                 // On a worker, waited for until the frame is due: a source that stalls holds the
                 // worker (until its stall timeout), never the render.
                 let request = LayerDecodeRequest(reader: reader, target: target)
@@ -436,8 +439,8 @@ final class LayerReader {
                     inFlight = request
                     return lastShown != nil ? .held : .nothing
                 }
-                damageBefore = request.damageBefore
                 found = try request.answer()
+                damageBefore = request.damageBefore
             } else {
                 try reader.seek(to: SeekRequest(time: target))
                 damageBefore = reader.damage.count
