@@ -76,8 +76,16 @@ final class LayerDecodeRequest: @unchecked Sendable {
     /// - Returns: whether it ended.
     func wait(until deadline: FrameDeadline?) -> Bool {
         while !isFinished {
-            if let deadline, deadline.hasPassed { return false }
-            _ = finished.wait(timeout: .now() + (deadline == nil ? .milliseconds(50) : .milliseconds(1)))
+            var slice = Duration.milliseconds(50)
+            if let deadline {
+                // Woken by the decode's end, or when the deadline comes (on a clock other than
+                // the machine's, looked at again at least every 50 ms).
+                let left = deadline.due - deadline.clock.now()
+                if left < .zero { return false }
+                slice = min(slice, left + .microseconds(100))
+            }
+            _ = finished.wait(
+                timeout: .now() + .nanoseconds(Int(slice.components.seconds) * 1_000_000_000 + Int(slice.components.attoseconds / 1_000_000_000)))
         }
         return true
     }
