@@ -108,15 +108,18 @@ import Testing
                 "sine=frequency=440:sample_rate=48000:duration=20", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", clip,
             ])
         let sink = SlowWAV(WAVSink(path: folder + "/sound.wav"))
-        let run = Task { await DecodeSession(source: clip).run(into: NullSink(), audio: sink) }
-        // Two seconds of sound written: the 0.2 s picture ended long before.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while sink.written.withLock({ $0 }) < 96_000, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let pictures = InMemorySink(pixelFormat: .yuv420p)
+        let run = Task { await DecodeSession(source: clip).run(into: pictures, audio: sink) }
+        // Two seconds of sound written (then held), and the 0.2 s picture's five frames out: the
+        // demux thread read on past the held sound, so the decoder gave its last frames.
+        let deadline = ContinuousClock.now + Bound.seconds(30)
+        while sink.written.withLock({ $0 }) < 96_000 || pictures.frames.count < 5, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
         run.cancel()
         sink.release.signal()
         let result = await run.value
-        // The decoder holds the picture's last frames until the data ends: some of its five came.
-        #expect(result.status == .cancelled && result.framesDelivered > 0, "\(result.status), \(result.framesDelivered) frames")
+        #expect(result.status == .cancelled && result.framesDelivered == 5, "\(result.status), \(result.framesDelivered) frames")
         let frames = try #require(try await Reference.wavFrames(folder + "/sound.wav"))
         #expect(frames >= 96_000, "\(frames) samples kept past a 0.2 s picture that ended")
     }
