@@ -10,6 +10,15 @@ import Testing
 /// time worked out from ffprobe's timestamps (the last one at or before it, loops included), and
 /// placed by the layout rule. Each layer's region of every output frame must match (PSNR ≥ 40 dB).
 @Suite struct CompositorTests {
+    /// A 64x36 canvas at 25 fps with one layer: `h264-aac.mp4` looping over all of it.
+    static func loopingClip() throws -> Compositor {
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
+        let compositor = Compositor(canvas: canvas)
+        try compositor.add(
+            CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(size: canvas.size), loop: .forever))
+        return compositor
+    }
+
     struct Expected {
         var clip: String
         var rect: PixelRect
@@ -167,10 +176,7 @@ import Testing
             func finish() throws(PlayheadError) { finished = true }
             func abort() { aborted = true }
         }
-        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
-        let compositor = Compositor(canvas: canvas)
-        try compositor.add(
-            CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(size: canvas.size), loop: .forever))
+        let compositor = try Self.loopingClip()
         let sink = FailingSink()
         let report = await compositor.render(frames: 1000, into: sink)
         #expect(report.error?.code == .diskFull && report.framesWritten == 3)
@@ -303,10 +309,7 @@ import Testing
             func finish() throws(PlayheadError) {}
             func abort() {}
         }
-        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
-        let compositor = Compositor(canvas: canvas)
-        try compositor.add(
-            CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(size: canvas.size), loop: .forever))
+        let compositor = try Self.loopingClip()
         let sink = HoldingSink()
         let report = await compositor.render(frames: 60, into: sink)
         #expect(report.error == nil && sink.written == 60)
@@ -381,10 +384,7 @@ import Testing
             }
             func abort() {}
         }
-        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
-        let compositor = Compositor(canvas: canvas)
-        try compositor.add(
-            CompositionLayer(assets: [Asset(path: try Fixtures.clip("h264-aac.mp4"))], rect: PixelRect(size: canvas.size), loop: .forever))
+        let compositor = try Self.loopingClip()
         let sink = SlowFinish()
         let render = Task { await compositor.render(frames: nil, into: sink) }
         let deadline = ContinuousClock.now + Bound.seconds(30)

@@ -101,12 +101,7 @@ import Testing
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let clip = folder + "/short-picture.mp4"
-        _ = try await Reference.run(
-            try Reference.ffmpeg(),
-            [
-                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=0.2", "-f", "lavfi", "-i",
-                "sine=frequency=440:sample_rate=48000:duration=20", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", clip,
-            ])
+        try await Reference.pictureShorterThanSound(at: clip, picture: "0.2", sound: "sine=frequency=440:sample_rate=48000:duration=20")
         let sink = SlowWAV(WAVSink(path: folder + "/sound.wav"))
         let pictures = InMemorySink(pixelFormat: .yuv420p)
         let run = Task { await DecodeSession(source: clip).run(into: pictures, audio: sink) }
@@ -151,12 +146,8 @@ import Testing
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let clip = folder + "/short-picture.mp4"
-        _ = try await Reference.run(
-            try Reference.ffmpeg(),
-            [
-                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=1", "-f", "lavfi", "-i",
-                "aevalsrc=sin(2*PI*(200+40*t)*t):s=48000:d=12", "-c:v", "libx264", "-bf", "3", "-c:a", "aac", clip,
-            ])
+        try await Reference.pictureShorterThanSound(
+            at: clip, picture: "1", sound: "aevalsrc=sin(2*PI*(200+40*t)*t):s=48000:d=12", video: ["-bf", "3"])
         let frames = try await Reference.frameTimes(clip)
         let sound = HeldSound()
         let pictures = InMemorySink(pixelFormat: .yuv420p)

@@ -222,12 +222,7 @@ extension HostileOperationsTests {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let clip = folder + "/short-picture.mkv"
-        _ = try await Reference.run(
-            try Reference.ffmpeg(),
-            [
-                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=1", "-f", "lavfi", "-i",
-                "sine=frequency=440:duration=20", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", clip,
-            ])
+        try await Reference.pictureShorterThanSound(at: clip, picture: "1", sound: "sine=frequency=440:duration=20")
         let out = folder + "/out"
         _ = try await Self.interrupted(["play", "--realtime", "--format", "png", "--out", out, clip], writing: out, after: .seconds(3))
         let text = String(

@@ -231,12 +231,8 @@ import Testing
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/short-picture.mp4"
-        _ = try await Reference.run(
-            try Reference.ffmpeg(),
-            [
-                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=1", "-f", "lavfi", "-i",
-                "sine=frequency=440:sample_rate=48000:duration=7", "-c:v", "libx264", "-bf", "3", "-c:a", "aac", path,
-            ])
+        try await Reference.pictureShorterThanSound(
+            at: path, picture: "1", sound: "sine=frequency=440:sample_rate=48000:duration=7", video: ["-bf", "3"])
         let clock = SystemPlaybackClock()
         let video = TimeLog(clock: clock), audio = TimeLog(clock: clock)
         let player = QueuePlayer(

@@ -10,6 +10,18 @@ enum Reference {
         return path
     }
 
+    /// Makes a clip whose picture (testsrc2, 160x90 at 25 fps, H.264 with `video` options) lasts
+    /// `picture` seconds beside a longer sound (`sound`, a lavfi source, in AAC): a short video
+    /// track, whose last frames the decoder holds until the data ends.
+    static func pictureShorterThanSound(
+        at path: String, picture: String, sound: String, video: [String] = ["-preset", "ultrafast"]
+    ) async throws {
+        _ = try await run(
+            try ffmpeg(),
+            ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=\(picture)", "-f", "lavfi", "-i", sound, "-c:v", "libx264"]
+                + video + ["-c:a", "aac", path])
+    }
+
     /// Frame `index` (in decode output order) of `clip` as packed rgb24 bytes.
     static func rgbFrame(_ clip: String, index: Int, autorotate: Bool = false) async throws -> [UInt8] {
         var arguments = ["-hide_banner", "-loglevel", "error"]

@@ -88,7 +88,7 @@ final class CompositionOutput: Sendable {
                     let start = origin ?? clock.now()
                     if origin == nil { self.origin.withLock { $0 = start } }
                     origin = start
-                    let due = start + .nanoseconds(Int64((canvas.time(ofFrame: written).seconds * 1e9).rounded()))
+                    let due = Self.clockTime(canvas.time(ofFrame: written).seconds, after: start)
                     let now = clock.now()
                     if now < due { clock.sleep(for: due - now) }
                     let lateness = (clock.now() - due).seconds
@@ -151,7 +151,12 @@ final class CompositionOutput: Sendable {
         // the hand-over) fits before it would be late.
         let seconds = canvas.time(ofFrame: n).seconds - canvas.time(ofFrame: 1).seconds / 4
         guard seconds.isFinite, seconds < 9e9 else { return nil }
-        return FrameDeadline(clock: pacing, due: start + .nanoseconds(Int64((seconds * 1e9).rounded())))
+        return FrameDeadline(clock: pacing, due: Self.clockTime(seconds, after: start))
+    }
+
+    /// The clock time `seconds` after `start`, to the nanosecond.
+    private static func clockTime(_ seconds: Double, after start: Duration) -> Duration {
+        start + .nanoseconds(Int64((seconds * 1e9).rounded()))
     }
 
     /// No more pictures: waits for the output thread to write what was sent and to finish the

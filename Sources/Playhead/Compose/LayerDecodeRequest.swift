@@ -50,9 +50,9 @@ final class LayerDecodeRequest: @unchecked Sendable {
     func start() {
         WorkerPool.shared.run("playhead.layer-decode") { [self] in
             let result = Result { () throws(PlayheadError) -> Held? in
-                try reader.seek(to: SeekRequest(time: target))
-                damageBefore = reader.damage.count
-                return try reader.selectedFrame()
+                let decoded = try Self.decode(reader, to: target)
+                damageBefore = decoded.damageBefore
+                return decoded.frame
             }
             let leftBehind = phase.withLock { phase -> (() -> Void)? in
                 if case .abandoned(let cleanup) = phase { return cleanup }
@@ -62,6 +62,17 @@ final class LayerDecodeRequest: @unchecked Sendable {
             leftBehind?()
             finished.signal()
         }
+    }
+
+    /// A layer's decode of the frame displayed at `target`, on the calling thread (a render's, or
+    /// a request's worker): the reader positioned, then its selected frame.
+    /// - Returns: the frame (nil: none to show), and the reader's damage count once positioned
+    ///   (what it met decoding the frame is counted against it).
+    /// - Throws: what positioning or decoding threw.
+    static func decode(_ reader: MediaReader, to target: MediaTime) throws(PlayheadError) -> (frame: Held?, damageBefore: Int) {
+        try reader.seek(to: SeekRequest(time: target))
+        let damageBefore = reader.damage.count
+        return (try reader.selectedFrame(), damageBefore)
     }
 
     /// Whether the decode has ended (its answer can be read, the reader is the render thread's).
@@ -84,8 +95,7 @@ final class LayerDecodeRequest: @unchecked Sendable {
                 if left < .zero { return false }
                 slice = min(slice, left + .microseconds(100))
             }
-            _ = finished.wait(
-                timeout: .now() + .nanoseconds(Int(slice.components.seconds) * 1_000_000_000 + Int(slice.components.attoseconds / 1_000_000_000)))
+            _ = finished.wait(timeout: .now() + slice.seconds)
         }
         return true
     }

@@ -85,6 +85,9 @@ final class LayerReader {
         case nothing
     }
 
+    /// What a layer shows while it has no new picture: the last one again, if any.
+    private var holding: Shown { lastShown != nil ? .held : .nothing }
+
     private(set) var framesShown = 0
     /// Frames drawn from a recording, without decoding (``Compositor/loopCacheBytes``).
     private(set) var framesFromLoopCache = 0
@@ -385,7 +388,7 @@ final class LayerReader {
             if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
                 throw PlayheadError(code: .timedOut, message: "the item did not open within its time range", file: layer.assets[timeline.item].source)
             }
-            return lastShown != nil ? .held : .nothing
+            return holding
         case .soundOnly(let itemStart, let known):
             machine.passSourceStarts(at: itemStart)
             let asset = layer.assets[timeline.item]
@@ -425,7 +428,7 @@ final class LayerReader {
                 // worker's until it ends; never waited for (the other layers' pictures are due
                 // too). Once it has ended, its picture — a frame or more late, newer than the one
                 // held — is shown; the next frame asks anew.
-                guard flight.isFinished else { return lastShown != nil ? .held : .nothing }
+                guard flight.isFinished else { return holding }
                 inFlight = nil
                 found = try flight.answer()
                 damageBefore = flight.damageBefore
@@ -437,14 +440,12 @@ final class LayerReader {
                 request.start()
                 guard request.wait(until: deadline) else {
                     inFlight = request
-                    return lastShown != nil ? .held : .nothing
+                    return holding
                 }
                 found = try request.answer()
                 damageBefore = request.damageBefore
             } else {
-                try reader.seek(to: SeekRequest(time: target))
-                damageBefore = reader.damage.count
-                found = try reader.selectedFrame()
+                (found, damageBefore) = try LayerDecodeRequest.decode(reader, to: target)
             }
             guard let held = found else {
                 throw reader.end?.failure ?? PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: reader.source)

@@ -269,6 +269,8 @@ final class DecodePipeline: Sendable {
         for packet: OwnedPacket, on route: PacketRoute, _ kind: SegmentRoutes, routes: [(route: PacketRoute, kind: SegmentRoutes)],
         done: SegmentRoutes, overflow: inout PacketOverflow, segment: Int
     ) -> Int? {
+        // Room now, nothing read ahead before it: the common case, with nothing to work out.
+        if overflow.isEmpty(route.stream), let slot = route.free.tryReceive() { return slot }
         let others = routes.filter { $0.kind == .video && $0.kind != kind && !done.contains($0.kind) }.map(\.route)
         guard !others.isEmpty else {
             // No picture to starve: wait for room as long as it takes, the packets read ahead first.

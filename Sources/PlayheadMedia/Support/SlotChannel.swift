@@ -41,17 +41,7 @@ package final class SlotChannel: Sendable {
     /// The next slot, or nil once the channel is closed and drained, or cancelled.
     package func receive() -> Int? {
         available.wait()
-        return state.withLock { s -> Int? in
-            if s.cancelled { return nil }
-            guard s.count > 0 else {
-                // Closed and empty: leave a wake-up for any later receive.
-                return nil
-            }
-            let slot = s.ring[s.head]
-            s.head = (s.head + 1) % s.ring.count
-            s.count -= 1
-            return slot
-        } ?? wakeNextAndReturnNil()
+        return takeAfterWakeUp()
     }
 
     /// The next slot if one is queued now or within `patience`; nil otherwise (or when closed and
@@ -59,7 +49,13 @@ package final class SlotChannel: Sendable {
     /// - Parameter patience: how long to wait for a slot (none: never waits).
     package func tryReceive(within patience: DispatchTimeInterval = .nanoseconds(0)) -> Int? {
         guard available.wait(timeout: .now() + patience) == .success else { return nil }
-        return state.withLock { s -> Int? in
+        return takeAfterWakeUp()
+    }
+
+    /// After a wake-up: the oldest slot, or nil when cancelled or closed and empty (then the
+    /// wake-up is left for any later receive).
+    private func takeAfterWakeUp() -> Int? {
+        state.withLock { s -> Int? in
             guard !s.cancelled, s.count > 0 else { return nil }
             let slot = s.ring[s.head]
             s.head = (s.head + 1) % s.ring.count
