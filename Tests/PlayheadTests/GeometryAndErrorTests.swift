@@ -47,4 +47,15 @@ import Testing
             cause: .init(function: "avformat_open_input", errorNumber: -1, text: "Invalid data"))
         #expect(error.description == "[demux.openFailed] /media/a.mp4: damaged (avformat_open_input: Invalid data (-1))")
     }
+
+    /// A stall that interrupted a call which still returned success names the timeout as its
+    /// cause, not "Success (0)"; a call that failed keeps its own code.
+    @Test func aStallNamesTheTimeoutAsItsCause() {
+        let interrupted = FFmpegError.stalled(function: "avformat_seek_file", result: 0, file: "http://host/a.mp4")
+        #expect(interrupted.code == .timedOut)
+        #expect(interrupted.cause?.errorNumber == FFmpegError.timedOut)
+        #expect(interrupted.cause?.text.contains("Success") == false, "\(interrupted)")
+        let failed = FFmpegError.stalled(function: "av_read_frame", result: FFmpegError.exit, file: "http://host/a.mp4")
+        #expect(failed.cause?.errorNumber == FFmpegError.exit)
+    }
 }

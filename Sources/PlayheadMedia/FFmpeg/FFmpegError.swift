@@ -35,4 +35,11 @@ package enum FFmpegError {
     package static func error(_ code: PlayheadError.Code, _ message: String, function: String, result: Int32, file: String?) -> PlayheadError {
         PlayheadError(code: code, message: message, file: file, cause: cause(function, result))
     }
+
+    /// The one error of a source that stalled: `io.timedOut` when no byte came within the stall
+    /// timeout during `function`. Its cause is `result` when the call failed, else `ETIMEDOUT` (a
+    /// call the stall interrupted may still return success: "Success (0)" would mislead).
+    static func stalled(function: String, result: Int32, file: String?) -> PlayheadError {
+        error(.timedOut, "no data arrived within the stall timeout", function: function, result: result < 0 ? result : timedOut, file: file)
+    }
 }

@@ -151,7 +151,7 @@ package final class FormatContext {
                 return FFmpegError.error(.readFailed, "the byte source failed: \(failure)", function: function, result: result, file: source)
             }
             if io.error == FFmpegError.timedOut || io.hasStalled {
-                return FFmpegError.error(.timedOut, "no data arrived within the stall timeout", function: function, result: io.error, file: source)
+                return FFmpegError.stalled(function: function, result: io.error, file: source)
             }
             if io.error == FFmpegError.exit || relay.shouldInterrupt {
                 return interruptedError(source: source, interrupt: relay.current, function: function, result: result)
@@ -161,7 +161,7 @@ package final class FormatContext {
         case FFmpegError.exit:
             return interruptedError(source: source, interrupt: relay.current, function: function, result: result)
         case FFmpegError.timedOut:
-            return FFmpegError.error(.timedOut, "no data arrived within the stall timeout", function: function, result: result, file: source)
+            return FFmpegError.stalled(function: function, result: result, file: source)
         case FFmpegError.noSuchFile:
             return FFmpegError.error(.fileNotFound, "no such file", function: function, result: result, file: source)
         case FFmpegError.accessDenied:

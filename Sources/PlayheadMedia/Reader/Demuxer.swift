@@ -292,8 +292,7 @@ package final class Demuxer {
             if result == FFmpegError.timedOut || context.relay.hasStalled || context.io.hasStalled, !(interrupt?.isRaised ?? false) {
                 return .end(
                     .failed(
-                        FFmpegError.error(
-                            .timedOut, "no data arrived within the stall timeout", function: "av_read_frame", result: result, file: source)))
+                        FFmpegError.stalled(function: "av_read_frame", result: result, file: source)))
             }
             if result == FFmpegError.eof { return .end(endOfData(readError: nil)) }
             if isFresh, let error = mediaBehindIndex(result) { return .end(.failed(error)) }
@@ -440,8 +439,7 @@ package final class Demuxer {
         context.relay.readBegins()
         let result = avformat_seek_file(context.pointer, stream, minimum, timestamp, maximum, 0)
         if context.relay.hasStalled {
-            throw FFmpegError.error(
-                .timedOut, "no data arrived within the stall timeout", function: "avformat_seek_file", result: result, file: source)
+            throw FFmpegError.stalled(function: "avformat_seek_file", result: result, file: source)
         }
         guard result >= 0 else {
             throw FFmpegError.error(.seekFailed, "could not seek", function: "avformat_seek_file", result: result, file: source)
@@ -488,8 +486,7 @@ package final class Demuxer {
         var result = avformat_seek_file(context.pointer, stream, Int64.min, Int64.min, Int64.min, 0)
         if result < 0, stream == -1 { result = avformat_seek_file(context.pointer, -1, Int64.min, 0, 0, AVSEEK_FLAG_BYTE) }
         if context.relay.hasStalled {
-            throw FFmpegError.error(
-                .timedOut, "no data arrived within the stall timeout", function: "avformat_seek_file", result: result, file: source)
+            throw FFmpegError.stalled(function: "avformat_seek_file", result: result, file: source)
         }
         guard result >= 0 else {
             throw FFmpegError.error(.seekFailed, "could not go back to the start", function: "avformat_seek_file", result: result, file: source)
