@@ -187,12 +187,22 @@ struct ComposeCommand: AsyncParsableCommand {
         }
         let toStandardOutput = toStandardOutputTarget
         // A folder of our own (summary.json, frames); not for standard output or one named file.
-        let output = toStandardOutput || file != nil ? nil : try await RunOutput.open(out, wait: wait, inputs: specs.flatMap(\.sources))
+        let output =
+            toStandardOutput || file != nil ? nil : try await RunOutput.open(out, wait: wait, inputs: specs.flatMap(\.sources), echoing: json)
         let start = ContinuousClock.now
         var summary = ComposeSummary(
             state: .running, canvas: "\(size) @ \(rate) fps", framesWritten: 0, framesExpected: frames,
             layers: specs.map { ComposeLayerReport(source: $0.sources.map(SourceRedaction.redacted).joined(separator: " + ")) }, elapsed: 0)
         try await output?.writeSummary(summary)
+        if output == nil, json {
+            // No summary file (one named output): a second signal still leaves the summary, stopped,
+            // on standard output.
+            let running = try JSONOutput.encode(summary)
+            SignalWatcher.shared.beforeStoppingAtOnce { signal, kept in
+                if let stopped = SummaryFile.stopped(running, by: signal, kept: kept) { Console.out(String(decoding: stopped, as: UTF8.self) + "\n") }
+                return false
+            }
+        }
         var folder = ""
         if let output, format != .none {
             switch await output.folder.claimFolders(["composition"])[0] {

@@ -111,7 +111,7 @@ struct PlayCommand: AsyncParsableCommand {
             if let exit = CommandExit.status(failed: tally.failed > 0) { throw exit }
             return
         }
-        let output = try await RunOutput.open(out, wait: wait, inputs: paths)
+        let output = try await RunOutput.open(out, wait: wait, inputs: paths, echoing: json)
         let summary: PlaySummary
         if queue {
             let decoding = DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity, frameLimit: frames, strict: strict)

@@ -12,12 +12,14 @@ struct RunOutput: Sendable {
     /// Its `summary.json`, one version at a time.
     private let summary: SummaryFile
 
-    private init(folder: OutputFolder) {
+    private init(folder: OutputFolder, echoing: Bool) {
         self.folder = folder
         summary = SummaryFile(folder: folder)
         // A second signal ends the process at once: the summary then says so, rather than
-        // `running` beside files cut short.
-        SignalWatcher.shared.beforeStoppingAtOnce { [summary] signal, kept in summary.markStoppedAtOnce(by: signal, kept: kept) }
+        // `running` beside files cut short (and, with `--json`, says so on standard output too).
+        SignalWatcher.shared.beforeStoppingAtOnce { [summary] signal, kept in
+            summary.markStoppedAtOnce(by: signal, kept: kept, echo: echoing)
+        }
     }
 
     var path: String { folder.path }
@@ -25,7 +27,9 @@ struct RunOutput: Sendable {
     /// Opens `--out` (a failure: exit status 1, nothing touched). A signal while waiting for
     /// another run (`--wait`), or before the folder is ours, ends the command at once with
     /// 128 + its number and leaves the folder as the other run left it.
-    static func open(_ path: String, wait: Bool, inputs: [String]) async throws -> RunOutput {
+    /// - Parameter echoing: the command prints its summary on standard output (`--json`): the
+    ///   summary a second signal leaves is printed there too.
+    static func open(_ path: String, wait: Bool, inputs: [String], echoing: Bool = false) async throws -> RunOutput {
         let opening = Task { () async throws(PlayheadError) -> OutputFolder in try await OutputFolder.open(path, wait: wait, protecting: inputs) }
         SignalWatcher.shared.onSignal { _ in opening.cancel() }
         let result = await opening.result
@@ -38,7 +42,7 @@ struct RunOutput: Sendable {
             throw CommandExit(status: status)
         }
         switch result {
-        case .success(let folder): return RunOutput(folder: folder)
+        case .success(let folder): return RunOutput(folder: folder, echoing: echoing)
         case .failure(let error): throw CommandFailure(description: String(describing: error))
         }
     }
@@ -119,15 +123,18 @@ final class SummaryFile: Sendable {
     /// - Parameters:
     ///   - signal: the name of the signal that stopped the process at once.
     ///   - kept: the files kept, cut to their last whole part.
+    ///   - echo: the stopped summary is printed on standard output too (`--json`), written or not.
     /// - Returns: whether the stopped summary was written.
-    func markStoppedAtOnce(by signal: String, kept: [String]) -> Bool {
+    func markStoppedAtOnce(by signal: String, kept: [String], echo: Bool = false) -> Bool {
         // A write that hangs (a stalled disk) must not hold a process told to stop at once.
-        guard writing.wait(timeout: .now() + .seconds(2)) == .success else { return false }
+        let free = writing.wait(timeout: .now() + .seconds(2)) == .success
         let last = state.withLock { s -> [UInt8]? in
             s.stopping = true
             return s.last
         }
         guard let last, let bytes = Self.stopped(last, by: signal, kept: kept) else { return false }
+        if echo { Console.out(String(decoding: bytes, as: UTF8.self) + "\n") }
+        guard free else { return false }
         return (try? folder.writeFileNow("summary.json", bytes: bytes)) != nil
     }
 

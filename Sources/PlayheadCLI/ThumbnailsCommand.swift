@@ -161,7 +161,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
             }
             try checkSheets(times: durations.map { $0.map { plan.timeCount(duration: $0) } ?? 0 }.max() ?? 0)
         }
-        let output = try await RunOutput.open(out, wait: wait, inputs: paths)
+        let output = try await RunOutput.open(out, wait: wait, inputs: paths, echoing: json)
         let jobs = paths.enumerated().map { PlayJob(position: $0.offset + 1, path: $0.element) }
         var running = ThumbnailSummary(
             files: jobs.map { ThumbnailFileReport(running: $0.path) }, elapsed: 0,

@@ -99,7 +99,8 @@ extension HostileOperationsTests {
 
 /// Two different signals (a supervisor's TERM, then a user's Ctrl-C): the second stops `play` at
 /// once, and its summary says so — `cancelled`, by which signals, with the export it kept cut —
-/// never `running` beside the kept files.
+/// never `running` beside the kept files; with `--json`, on standard output too (nothing was
+/// printed there before).
 extension HostileOperationsTests {
     @Test func aSecondSignalLeavesASummaryThatSaysSo() async throws {
         let folder = try Self.temporaryFolder()
@@ -107,10 +108,12 @@ extension HostileOperationsTests {
         let out = folder + "/out"
         let process = Process()
         process.executableURL = try CLI.binary()
-        process.arguments = ["play", "--realtime", "--loop", "forever", "--format", "mp4", "--out", out, try Fixtures.clip("h264-aac.mp4")]
-        let errors = Pipe()
+        process.arguments = [
+            "play", "--realtime", "--loop", "forever", "--format", "mp4", "--json", "--out", out, try Fixtures.clip("h264-aac.mp4"),
+        ]
+        let errors = Pipe(), printed = Pipe()
         process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = printed
         try process.run()
         // Once the export is being written (its summary says `running`), two signals.
         let until = Date().addingTimeInterval(60)
@@ -131,6 +134,11 @@ extension HostileOperationsTests {
         let summary = try #require(
             try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/summary.json"))) as? [String: Any])
         #expect(summary["state"] as? String == "cancelled", "\(summary)")
+        // The same summary on standard output.
+        let stdout = printed.fileHandleForReading.readDataToEndOfFile()
+        let echoed = try #require(
+            try? JSONSerialization.jsonObject(with: stdout) as? [String: Any], "--json printed: \(String(decoding: stdout, as: UTF8.self))")
+        #expect(NSDictionary(dictionary: echoed).isEqual(to: summary), "\(echoed) is not \(summary)")
         // Sent back to back, they may be taken in any order: the second one taken stops it.
         let first = summary["signal"] as? String, second = summary["stoppedAtOnceBy"] as? String
         let numbers: [String: Int32] = ["SIGTERM": SIGTERM, "SIGINT": SIGINT, "SIGQUIT": SIGQUIT]
@@ -327,5 +335,40 @@ extension HostileOperationsTests {
         let log = (try? String(contentsOfFile: folder + "/channel.log", encoding: .utf8)) ?? ""
         #expect(channel.terminationStatus == 0, "exit \(channel.terminationStatus): \(log)")
         #expect(log.contains("live.m3u8 finished (1 connects, 0 drops"), "the HLS output: \(log)")
+    }
+}
+
+/// `compose` into one named file has no summary file: with `--json`, a second signal leaves the
+/// summary, stopped, on standard output (nothing was printed before).
+extension HostileOperationsTests {
+    @Test func aSecondSignalPrintsComposesSummary() async throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/wall.mp4"
+        let process = Process()
+        process.executableURL = try CLI.binary()
+        process.arguments = [
+            "compose", "--size", "64x36", "--rate", "25", "--duration", "600", "--realtime", "--preset", "ultrafast", "--json",
+            "--layer", "x=0,y=0,w=64,h=36,loop=forever,audio=yes,source=\(try Fixtures.clip("h264-aac.mp4"))", "--out", file,
+        ]
+        let errors = Pipe(), printed = Pipe()
+        process.standardError = errors
+        process.standardOutput = printed
+        try process.run()
+        let until = Date().addingTimeInterval(60)
+        func writing() -> Bool { ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).contains { $0.hasPrefix(".wall.mp4.") } }
+        while Date() < until, !writing() { try await Task.sleep(for: .milliseconds(20)) }
+        // A few fragments of the MP4.
+        try await Task.sleep(for: .seconds(3))
+        kill(process.processIdentifier, SIGTERM)
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(text.contains("stopped at once"), "\(text)")
+        let stdout = printed.fileHandleForReading.readDataToEndOfFile()
+        let summary = try #require(
+            try? JSONSerialization.jsonObject(with: stdout) as? [String: Any], "--json printed: \(String(decoding: stdout, as: UTF8.self))")
+        #expect(summary["state"] as? String == "cancelled" && summary["stoppedAtOnceBy"] != nil, "\(summary)")
+        #expect((summary["keptCut"] as? [String])?.contains(file) == true, "the kept file is named: \(summary) \(text)")
     }
 }
