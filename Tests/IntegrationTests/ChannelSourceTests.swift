@@ -63,28 +63,41 @@ import Testing
     /// stalls, the item fails when the stall times out (the next one plays), and no frame is late
     /// beyond the machine's jitter — before, the render thread read the source itself and every
     /// output froze for the stall (75 frames late at 25 fps). A layer beside it goes on moving.
+    /// The layer gives the sound: it is decoded ahead on a worker too (before, its reads stalled
+    /// the render just as the picture's did), silent while the source stalls, and the next
+    /// item's sound plays (before, one pass's failure silenced the layer for good).
     @Test func aSourceThatStopsSendingMidItemStallsNoFrame() async throws {
         func folder(_ root: String, _ name: String) -> String { root + "/" + name }
         let root = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: root) }
         // Six seconds whose bytes are spread evenly (a high rate, index in front): half the file
-        // is about three seconds of pictures.
+        // is about three seconds of pictures and sound.
         _ = try await Reference.run(
             try Reference.ffmpeg(),
             [
-                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25:duration=6", "-c:v", "libx264", "-preset", "ultrafast",
-                "-b:v", "2M", "-g", "25", "-movflags", "+faststart", root + "/clip.mp4",
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25:duration=6", "-f", "lavfi", "-i",
+                "sine=frequency=440:sample_rate=48000:duration=6", "-c:v", "libx264", "-preset", "ultrafast", "-b:v", "2M", "-g", "25",
+                "-c:a", "aac", "-ac", "2", "-movflags", "+faststart", root + "/clip.mp4",
+            ])
+        // The next item: a tone of its own, loud from its first sample.
+        let next = folder(root, "next.mp4")
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x36:rate=25:duration=8", "-f", "lavfi", "-i",
+                "sine=frequency=1000:sample_rate=48000:duration=8", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-ac", "2",
+                next,
             ])
         let server = try TestHTTPServer(root: root)
         defer { server.stop() }
         let stalling = Asset(
-            url: try #require(URL(string: server.url("stall-body", "clip.mp4"))),
+            url: try #require(URL(string: server.url("stall-half", "clip.mp4"))),
             options: AssetOptions(openTimeout: .seconds(3), stallTimeout: .seconds(3)))
         let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
         let compositor = Compositor(canvas: canvas)
         let layer = try compositor.add(
             CompositionLayer(
-                assets: [stalling, Asset(path: try Fixtures.clip("4x3.mp4"))], rect: PixelRect(x: 0, y: 0, width: 32, height: 36), loop: .once))
+                assets: [stalling, Asset(path: next)], rect: PixelRect(x: 0, y: 0, width: 32, height: 36), loop: .once, providesAudio: true))
         // Beside it, a layer of a local clip (every frame its own picture) that must go on moving.
         let moving = folder(root, "moving.mp4")
         _ = try await Reference.run(
@@ -92,26 +105,80 @@ import Testing
             ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x36:rate=25:duration=10", "-c:v", "libx264", "-preset", "ultrafast", moving])
         try compositor.add(
             CompositionLayer(assets: [Asset(path: moving)], rect: PixelRect(x: 32, y: 0, width: 32, height: 36), zIndex: 1, loop: .forever))
-        let sink = InMemorySink(pixelFormat: .rgb24)
+        let sink = PicturesAndSound()
         let report = await compositor.render(frames: 225, into: sink, realtime: SystemPlaybackClock())
         #expect(report.error == nil && report.framesWritten == 225, "\(String(describing: report.error))")
-        // While the first layer's source stalls (frames 25 to 75, at least), the second moves on.
-        var right = Set<[UInt8]>()
-        for frame in sink.frames[25..<75] {
-            var half: [UInt8] = []
-            for row in 0..<36 {
-                let start = (row * 64 + 32) * 3
-                half += frame.bytes[start..<start + 32 * 3]
-            }
-            right.insert(half)
-        }
-        #expect(right.count > 40, "the layer beside a stalled one showed \(right.count) pictures in 50 frames")
+        // While the first layer's source stalls (from about frame 75 to its timeout 3 s later),
+        // the second moves on: it never shows one picture for long (a frozen render: 75 frames).
+        let frozen = Self.longestFreeze(of: sink.pictures.frames[60..<160], left: false)
+        #expect(frozen <= 10, "the layer beside a stalled one held a picture for \(frozen) frames")
         // The stall would make 75; what is left is the machine's (a loaded CI machine's) jitter.
         #expect(report.lateFrames < 25, "\(report.lateFrames) frames late")
         let account = try #require(report.layers.first { $0.id == layer })
         let failure = account.itemFailures.first { $0.0 == 0 }?.1
         #expect(failure?.code == .timedOut, "the stalled item failed when its read timed out: \(String(describing: failure))")
         #expect(account.framesShown > 100, "the layer held its picture, then played its next item: \(account.framesShown) frames shown")
+        // The sound: the first item's tone while its data lasted, silence while it stalled, the
+        // next item's tone once it plays (its pass begins where the stalled one failed).
+        #expect(report.audioFailure?.code == .timedOut, "the stalled item's sound failed: \(String(describing: report.audioFailure))")
+        #expect(report.soundMissed > .zero, "the sound while the source stalled was missed, not waited for")
+        let sound = sink.sound
+        #expect(sound.count >= 9 * 48000 * 2 - 2, "\(sound.count) samples for 9 s of stereo")
+        /// The loudest sample of the left channel over `seconds` from `start`, and how often it
+        /// crosses zero a second (a tone of f Hz: 2f).
+        func listen(from start: Double, seconds: Double) -> (peak: Int, crossings: Double) {
+            let (first, count) = (Int(start * 48000), Int(seconds * 48000))
+            guard (first + count) * 2 <= sound.count else { return (-1, 0) }
+            let left = (first..<(first + count)).map { sound[$0 * 2] }
+            let crossings = zip(left, left.dropFirst()).filter { ($0 >= 0) != ($1 >= 0) }.count
+            return (left.map { abs(Int($0)) }.max() ?? 0, Double(crossings) / seconds)
+        }
+        let first = listen(from: 0.5, seconds: 2), stalled = listen(from: 4, seconds: 1), after = listen(from: 7.5, seconds: 1)
+        #expect(first.peak > 1000 && abs(first.crossings - 880) < 40, "the first item's 440 Hz played: \(first)")
+        #expect(stalled.peak < 100, "silence while its source stalled: \(stalled)")
+        #expect(after.peak > 1000 && abs(after.crossings - 2000) < 40, "the next item's 1000 Hz plays after the stalled one failed: \(after)")
+    }
+
+    /// A filler whose source stops sending (half its file, then nothing; a 3 s stall timeout)
+    /// plays in a failed item's slot: its picture is decoded as an item's is — waited for until
+    /// the frame is due — so the slot holds the filler's last picture while it stalls and then
+    /// shows the background, and a layer beside it goes on moving. Before, the render thread
+    /// decoded the filler itself and every output froze for the stall (75 frames late at 25 fps).
+    @Test func aFillerThatStopsSendingStallsNoFrame() async throws {
+        let root = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25:duration=6", "-c:v", "libx264", "-preset", "ultrafast",
+                "-b:v", "2M", "-g", "25", "-movflags", "+faststart", root + "/filler.mp4",
+            ])
+        let moving = root + "/moving.mp4"
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x36:rate=25:duration=10", "-c:v", "libx264", "-preset", "ultrafast", moving])
+        let server = try TestHTTPServer(root: root)
+        defer { server.stop() }
+        let filler = Asset(
+            url: try #require(URL(string: server.url("stall-half", "filler.mp4"))),
+            options: AssetOptions(openTimeout: .seconds(3), stallTimeout: .seconds(3)))
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
+        let compositor = Compositor(canvas: canvas, failurePolicy: .filler(filler, slot: MediaTime(value: 8, timescale: 1)))
+        // An item that fails at once: the filler plays for its 8 s slot.
+        try compositor.add(
+            CompositionLayer(assets: [Asset(path: root + "/missing.mp4")], rect: PixelRect(x: 0, y: 0, width: 32, height: 36), loop: .once))
+        try compositor.add(
+            CompositionLayer(assets: [Asset(path: moving)], rect: PixelRect(x: 32, y: 0, width: 32, height: 36), zIndex: 1, loop: .forever))
+        let sink = InMemorySink(pixelFormat: .rgb24)
+        let report = await compositor.render(frames: 200, into: sink, realtime: SystemPlaybackClock())
+        #expect(report.error == nil && report.framesWritten == 200, "\(String(describing: report.error))")
+        let frames = sink.frames
+        // The filler moved while its data lasted.
+        #expect(Set(frames[5..<40].map { Self.half($0, left: true) }).count > 20, "the filler played")
+        // While the filler stalls (from about 3 s to its timeout 3 s later), the layer beside it moves.
+        let frozen = Self.longestFreeze(of: frames[60..<180], left: false)
+        #expect(frozen <= 10, "the layer beside a stalled filler held a picture for \(frozen) frames")
+        #expect(report.lateFrames < 25, "\(report.lateFrames) frames late")
     }
 
     /// A live edit adds a layer that joins its schedule, whose source accepts and never answers
@@ -246,4 +313,43 @@ import Testing
         }
         #expect(!waiting.isReady(clip), "the oldest went back to its asset")
     }
+}
+
+extension ChannelSourceTests {
+    /// The left or right half of a 64×36 picture (rgb24).
+    static func half(_ frame: InMemorySink.Frame, left: Bool) -> [UInt8] {
+        (0..<36).flatMap { row in
+            let start = (row * 64 + (left ? 0 : 32)) * 3
+            return frame.bytes[start..<start + 32 * 3]
+        }
+    }
+
+    /// The most consecutive frames of `frames` whose half shows one picture (a small picture of
+    /// a moving clip repeats now and then; a frozen render repeats it for as long as it stalls).
+    static func longestFreeze(of frames: ArraySlice<InMemorySink.Frame>, left: Bool) -> Int {
+        var (longest, run, previous) = (1, 1, [UInt8]?.none)
+        for frame in frames {
+            let picture = half(frame, left: left)
+            run = picture == previous ? run + 1 : 1
+            longest = max(longest, run)
+            previous = picture
+        }
+        return longest
+    }
+}
+
+/// Keeps the pictures (``InMemorySink``) and the sound of a render.
+private final class PicturesAndSound: AudioCarryingFrameSink, Sendable {
+    let pictures = InMemorySink(pixelFormat: .rgb24)
+    private let samples = Locked<[Int16]>([])
+    var pixelFormat: OutputPixelFormat { pictures.pixelFormat }
+    /// Every sample written, interleaved.
+    var sound: [Int16] { samples.withLock { $0 } }
+
+    func prepareAudio(_ info: AudioStreamInfo) throws(PlayheadError) {}
+    func writeAudio(_ buffer: AudioBuffer) throws(PlayheadError) { samples.withLock { $0.append(contentsOf: buffer.samples) } }
+    func begin(_ info: FrameStreamInfo) throws(PlayheadError) { try pictures.begin(info) }
+    func write(_ frame: VideoFrame) throws(PlayheadError) { try pictures.write(frame) }
+    func finish() throws(PlayheadError) { try pictures.finish() }
+    func abort() { pictures.abort() }
 }

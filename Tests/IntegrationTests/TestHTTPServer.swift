@@ -9,6 +9,8 @@ import Testing
 /// - `/silent/NAME`: reads the request and never answers;
 /// - `/stall-headers/NAME`: sends the headers, then nothing;
 /// - `/stall-body/NAME`: sends the headers and half of the body, then nothing;
+/// - `/stall-half/NAME`: answers every range as `/ok/` up to the file's middle byte, then sends
+///   nothing (a source that stops sending in the middle of the file, whatever ranges are asked);
 /// - `/drop/NAME`: the first request gets half of the body and the connection closed; later
 ///   (range) requests are answered in full, as `/ok/`;
 /// - `/lie/NAME`: promises 100,000 bytes more than the file in `Content-Length`, sends the file
@@ -187,6 +189,9 @@ final class TestHTTPServer: @unchecked Sendable {
             waitForClose(fd)
         case "stall-body":
             writeAll(fd, head(status, headers + ["Content-Length: \(body.count)"]) + body.prefix(body.count / 2))
+            waitForClose(fd)
+        case "stall-half":
+            writeAll(fd, head(status, headers + ["Content-Length: \(body.count)"]) + body.prefix(max(0, bytes.count / 2 - start)))
             waitForClose(fd)
         case "drop":
             let first = lock.withLock { drops.insert(name).inserted }

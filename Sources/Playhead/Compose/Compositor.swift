@@ -429,11 +429,12 @@ public final class Compositor: Sendable {
             output = started
             /// The mixed sound up to `time` into `slot`: every layer's passes so far (a removed
             /// layer's closed where it was removed).
-            func addSound(upTo time: MediaTime, slot: Int) throws(PlayheadError) {
+            func addSound(upTo time: MediaTime, slot: Int, until deadline: FrameDeadline? = nil) throws(PlayheadError) {
                 guard let mixer else { return }
-                try mixer.mix(upTo: time, layers: layers + gone, into: &started.sounds[slot].samples)
+                try mixer.mix(upTo: time, layers: layers + gone, into: &started.sounds[slot].samples, until: deadline)
                 report.audioFailure = mixer.failure
                 report.soundlessSources = mixer.soundless
+                report.soundMissed = MediaTime(value: mixer.missed, timescale: Int32(mixer.format.sampleRate))
             }
             /// Passes no longer needed: a second behind the sound.
             func forgetPasses(before time: MediaTime) {
@@ -517,7 +518,7 @@ public final class Compositor: Sendable {
                 }
                 // The sound up to this picture's time (the layers' passes are known up to it).
                 started.sounds[slot].hasPicture = true
-                try addSound(upTo: time, slot: slot)
+                try addSound(upTo: time, slot: slot, until: deadline)
                 if n % 64 == 63 { forgetPasses(before: time) }
                 started.ready.send(slot)
                 n += 1
@@ -531,7 +532,8 @@ public final class Compositor: Sendable {
                 let end = canvas.time(ofFrame: n)
                 for layer in layers { try layer.reach(end) }
                 started.sounds[slot].hasPicture = false
-                try addSound(upTo: end, slot: slot)
+                // In real time, no longer than the frame after the last would wait.
+                try addSound(upTo: end, slot: slot, until: started.deadline(ofFrame: n))
                 started.ready.send(slot)
             }
             // What each layer was playing when the render ended is recorded too.
@@ -642,8 +644,13 @@ public struct CompositionReport: Sendable {
     public var lateFrames = 0
     /// Realtime only: how late each frame was written, in seconds (0 when on time).
     public var lateness: LatenessHistogram?
-    /// Why the sound layer's audio stopped (silence from then on), if it did.
+    /// The first failure of a layer's sound, if there was one: the pass that failed is silent
+    /// from there (the item's failure), the passes after it play.
     public var audioFailure: PlayheadError?
+    /// Realtime only: how much of the sound was silence because it had not been decoded when
+    /// its frame was due (a source that stalled), summed over the layers that give sound; the
+    /// sound after it stays in its place.
+    public var soundMissed: MediaTime = .zero
     /// The sound layer's items that played without sound, having none.
     public var soundlessSources: [String] = []
 }

@@ -37,8 +37,12 @@ final class LayerAudio {
     private var reader: AudioPullReader?
     /// The number of the pass whose audio `reader` reads.
     private var readerPass: Int?
-    /// The first failure (the audio then stays silent); reported with the layer.
+    /// The first failure of a pass's sound, reported with the layer: that pass is silent from
+    /// where it failed; the next passes play (as the picture passes a failed item over).
     private(set) var failure: PlayheadError?
+    /// Samples given as silence in a realtime render because they were not decoded when their
+    /// frame was due (a source that stalled).
+    private(set) var missed: Int64 = 0
     /// The sources that have no sound (silent where they play).
     private(set) var soundless: Set<String> = []
 
@@ -62,7 +66,10 @@ final class LayerAudio {
 
     /// Appends the samples from ``position`` up to `end` (interleaved) to `out`, reading each
     /// pass of `passes` (the layer's timeline so far; the last may still be playing) over its span.
-    func samples(upTo end: Int64, passes: [LayerPass], into out: inout [Int16]) throws(PlayheadError) {
+    /// - Parameter deadline: in a realtime render, when the frame is due: a pass's samples not
+    ///   decoded by then are silence. Nil: waits for them.
+    /// - Throws: `cancelled` when the render was (a pass's failure is kept in ``failure``).
+    func samples(upTo end: Int64, passes: [LayerPass], into out: inout [Int16], until deadline: FrameDeadline? = nil) throws(PlayheadError) {
         let channels = format.channelCount
         while position < end {
             // The pass playing at `position`: the last one begun at or before it.
@@ -80,19 +87,22 @@ final class LayerAudio {
                 try silence(until: max(position + 1, min(end, next)), into: &out, channels: channels)
                 continue
             }
-            if failure == nil, readerPass != pass.number { try open(pass) }
+            if readerPass != pass.number { try open(pass) }
             let count = Int(until - position)
             if let reader {
+                let (from, missedBefore) = (out.count, reader.missed)
                 do throws(PlayheadError) {
-                    let from = out.count
-                    try reader.read(count, into: &out)
-                    if gain != 1 { Self.scale(&out, from: from, by: gain) }
+                    try reader.read(count, into: &out, until: deadline)
                 } catch {
                     if error.code == .cancelled { throw error }
-                    failure = error
+                    // This pass is silent from where it failed (a filler's failure is not reported:
+                    // as when it cannot be opened); the next one opens its own reader.
+                    if !pass.filler { failure = failure ?? error }
                     self.reader = nil
-                    out.append(contentsOf: SampleBlocks.zeros(count * channels))
+                    out.append(contentsOf: SampleBlocks.zeros(from + count * channels - out.count))
                 }
+                if gain != 1 { Self.scale(&out, from: from, by: gain) }
+                missed += reader.missed - missedBefore
             } else {
                 out.append(contentsOf: SampleBlocks.zeros(count * channels))
             }
@@ -125,9 +135,9 @@ final class LayerAudio {
         } catch {
             if error.code == .cancelled { throw error }
             readerPass = pass.number
-            // An item without audio is silent; a filler's failure too; any other failure ends
-            // the layer's sound.
-            if error.code == .noStreams { soundless.insert(asset.source) } else if !pass.filler { failure = error }
+            // An item without audio is silent; a filler's failure too; any other failure is
+            // reported, the pass silent.
+            if error.code == .noStreams { soundless.insert(asset.source) } else if !pass.filler { failure = failure ?? error }
             reader = nil
         }
     }
@@ -146,127 +156,5 @@ final class LayerAudio {
         guard end > position else { return }
         out.append(contentsOf: SampleBlocks.zeros(Int(end - position) * channels))
         position = end
-    }
-}
-
-/// Reads one item's audio from a time on, in the composition's format, as many samples as asked
-/// each time: decoded by the one ``AudioStage`` (resampled, trimmed to the sample, damage decoded
-/// past), with silence where the audio starts late, jumps ahead, or has ended.
-final class AudioPullReader {
-    private let asset: Asset
-    private let demuxer: Demuxer
-    private let preparer: ItemPreparer
-    private let stage: AudioStage
-    private let collector = SampleCollector()
-    private let packet: OwnedPacket
-    private let channels: Int
-    /// The next sample to hand out, in output samples on the item's timeline.
-    private var next: Int64
-    private var ended = false
-
-    /// Reads `asset`'s sound from `start` over `demuxer` (opened by `preparer`, given back to it
-    /// when done, or when this throws).
-    init(asset: Asset, demuxer: Demuxer, start: MediaTime, format: AudioStreamInfo, preparer: ItemPreparer) throws(PlayheadError) {
-        do throws(PlayheadError) {
-            guard let audio = demuxer.audio else {
-                throw PlayheadError(code: .noStreams, message: "no audio track", file: demuxer.source)
-            }
-            // Encrypted sound is refused as the read rule refuses it (decoded without the key, it is noise).
-            if let scheme = demuxer.encryption[audio.index] { throw Encryption.refusal(scheme: scheme, stream: audio.index, file: demuxer.source) }
-            demuxer.select([audio.index])
-            // The one audio seek rule: every pass starts as the first did (an exact rewind, or a
-            // seek with the codec's pre-roll); the stage trims to `start`.
-            try SeekRule.positionAudio(demuxer, facts: audio, at: start, scratch: try OwnedPacket())
-            stage = try AudioStage(
-                demuxer: demuxer, stream: audio.index, format: AudioFormat(sampleRate: format.sampleRate, channelCount: format.channelCount),
-                start: start, end: nil, timelineStart: .zero, sink: collector)
-            try stage.begin()
-        } catch {
-            preparer.giveBack(demuxer, of: asset)
-            throw error
-        }
-        do throws(PlayheadError) {
-            packet = try OwnedPacket()
-        } catch {
-            preparer.giveBack(demuxer, of: asset)
-            throw error
-        }
-        self.asset = asset
-        self.demuxer = demuxer
-        self.preparer = preparer
-        channels = format.channelCount
-        next = Int64((start.seconds * Double(format.sampleRate)).rounded())
-    }
-
-    deinit { preparer.giveBack(demuxer, of: asset) }
-
-    /// Appends `count` samples per channel (interleaved) to `out`.
-    func read(_ count: Int, into out: inout [Int16]) throws(PlayheadError) {
-        let end = next + Int64(count)
-        while next < end {
-            if let (start, samples) = collector.first {
-                let length = Int64(samples.count / channels)
-                if start + length <= next {
-                    // Before what is wanted (an overlap after a jump back).
-                    collector.removeFirst()
-                    continue
-                }
-                if start > next {
-                    // A gap in the audio: silence until it resumes.
-                    let gap = min(start, end) - next
-                    out.append(contentsOf: SampleBlocks.zeros(Int(gap) * channels))
-                    next += gap
-                    continue
-                }
-                let from = Int(next - start), to = Int(min(start + length, end) - start)
-                out.append(contentsOf: samples[(from * channels)..<(to * channels)])
-                next += Int64(to - from)
-                if to == Int(length) { collector.removeFirst() } else { collector.dropFront(to, channels: channels) }
-                continue
-            }
-            if ended {
-                out.append(contentsOf: SampleBlocks.zeros(Int(end - next) * channels))
-                next = end
-                continue
-            }
-            switch try stage.feedNext(from: demuxer, using: packet) {
-            case nil:
-                continue
-            case let reason?:
-                if case .cancelled = reason { throw .cancelled(file: demuxer.source) }
-                // The one rule: sound cut short is a failure (reported), not an early silence.
-                if let failure = reason.failure { throw failure }
-                try stage.finish()
-                ended = true
-            }
-        }
-    }
-}
-
-/// What an ``AudioStage`` delivers, kept in order for ``AudioPullReader`` (same thread).
-final class SampleCollector: AudioSink, Sendable {
-    // Locked only to be Sendable (AudioSink's requirement): one thread feeds and drains it.
-    private let buffers = Locked<[(start: Int64, samples: [Int16])]>([])
-
-    func begin(_ info: AudioStreamInfo) throws(PlayheadError) {}
-
-    func write(_ buffer: AudioBuffer) throws(PlayheadError) {
-        let start = buffer.presentationTime.value * Int64(buffer.sampleRate) / Int64(buffer.presentationTime.timescale)
-        buffers.withLock { $0.append((start, Array(buffer.samples))) }
-    }
-
-    func finish() throws(PlayheadError) {}
-    func abort() {}
-
-    var first: (start: Int64, samples: [Int16])? { buffers.withLock { $0.first } }
-    func removeFirst() { buffers.withLock { _ = $0.removeFirst() } }
-
-    /// Drops the first `frames` samples per channel of the first buffer.
-    func dropFront(_ frames: Int, channels: Int) {
-        buffers.withLock { list in
-            guard !list.isEmpty else { return }
-            list[0].samples.removeFirst(min(list[0].samples.count, frames * channels))
-            list[0].start += Int64(frames)
-        }
     }
 }

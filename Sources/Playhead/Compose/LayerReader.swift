@@ -362,7 +362,7 @@ final class LayerReader {
                     perform(machine.fillerEnded(now: Date(), lengths: lengths))
                     continue
                 }
-                slot.show(at: time)
+                slot.show(at: time, deadline: deadline)
                 return slot.frame.map { .filler($0, slot) } ?? .nothing
             case .playing:
                 if let shown = try playing(at: time) { return shown }
@@ -698,7 +698,13 @@ final class LayerReader {
 
     /// A converter of `reader`'s pictures into `layer`'s rectangle of the canvas.
     static func converter(for reader: MediaReader, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: PictureFormat) -> FrameConverter {
-        let facts = reader.facts
+        converter(facts: reader.facts, source: reader.source, layer: layer, canvasSize: canvasSize, outputFormat: outputFormat)
+    }
+
+    /// The converter of pictures with `facts` (from `source`) into `layer`'s rectangle.
+    static func converter(
+        facts: VideoStreamFacts, source: String, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: PictureFormat
+    ) -> FrameConverter {
         let rect = layer.rect
         var layout = layer.gravity.layout(
             stored: facts.storedSize, pixelAspectRatio: facts.pixelAspectRatio, orientation: facts.orientation,
@@ -706,7 +712,7 @@ final class LayerReader {
         layout.canvas = canvasSize
         layout.content.x += rect.x
         layout.content.y += rect.y
-        return FrameConverter(layout: layout, format: outputFormat, source: reader.source)
+        return FrameConverter(layout: layout, format: outputFormat, source: source)
     }
 
     private func closeItem() {

@@ -17,8 +17,11 @@ final class SoundMixer {
     private(set) var position: Int64 = 0
     private var scratch: [Int16] = []
     private var sum: [Int32] = []
-    /// The first layer whose sound failed (it is silent from then on).
+    /// The first failure of a layer's sound (the pass that failed is silent from there).
     private(set) var failure: PlayheadError?
+    /// Samples given as silence in a realtime render because they were not decoded when their
+    /// frame was due, over every layer (a source that stalled).
+    private(set) var missed: Int64 = 0
 
     private let loudness: LoudnessTable?
 
@@ -42,7 +45,10 @@ final class SoundMixer {
     }
 
     /// Appends the mix from ``position`` up to canvas time `time` (interleaved) to `out`.
-    func mix(upTo time: MediaTime, layers: [LayerReader], into out: inout [Int16]) throws(PlayheadError) {
+    /// - Parameter deadline: in a realtime render, when the frame is due: a layer's samples not
+    ///   decoded by then are silence. Nil: waits for them.
+    /// - Throws: `cancelled` when the render was.
+    func mix(upTo time: MediaTime, layers: [LayerReader], into out: inout [Int16], until deadline: FrameDeadline? = nil) throws(PlayheadError) {
         let end = sample(at: time)
         guard end > position else { return }
         let count = Int(end - position) * format.channelCount
@@ -60,7 +66,9 @@ final class SoundMixer {
                 audios[layer.id] ?? LayerAudio(format: format, interrupt: interrupt, preparer: preparer, position: position, loudness: loudness)
             audios[layer.id] = audio
             scratch.removeAll(keepingCapacity: true)
-            try audio.samples(upTo: end, passes: layer.passes, into: &scratch)
+            let missedBefore = audio.missed
+            try audio.samples(upTo: end, passes: layer.passes, into: &scratch, until: deadline)
+            missed += audio.missed - missedBefore
             if failure == nil { failure = audio.failure }
             let n = min(count, scratch.count)
             scratch.withUnsafeBufferPointer { source in

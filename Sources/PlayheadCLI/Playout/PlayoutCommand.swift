@@ -197,6 +197,7 @@ struct PlayoutCommand: AsyncParsableCommand {
         let summary =
             "channel: \(report.framesWritten) frames (\(String(format: "%.3f", Double(report.framesWritten) / rate.value)) s), "
             + "\(report.lateFrames) late; "
+            + (report.soundMissed > .zero ? "\(String(format: "%.3f", report.soundMissed.seconds)) s of sound missed (not decoded in time); " : "")
             + outputs.map { output in
                 "\(output.target) \(output.state.rawValue) (\(output.connects) connects, \(output.drops) drops, \(output.framesDropped) frames dropped"
                     + (output.lastError.map { "; \($0)" } ?? "") + ")"
