@@ -4,8 +4,9 @@ import Testing
 
 /// What an app may pass, however absurd, gets a typed error or a harmless answer — never a trap —
 /// and what it misuses is refused or ended, never left waiting: the library findings of the third
-/// hostile round, tried through the public API alone.
-@Suite struct HostileCallerTests {
+/// hostile round, tried through the public API alone. Each case gives back the descriptors and
+/// threads it took (``ReturnsToBaseline``); run alone (see scripts/test.sh).
+@Suite(.serialized, .returnsToBaseline) struct HostileCallerTests {
     // MARK: No value a caller passes traps
 
     @Test func contactSheetsOfAbsurdSizesAreRefused() async {
@@ -288,16 +289,78 @@ import Testing
 
     // MARK: Every wait ends on cancel
 
+    /// An app's sink whose `write` does not return: the cancelled session still answers (after
+    /// its patience), and once the write returns every thread it held ends (the suite's
+    /// baseline check).
+    @Test func aWriteThatNeverReturnsHoldsOnlyItsThread() async throws {
+        final class Stuck: FrameSink, Sendable {
+            let pixelFormat = OutputPixelFormat.rgb24
+            let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+            func begin(_ info: FrameStreamInfo) throws(PlayheadError) {}
+            func write(_ frame: VideoFrame) throws(PlayheadError) {
+                entered.signal()
+                release.wait()
+                release.signal()
+            }
+            func finish() throws(PlayheadError) {}
+            func abort() {}
+        }
+        let sink = Stuck()
+        defer { sink.release.signal() }
+        let run = Task { await DecodeSession(asset: Asset(path: try EmbedderTests.clip())).run(into: sink) }
+        #expect(await Task.detached { sink.entered.wait(timeout: .now() + 30) == .success }.value, "no frame reached the sink")
+        let cancelled = ContinuousClock.now
+        run.cancel()
+        let result = try await run.value
+        #expect(result.status == .cancelled, "\(result.status)")
+        #expect(ContinuousClock.now - cancelled < .seconds(8), "answered \(ContinuousClock.now - cancelled) after its cancel")
+    }
+
+    /// Four tasks add, update, move and remove layers (some with backward or absurd ranges and
+    /// places, refused) while a compositor renders: the render goes on, `stop()` ends it, and
+    /// every thread it took ends (the suite's baseline check).
+    @Test func editsFromManyTasksWhileRenderingNeverHoldTheRender() async throws {
+        guard let rate = FrameRate(numerator: 25) else { throw PlayheadError(code: .invalidArgument, message: "25 fps") }
+        let compositor = Compositor(canvas: CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: rate))
+        let asset = Asset(path: try EmbedderTests.clip())
+        let base = try compositor.add(CompositionLayer(assets: [asset], rect: PixelRect(x: 0, y: 0, width: 64, height: 36), loop: .forever))
+        let render = Task { await compositor.render(frames: nil, into: NullSink()) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    var mine: [CompositionLayer.ID] = []
+                    for step in 0..<40 {
+                        let start = MediaTime(seconds: Double((step * 7 + worker) % 5) - 1)
+                        var layer = CompositionLayer(
+                            assets: [asset], rect: PixelRect(x: step % 64 - 8, y: worker * 9, width: 16 + step, height: 9), loop: .forever)
+                        layer.timeRange = TimeRange(start: start, duration: MediaTime(seconds: Double(step % 3) - 1))
+                        switch (step + worker) % 4 {
+                        case 0: if let id = try? compositor.add(layer) { mine.append(id) }
+                        case 1: if let id = mine.last { try? compositor.update(id, to: layer) }
+                        case 2: if let id = mine.first { try? compositor.move(id, to: layer.rect, zIndex: step - 20) }
+                        default: if !mine.isEmpty { compositor.remove(mine.removeFirst()) }
+                        }
+                        try await Task.sleep(for: .milliseconds(2))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let stopped = ContinuousClock.now
+        compositor.stop()
+        let report = await render.value
+        #expect(ContinuousClock.now - stopped < .seconds(5), "the render ended \(ContinuousClock.now - stopped) after stop()")
+        #expect(report.error == nil && report.framesWritten > 0, "\(String(describing: report.error)), \(report.framesWritten) frames")
+        #expect(report.layers.contains { $0.id == base && $0.framesShown > 0 }, "the first layer drew")
+    }
+
     @Test func measuringLoudnessEndsWhenItsTaskIsCancelled() async throws {
         // Two hours of sound to measure (FLAC of silence: quick to make, minutes to decode).
         let long = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-long-\(UUID().uuidString).flac").path
         defer { try? FileManager.default.removeItem(atPath: long) }
-        let ffmpeg = Process()
-        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        ffmpeg.arguments = ["-v", "error", "-y", "-f", "lavfi", "-i", "anullsrc=r=48000:cl=stereo", "-t", "7200", "-c:a", "flac", long]
-        try ffmpeg.run()
-        ffmpeg.waitUntilExit()
-        try #require(ffmpeg.terminationStatus == 0, "could not make \(long)")
+        let status = spawnAndWait(
+            "/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "anullsrc=r=48000:cl=stereo", "-t", "7200", "-c:a", "flac", long])
+        try #require(status == 0, "could not make \(long)")
         guard let rate = FrameRate(numerator: 25) else { throw PlayheadError(code: .invalidArgument, message: "25 fps") }
         let compositor = Compositor(canvas: CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: rate), loudnessTarget: -23)
         var layer = CompositionLayer(assets: [Asset(path: long)], rect: PixelRect(x: 0, y: 0, width: 64, height: 36))
@@ -310,4 +373,20 @@ import Testing
         await measuring.value
         #expect(ContinuousClock.now - cancelled < .seconds(2), "the wait outlived its cancelled task by \(ContinuousClock.now - cancelled)")
     }
+}
+
+/// Runs `path` with `arguments` and waits for it (its exit status; -1 when it could not start):
+/// `posix_spawn` and `waitpid`, so that no run loop or pipe of Foundation's `Process` is left open
+/// to count against the case that made the file (``ReturnsToBaseline``).
+func spawnAndWait(_ path: String, _ arguments: [String]) -> Int32 {
+    var pid: pid_t = 0
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    guard posix_spawn(&pid, path, nil, nil, argv, environ) == 0 else { return -1 }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 {
+        guard errno == EINTR else { return -1 }
+    }
+    // Exited normally: its exit code (WIFEXITED, WEXITSTATUS); killed: -1.
+    return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
 }
