@@ -354,6 +354,57 @@ import Testing
         #expect(report.layers.contains { $0.id == base && $0.framesShown > 0 }, "the first layer drew")
     }
 
+    /// A second iterator of one image sequence gets nothing and stops nothing: the first gets
+    /// every image.
+    @Test func aSecondIteratorOfOneImageSequenceGetsNothing() async throws {
+        let times = [MediaTime.zero, MediaTime(seconds: 0.5), MediaTime(seconds: 1)]
+        let results = AssetImageGenerator(asset: Asset(path: try EmbedderTests.clip())).images(for: times)
+        var mine = results.makeAsyncIterator()
+        do {
+            var other = results.makeAsyncIterator()
+            let first = await other.next()
+            #expect(first == nil, "a second iterator got \(String(describing: first))")
+        }
+        var answered: [MediaTime] = []
+        while let result = await mine.next() {
+            if result.image != nil { answered.append(result.requestedTime) }
+        }
+        #expect(answered == times, "the first iterator got \(answered)")
+    }
+
+    /// An image of a byte source that stops answering ends at the stall timeout (it took 18 s
+    /// for a 2 s stall before), and the read's thread ends once the read returns.
+    @Test func anImageOfAStalledSourceEndsAtItsStallTimeout() async throws {
+        final class Stalling: ByteSource {
+            let bytes: Data
+            let release = DispatchSemaphore(value: 0)
+            init(_ bytes: Data) { self.bytes = bytes }
+            var size: Int64? { Int64(bytes.count) }
+            func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+                // The header and the first frames; past a third of the file, nothing.
+                if offset >= Int64(bytes.count / 3) {
+                    release.wait()
+                    release.signal()
+                    return 0
+                }
+                let count = min(buffer.count, bytes.count / 3 - Int(offset))
+                bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<(Int(offset) + count)])) }
+                return count
+            }
+        }
+        let source = Stalling(try Data(contentsOf: URL(fileURLWithPath: try EmbedderTests.clip())))
+        defer { source.release.signal() }
+        let asset = Asset(byteSource: source, name: "store://stalling.mp4", options: AssetOptions(stallTimeout: .seconds(1)))
+        let start = ContinuousClock.now
+        do {
+            let image = try await AssetImageGenerator(asset: asset).image(at: MediaTime(seconds: 1.8))
+            Issue.record("an image past the stall: \(image.actualTime)")
+        } catch {
+            #expect(error.code == .timedOut, "\(error)")
+        }
+        #expect(ContinuousClock.now - start < .seconds(8), "the image ended \(ContinuousClock.now - start) after it was asked for")
+    }
+
     @Test func measuringLoudnessEndsWhenItsTaskIsCancelled() async throws {
         // Two hours of sound to measure (FLAC of silence: quick to make, minutes to decode).
         let long = FileManager.default.temporaryDirectory.appendingPathComponent("playhead-long-\(UUID().uuidString).flac").path
