@@ -139,6 +139,130 @@ import Testing
         #expect(after.peak > 1000 && abs(after.crossings - 2000) < 40, "the next item's 1000 Hz plays after the stalled one failed: \(after)")
     }
 
+    /// A source that keeps sending, but slower than its picture's own rate (about 40 KB/s for
+    /// 2 Mbit/s; never a stall): the channel keeps its time, and the item's pass ends at the
+    /// length its picture declares, its decode let go — before, the layer waited for that decode
+    /// for ever: it froze on the slow item, and the items after it never showed (nor sounded).
+    @Test func aSourceSlowerThanItsRateEndsAtItsLength() async throws {
+        let root = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25:duration=4", "-c:v", "libx264", "-preset", "ultrafast",
+                "-b:v", "2M", "-g", "25", "-movflags", "+faststart", root + "/slow.mp4",
+            ])
+        let red = root + "/red.mp4"
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            ["-v", "error", "-f", "lavfi", "-i", "color=c=red:size=64x36:rate=25:duration=10", "-c:v", "libx264", "-preset", "ultrafast", red])
+        let server = try TestHTTPServer(root: root)
+        defer { server.stop() }
+        let slow = Asset(
+            url: try #require(URL(string: server.url("slow", "slow.mp4"))), options: AssetOptions(openTimeout: .seconds(3), stallTimeout: .seconds(3))
+        )
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
+        let compositor = Compositor(canvas: canvas)
+        try compositor.add(CompositionLayer(assets: [slow, Asset(path: red)], rect: PixelRect(x: 0, y: 0, width: 64, height: 36), loop: .once))
+        let sink = InMemorySink(pixelFormat: .rgb24)
+        let report = await compositor.render(frames: 250, into: sink, realtime: SystemPlaybackClock())
+        #expect(report.error == nil && report.framesWritten == 250, "\(String(describing: report.error))")
+        #expect(report.lateFrames < 25, "\(report.lateFrames) frames late")
+        // From shortly after 4 s on, the next item: red.
+        let frames = sink.frames
+        let reds = frames[150..<250].filter { frame in
+            let (r, g, b) = (Int(frame.bytes[0]), Int(frame.bytes[1]), Int(frame.bytes[2]))
+            return r > 180 && g < 80 && b < 80
+        }
+        #expect(reds.count == 100, "the next item showed in \(reds.count) of the 100 frames after the slow one's length")
+    }
+
+    /// A channel's item whose source is down for a moment (its server accepts and never answers,
+    /// then answers in full) is opened again on a later pass once its failure is old enough, and
+    /// plays — before, it failed at once on every pass for the rest of the run.
+    @Test func aChannelTriesAFailedItemAgain() async throws {
+        let root = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25:duration=4", "-c:v", "libx264", "-preset", "ultrafast",
+                "-b:v", "2M", "-g", "25", "-movflags", "+faststart", root + "/flaky.mp4",
+            ])
+        let red = root + "/red.mp4"
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            ["-v", "error", "-f", "lavfi", "-i", "color=c=red:size=64x36:rate=25:duration=2", "-c:v", "libx264", "-preset", "ultrafast", red])
+        let server = try TestHTTPServer(root: root)
+        defer { server.stop() }
+        let flaky = Asset(
+            url: try #require(URL(string: server.url("flaky", "flaky.mp4"))),
+            options: AssetOptions(openTimeout: .seconds(3), stallTimeout: .seconds(3)))
+        let records = Locked<[LayerItemRecord]>([])
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
+        // The server is back once the first failure is recorded.
+        let compositor = Compositor(
+            canvas: canvas,
+            onRecord: { record in
+                records.withLock { $0.append(record) }
+                if record.status == .failed { server.isBroken = false }
+            })
+        compositor.failedItemRetry = .seconds(1)
+        try compositor.add(
+            CompositionLayer(assets: [flaky, Asset(path: red)], rect: PixelRect(x: 0, y: 0, width: 64, height: 36), loop: .forever))
+        let report = await compositor.render(frames: 375, into: NullSink(), realtime: SystemPlaybackClock())
+        #expect(report.error == nil && report.framesWritten == 375, "\(String(describing: report.error))")
+        let flakyPasses = records.withLock { $0 }.filter { $0.item == 0 }.map { ($0.status, ($0.end - $0.start).seconds) }
+        #expect(
+            flakyPasses.first?.0 == .failed,
+            "its first pass failed: \(flakyPasses) \(records.withLock { $0 }.map { ($0.item, $0.status, $0.start.seconds, $0.end.seconds, String(describing: $0.error)) })"
+        )
+        #expect(
+            flakyPasses.contains { $0.0 == .played && abs($0.1 - 4) < 0.1 }, "a later pass opened it again and played it whole: \(flakyPasses)")
+    }
+
+    /// A demuxer whose source stalled is not kept for the next user (who would fail at once on
+    /// its stalled connection): the asset and the preparer close it, and the next pass opens the
+    /// source anew. One that read a local file to its end is kept.
+    @Test func aStalledDemuxerIsNotKeptForReuse() async throws {
+        let root = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25:duration=4", "-c:v", "libx264", "-preset", "ultrafast",
+                "-b:v", "2M", "-movflags", "+faststart", root + "/clip.mp4",
+            ])
+        let server = try TestHTTPServer(root: root)
+        defer { server.stop() }
+        /// Opens `asset`, reads it to its end (or failure), gives it back to the asset, and says
+        /// whether the asset kept it for its next user.
+        func readAndGiveBack(_ asset: Asset) async throws -> (reusable: Bool, kept: Bool, failure: PlayheadError?) {
+            try await Task.detached { () throws -> (Bool, Bool, PlayheadError?) in
+                let demuxer = try asset.openDemuxer(interrupt: InterruptFlag())
+                let packet = try OwnedPacket()
+                var failure: PlayheadError?
+                reading: while true {
+                    switch demuxer.read(into: packet) {
+                    case .packet: packet.unref()
+                    case .end(let end):
+                        failure = end.failure
+                        break reading
+                    }
+                }
+                let reusable = demuxer.isReusable
+                asset.giveBack(demuxer)
+                return (reusable, asset.keptDemuxer(interrupt: InterruptFlag()) != nil, failure)
+            }.value
+        }
+        let stalled = try await readAndGiveBack(
+            Asset(url: try #require(URL(string: server.url("stall-half", "clip.mp4"))), options: AssetOptions(stallTimeout: .seconds(1))))
+        #expect(stalled.failure?.code == .timedOut, "\(String(describing: stalled.failure))")
+        #expect(!stalled.reusable && !stalled.kept, "a stalled demuxer was kept: \(stalled)")
+        let local = try await readAndGiveBack(Asset(path: root + "/clip.mp4"))
+        #expect(local.failure == nil && local.reusable && local.kept, "a local file's demuxer is kept: \(local)")
+    }
+
     /// A filler whose source stops sending (half its file, then nothing; a 3 s stall timeout)
     /// plays in a failed item's slot: its picture is decoded as an item's is — waited for until
     /// the frame is due — so the slot holds the filler's last picture while it stalls and then

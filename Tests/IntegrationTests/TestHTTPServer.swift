@@ -9,6 +9,9 @@ import Testing
 /// - `/silent/NAME`: reads the request and never answers;
 /// - `/stall-headers/NAME`: sends the headers, then nothing;
 /// - `/stall-body/NAME`: sends the headers and half of the body, then nothing;
+/// - `/slow/NAME`: answers every range as `/ok/`, 4 KiB every 100 ms (about 40 KB/s: never a
+///   stall, slower than a picture of a few megabits a second);
+/// - `/flaky/NAME`: as `/silent/` while ``isBroken``, as `/ok/` after;
 /// - `/stall-half/NAME`: answers every range as `/ok/` up to the file's middle byte, then sends
 ///   nothing (a source that stops sending in the middle of the file, whatever ranges are asked);
 /// - `/drop/NAME`: the first request gets half of the body and the connection closed; later
@@ -39,6 +42,7 @@ final class TestHTTPServer: @unchecked Sendable {
     private let root: String
     private let lock = NSLock()
     private var drops: Set<String> = []
+    private var broken = true
     private var stopped = false
     private var open: [Int32] = []
     private var bodyBytes = 0
@@ -85,6 +89,12 @@ final class TestHTTPServer: @unchecked Sendable {
     }
 
     func url(_ mode: String, _ name: String) -> String { "http://127.0.0.1:\(port)/\(mode)/\(name)" }
+
+    /// Whether `/flaky/` answers nothing (true at first).
+    var isBroken: Bool {
+        get { lock.withLock { broken } }
+        set { lock.withLock { broken = newValue } }
+    }
 
     /// Stops accepting and closes every connection (stalled ones included).
     func stop() {
@@ -143,7 +153,7 @@ final class TestHTTPServer: @unchecked Sendable {
         guard pieces.count == 2 else { return send(fd, status: "404 Not Found", headers: [], body: []) }
         let (mode, name) = (pieces[0], pieces[1])
         if mode == "loop" { return send(fd, status: "302 Found", headers: ["Location: \(path)"], body: []) }
-        if mode == "silent" { return waitForClose(fd) }
+        if mode == "silent" || mode == "flaky" && lock.withLock({ broken }) { return waitForClose(fd) }
         guard let data = FileManager.default.contents(atPath: root + "/" + name) else {
             return send(fd, status: "404 Not Found", headers: [], body: [])
         }
@@ -190,9 +200,19 @@ final class TestHTTPServer: @unchecked Sendable {
         case "stall-body":
             writeAll(fd, head(status, headers + ["Content-Length: \(body.count)"]) + body.prefix(body.count / 2))
             waitForClose(fd)
+        case "slow":
+            guard writeAll(fd, head(status, headers + ["Content-Length: \(body.count)"])) else { return }
+            var sent = 0
+            while sent < body.count {
+                usleep(100_000)
+                let next = min(body.count, sent + 4096)
+                guard lock.withLock({ !stopped }), writeAll(fd, Array(body[sent..<next])) else { return }
+                sent = next
+            }
         case "stall-half":
             writeAll(fd, head(status, headers + ["Content-Length: \(body.count)"]) + body.prefix(max(0, bytes.count / 2 - start)))
             waitForClose(fd)
+
         case "drop":
             let first = lock.withLock { drops.insert(name).inserted }
             if first {

@@ -87,6 +87,31 @@ import Testing
         #expect(machine.itemFailures.count == 2)
     }
 
+    /// In a channel a failure stands for a while, then the item is opened again (a source down
+    /// for a moment is not lost for the run); every item failing within that while still fails
+    /// the layer. An export's failure stands for good.
+    @Test func aChannelsFailedItemIsTriedAgainOnceItsFailureIsOld() {
+        var machine = Machine(
+            id: Self.id, layer: Self.layer(["a", "b"], loop: .forever), failurePolicy: .passOver, start: .zero, now: Self.now,
+            retryFailedItemsAfter: .seconds(30), lengths: { _ in nil })
+        let down = PlayheadError(code: .timedOut, message: "a down")
+        _ = machine.itemFailed(down, at: Self.seconds(1), now: Self.now, lengths: { _ in nil })
+        #expect(machine.standingFailure(of: 0, now: Self.now.addingTimeInterval(29)) == down)
+        #expect(machine.standingFailure(of: 0, now: Self.now.addingTimeInterval(31)) == nil, "tried again after 30 s")
+        #expect(machine.standingFailure(of: 1, now: Self.now) == nil)
+        // b fails 40 s later: a's failure no longer stands, so b is passed over (not the layer failed).
+        _ = machine.itemFailed(
+            PlayheadError(code: .timedOut, message: "b down"), at: Self.seconds(41), now: Self.now.addingTimeInterval(40), lengths: { _ in nil })
+        #expect(machine.phase == .playing && machine.timeline.item == 0, "\(machine.phase), item \(machine.timeline.item)")
+        // a fails again at once: both stand now, the layer fails.
+        _ = machine.itemFailed(down, at: Self.seconds(41), now: Self.now.addingTimeInterval(40), lengths: { _ in nil })
+        #expect(machine.phase == .failed(down), "\(machine.phase)")
+
+        var export = Self.machine(Self.layer(["a", "b"], loop: .forever))
+        _ = export.itemFailed(down, at: Self.seconds(1), now: Self.now, lengths: { _ in nil })
+        #expect(export.standingFailure(of: 0, now: Self.now.addingTimeInterval(3600)) == down, "an export's failure stands for good")
+    }
+
     @Test func aFailedItemWithAFillerPlaysTheFillerForItsSlotThenGoesOn() {
         let filler = Asset(path: "/clips/filler.mp4")
         var machine = Self.machine(Self.layer(["a", "b"]), policy: .filler(filler, slot: Self.seconds(10)))

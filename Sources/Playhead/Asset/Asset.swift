@@ -283,9 +283,11 @@ public actor Asset {
     }
 
     /// Takes back a demuxer after use, to be used again. A source that cannot seek was read once
-    /// and is used up, unless nothing was read from it yet.
+    /// and is used up, unless nothing was read from it yet; one whose source stalled or failed is
+    /// closed (the next user opens the source anew).
     nonisolated func giveBack(_ demuxer: Demuxer) {
         demuxer.attach(nil)
+        guard demuxer.isReusable else { return }
         let box = DemuxerBox(demuxer, token: token)
         if box.isOneShot {
             if demuxer.isFresh { oneShot.withLock { $0 = box } }

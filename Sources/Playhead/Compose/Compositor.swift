@@ -59,6 +59,14 @@ public final class Compositor: Sendable {
     /// is decoded on every pass, as with 0 (the default: nothing kept). The pictures drawn are the
     /// same either way.
     public let loopCacheBytes: Int
+    /// In a channel (a render paced on a clock), how long a failed item's failure stands before
+    /// the item is opened again: a source down for a moment is not lost for the rest of the run.
+    /// (An export fails a broken item on every pass, at once.)
+    package var failedItemRetry: Duration {
+        get { retry.withLock { $0 } }
+        set { retry.withLock { $0 = newValue } }
+    }
+    private let retry = Locked(Duration.seconds(30))
     /// Sound-only items' lengths, measured once per source for every layer.
     private let soundExtents: SoundExtentTable
     /// Items' lengths for layers that join a schedule, measured when such a layer is added or
@@ -625,7 +633,7 @@ public final class Compositor: Sendable {
             let reader = LayerReader(
                 id: id, layer: layer, canvasSize: canvas.size, outputFormat: format, interrupt: interrupt, strict: strict,
                 start: time, failurePolicy: failurePolicy, soundExtents: soundExtents, itemLengths: itemLengths, loopBudget: loopBudget,
-                preparer: preparer)
+                preparer: preparer, retryFailedItemsAfter: preparer.waits ? nil : failedItemRetry)
             if let handler { reader.onRecord = { handler($0) } }
             readers.append(reader)
         }
@@ -649,7 +657,8 @@ public struct CompositionReport: Sendable {
     public var audioFailure: PlayheadError?
     /// Realtime only: how much of the sound was silence because it had not been decoded when
     /// its frame was due (a source that stalled), summed over the layers that give sound; the
-    /// sound after it stays in its place.
+    /// sound after it stays in its place. A pass whose sound failed is silent from there, and that
+    /// silence is not counted here (``audioFailure`` says why).
     public var soundMissed: MediaTime = .zero
     /// The sound layer's items that played without sound, having none.
     public var soundlessSources: [String] = []

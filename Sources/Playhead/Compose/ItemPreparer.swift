@@ -138,9 +138,11 @@ final class ItemPreparer: Sendable {
     }
 
     /// Keeps `demuxer`, done with, for the next pass of `asset` (given to the asset once the
-    /// preparer is closed or full).
+    /// preparer is closed or full); one whose source stalled or failed is closed instead (the
+    /// next pass opens the source anew).
     func giveBack(_ demuxer: Demuxer, of asset: Asset) {
         demuxer.attach(nil)
+        guard demuxer.isReusable else { return }
         let key = ObjectIdentifier(asset)
         let box = DemuxerBox(demuxer, token: 0)
         let out = table.withLock { table -> [(Asset, [DemuxerBox])] in

@@ -122,7 +122,7 @@ final class LayerReader {
         id: CompositionLayer.ID, layer: CompositionLayer, canvasSize: PixelSize, outputFormat: PictureFormat, interrupt: InterruptFlag,
         strict: Bool = false, start: MediaTime = .zero, failurePolicy: LayerFailurePolicy = .passOver,
         soundExtents: SoundExtentTable = SoundExtentTable(), itemLengths: ItemLengthTable? = nil, loopBudget: LoopCacheBudget? = nil,
-        preparer: ItemPreparer = ItemPreparer(waits: true)
+        preparer: ItemPreparer = ItemPreparer(waits: true), retryFailedItemsAfter: Duration? = nil
     ) {
         self.preparer = preparer
         let itemLengths = itemLengths ?? ItemLengthTable(soundExtents: soundExtents)
@@ -135,7 +135,7 @@ final class LayerReader {
         self.outputFormat = outputFormat
         self.interrupt = interrupt
         machine = LayerStateMachine(
-            id: id, layer: layer, failurePolicy: failurePolicy, start: start, now: Date(),
+            id: id, layer: layer, failurePolicy: failurePolicy, start: start, now: Date(), retryFailedItemsAfter: retryFailedItemsAfter,
             lengths: { Self.lengths(of: $0, table: itemLengths, interrupt: interrupt, waits: preparer.waits) })
         if case .filler(let filler?, _) = failurePolicy { preparer.prepare(filler) }
         perform(machine.effectsAtStart)
@@ -428,7 +428,18 @@ final class LayerReader {
                 // worker's until it ends; never waited for (the other layers' pictures are due
                 // too). Once it has ended, its picture — a frame or more late, newer than the one
                 // held — is shown; the next frame asks anew.
-                guard flight.isFinished else { return holding }
+                guard flight.isFinished else {
+                    // A source slower than its own rate: the channel keeps its time, and the pass
+                    // ends at the length its picture declares (its decode let go when it ends).
+                    if let declared = reader.facts.duration, declared.isNumeric, declared > .zero, !(offset < declared) {
+                        closeItem()
+                        perform(
+                            machine.passEnded(
+                                length: declared, status: .failed, error: Self.tooSlow(reader.source), now: Date(), lengths: lengths))
+                        return nil
+                    }
+                    return holding
+                }
                 inFlight = nil
                 found = try flight.answer()
                 damageBefore = flight.damageBefore
@@ -612,6 +623,13 @@ final class LayerReader {
         lastFrameOrigin = origin
     }
 
+    /// Why a pass ended with its picture still being decoded: its source sent too slowly.
+    static func tooSlow(_ source: String) -> PlayheadError {
+        PlayheadError(
+            code: .timedOut, message: "its data came too slowly to play: the pass ended at its length while its picture was still decoding",
+            file: source)
+    }
+
     /// Half a tick of `timeBase`, as a time.
     static func halfTick(_ timeBase: Rational) -> MediaTime {
         guard timeBase.num > 0, timeBase.den > 0, timeBase.den <= Int32.max / 2 else { return .zero }
@@ -622,8 +640,9 @@ final class LayerReader {
     /// not opened yet and the render does not wait (a channel).
     private func openItem() throws(PlayheadError) -> Content {
         if case .closed = content {} else { return content }
-        // An item that failed before fails again at once (a loop does not retry it every pass).
-        if let failed = machine.itemFailures[timeline.item] { throw failed }
+        // An item that failed before fails again at once (a loop does not retry it every pass;
+        // a channel opens it again once its failure is old enough: a source down for a moment).
+        if let failed = machine.standingFailure(of: timeline.item, now: Date()) { throw failed }
         let asset = layer.assets[timeline.item]
         guard let demuxer = try preparer.take(asset, interrupt: interrupt) else { return .closed }
         // A time range counts from the item's start (as the container gives it), whatever its

@@ -57,9 +57,14 @@ struct LayerStateMachine {
     private(set) var layer: CompositionLayer
     /// A new version (a live edit), taken at the next item boundary.
     private(set) var pending: CompositionLayer?
-    /// Items of the playlist that failed and were passed over, by item: the layer fails only when
-    /// every item has.
+    /// Items of the playlist that failed and were passed over, by item (the first failure of
+    /// each): the layer fails only when every item's failure stands at once.
     private(set) var itemFailures: [Int: PlayheadError] = [:]
+    /// When each item last failed.
+    private(set) var failedAt: [Int: Date] = [:]
+    /// How long an item's failure stands before the item is opened again (a channel's source
+    /// down for a moment); nil: for good (an export's broken file fails every pass at once).
+    let retryFailedItemsAfter: Duration?
     /// The passes played so far (the last one may still be playing): what the sound follows.
     private(set) var passes: [LayerPass] = []
 
@@ -67,13 +72,22 @@ struct LayerStateMachine {
     /// item's pass length when the schedule needs them, nil when not known).
     init(
         id: CompositionLayer.ID, layer: CompositionLayer, failurePolicy: LayerFailurePolicy, start: MediaTime, now: Date,
-        lengths: (CompositionLayer) -> [MediaTime]?
+        retryFailedItemsAfter: Duration? = nil, lengths: (CompositionLayer) -> [MediaTime]?
     ) {
+        self.retryFailedItemsAfter = retryFailedItemsAfter
         self.id = id
         self.layer = layer
         self.failurePolicy = failurePolicy
         timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop, start: start)
         effectsAtStart = join(at: start, now: now, lengths: lengths)
+    }
+
+    /// The failure `item` still stands under at `now` (it is failed again at once, not opened):
+    /// for good, or until ``retryFailedItemsAfter`` has passed since it last failed.
+    func standingFailure(of item: Int, now: Date) -> PlayheadError? {
+        guard let error = itemFailures[item] else { return nil }
+        guard let retry = retryFailedItemsAfter, let at = failedAt[item] else { return error }
+        return now.timeIntervalSince(at) < Double(retry.components.seconds) + Double(retry.components.attoseconds) / 1e18 ? error : nil
     }
 
     /// What the owner does as the layer starts (its first pass).
@@ -115,6 +129,7 @@ struct LayerStateMachine {
     mutating func itemFailed(_ error: PlayheadError, at time: MediaTime, now: Date, lengths: (CompositionLayer) -> [MediaTime]?) -> [Effect] {
         let item = timeline.item
         itemFailures[item] = itemFailures[item] ?? error
+        failedAt[item] = now
         var effects: [Effect] = [.closeItem]
         if case .filler(let asset, let slot) = failurePolicy, !timeline.hasEnded {
             // The failed item's pass ends here; the filler plays for its slot.
@@ -129,7 +144,8 @@ struct LayerStateMachine {
                     audible: layer.providesAudio, filler: true, wallClockStart: now))
             return effects + [.filler(asset: asset, start: start, length: length)]
         }
-        if itemFailures.count < layer.assets.count, !timeline.hasEnded {
+        let standing = itemFailures.keys.filter { standingFailure(of: $0, now: now) != nil }.count
+        if standing < layer.assets.count, !timeline.hasEnded {
             // Passed over: what it showed of its pass stays, the next item starts now.
             let length = max(.zero, timeline.offset(at: time))
             return effects + passEnded(length: length, status: .failed, error: error, now: now, lengths: lengths)
@@ -248,6 +264,7 @@ struct LayerStateMachine {
     private mutating func take(_ next: CompositionLayer) -> [Effect] {
         layer = next
         itemFailures = [:]
+        failedAt = [:]
         return [.tookVersion]
     }
 

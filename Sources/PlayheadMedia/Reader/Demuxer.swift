@@ -200,6 +200,11 @@ package final class Demuxer {
         }
     }
 
+    /// Whether a later user may read it again: not once its source stalled or its requests failed
+    /// (the watchdog's verdict stands for the connection; only a new open can tell whether the
+    /// source is back).
+    package var isReusable: Bool { !context.relay.hasStalled && !context.io.hasStalled && context.io.failure == nil }
+
     /// Hands the demuxer to a new owner, whose flag interrupts it from now on (nil: nobody's, while idle).
     package func attach(_ interrupt: InterruptFlag?) { context.relay.attach(interrupt) }
 
