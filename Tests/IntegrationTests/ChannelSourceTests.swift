@@ -100,9 +100,7 @@ import Testing
                 assets: [stalling, Asset(path: next)], rect: PixelRect(x: 0, y: 0, width: 32, height: 36), loop: .once, providesAudio: true))
         // Beside it, a layer of a local clip (every frame its own picture) that must go on moving.
         let moving = folder(root, "moving.mp4")
-        _ = try await Reference.run(
-            try Reference.ffmpeg(),
-            ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x36:rate=25:duration=10", "-c:v", "libx264", "-preset", "ultrafast", moving])
+        try await Self.smallClip(moving, "testsrc2", seconds: 10)
         try compositor.add(
             CompositionLayer(assets: [Asset(path: moving)], rect: PixelRect(x: 32, y: 0, width: 32, height: 36), zIndex: 1, loop: .forever))
         let sink = PicturesAndSound()
@@ -146,16 +144,9 @@ import Testing
     @Test func aSourceSlowerThanItsRateEndsAtItsLength() async throws {
         let root = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        _ = try await Reference.run(
-            try Reference.ffmpeg(),
-            [
-                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25:duration=4", "-c:v", "libx264", "-preset", "ultrafast",
-                "-b:v", "2M", "-g", "25", "-movflags", "+faststart", root + "/slow.mp4",
-            ])
+        try await Self.spreadClip(root + "/slow.mp4", seconds: 4)
         let red = root + "/red.mp4"
-        _ = try await Reference.run(
-            try Reference.ffmpeg(),
-            ["-v", "error", "-f", "lavfi", "-i", "color=c=red:size=64x36:rate=25:duration=10", "-c:v", "libx264", "-preset", "ultrafast", red])
+        try await Self.smallClip(red, "color=c=red", seconds: 10)
         let server = try TestHTTPServer(root: root)
         defer { server.stop() }
         let slow = Asset(
@@ -183,16 +174,9 @@ import Testing
     @Test func aChannelTriesAFailedItemAgain() async throws {
         let root = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        _ = try await Reference.run(
-            try Reference.ffmpeg(),
-            [
-                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25:duration=4", "-c:v", "libx264", "-preset", "ultrafast",
-                "-b:v", "2M", "-g", "25", "-movflags", "+faststart", root + "/flaky.mp4",
-            ])
+        try await Self.spreadClip(root + "/flaky.mp4", seconds: 4)
         let red = root + "/red.mp4"
-        _ = try await Reference.run(
-            try Reference.ffmpeg(),
-            ["-v", "error", "-f", "lavfi", "-i", "color=c=red:size=64x36:rate=25:duration=2", "-c:v", "libx264", "-preset", "ultrafast", red])
+        try await Self.smallClip(red, "color=c=red", seconds: 2)
         let server = try TestHTTPServer(root: root)
         defer { server.stop() }
         let flaky = Asset(
@@ -227,12 +211,7 @@ import Testing
     @Test func aStalledDemuxerIsNotKeptForReuse() async throws {
         let root = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        _ = try await Reference.run(
-            try Reference.ffmpeg(),
-            [
-                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25:duration=4", "-c:v", "libx264", "-preset", "ultrafast",
-                "-b:v", "2M", "-movflags", "+faststart", root + "/clip.mp4",
-            ])
+        try await Self.spreadClip(root + "/clip.mp4", seconds: 4)
         let server = try TestHTTPServer(root: root)
         defer { server.stop() }
         /// Opens `asset`, reads it to its end (or failure), gives it back to the asset, and says
@@ -271,16 +250,9 @@ import Testing
     @Test func aFillerThatStopsSendingStallsNoFrame() async throws {
         let root = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        _ = try await Reference.run(
-            try Reference.ffmpeg(),
-            [
-                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25:duration=6", "-c:v", "libx264", "-preset", "ultrafast",
-                "-b:v", "2M", "-g", "25", "-movflags", "+faststart", root + "/filler.mp4",
-            ])
+        try await Self.spreadClip(root + "/filler.mp4", seconds: 6)
         let moving = root + "/moving.mp4"
-        _ = try await Reference.run(
-            try Reference.ffmpeg(),
-            ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x36:rate=25:duration=10", "-c:v", "libx264", "-preset", "ultrafast", moving])
+        try await Self.smallClip(moving, "testsrc2", seconds: 10)
         let server = try TestHTTPServer(root: root)
         defer { server.stop() }
         let filler = Asset(
@@ -440,6 +412,28 @@ import Testing
 }
 
 extension ChannelSourceTests {
+    /// Makes a 320×180 clip of `seconds` at 25 fps whose bytes are spread evenly (2 Mbit/s, a
+    /// keyframe a second, the index in front): half the file is about half its time.
+    static func spreadClip(_ path: String, seconds: Int) async throws {
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25:duration=\(seconds)", "-c:v", "libx264", "-preset", "ultrafast",
+                "-b:v", "2M", "-g", "25", "-movflags", "+faststart", path,
+            ])
+    }
+
+    /// Makes a 64×36 clip of `seconds` at 25 fps from the lavfi source `source` (`testsrc2`: every
+    /// frame its own picture; `color=c=red`).
+    static func smallClip(_ path: String, _ source: String, seconds: Int) async throws {
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "\(source)\(source.contains("=") ? ":" : "=")size=64x36:rate=25:duration=\(seconds)", "-c:v",
+                "libx264", "-preset", "ultrafast", path,
+            ])
+    }
+
     /// The left or right half of a 64×36 picture (rgb24).
     static func half(_ frame: InMemorySink.Frame, left: Bool) -> [UInt8] {
         (0..<36).flatMap { row in

@@ -109,23 +109,7 @@ import Testing
     /// A byte source whose reads block part way: the session ends at its timeouts (before, it
     /// waited for the read for ever, six threads with it).
     @Test func aByteSourceThatBlocksDoesNotHoldTheSession() async throws {
-        final class Blocking: ByteSource {
-            let bytes: Data
-            let release = DispatchSemaphore(value: 0)
-            init(_ bytes: Data) { self.bytes = bytes }
-            var size: Int64? { Int64(bytes.count) }
-            func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-                if offset >= Int64(bytes.count / 3) {
-                    release.wait()
-                    release.signal()
-                    return 0
-                }
-                let count = min(buffer.count, bytes.count / 3 - Int(offset))
-                bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<(Int(offset) + count)])) }
-                return count
-            }
-        }
-        let source = Blocking(try Data(contentsOf: URL(fileURLWithPath: try EmbedderTests.clip())))
+        let source = BlocksPastAThird(try Data(contentsOf: URL(fileURLWithPath: try EmbedderTests.clip())))
         defer { source.release.signal() }
         let asset = Asset(
             byteSource: source, name: "store://blocking.mp4", options: AssetOptions(openTimeout: .seconds(1), stallTimeout: .seconds(1)))
@@ -375,24 +359,7 @@ import Testing
     /// An image of a byte source that stops answering ends at the stall timeout (it took 18 s
     /// for a 2 s stall before), and the read's thread ends once the read returns.
     @Test func anImageOfAStalledSourceEndsAtItsStallTimeout() async throws {
-        final class Stalling: ByteSource {
-            let bytes: Data
-            let release = DispatchSemaphore(value: 0)
-            init(_ bytes: Data) { self.bytes = bytes }
-            var size: Int64? { Int64(bytes.count) }
-            func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-                // The header and the first frames; past a third of the file, nothing.
-                if offset >= Int64(bytes.count / 3) {
-                    release.wait()
-                    release.signal()
-                    return 0
-                }
-                let count = min(buffer.count, bytes.count / 3 - Int(offset))
-                bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<(Int(offset) + count)])) }
-                return count
-            }
-        }
-        let source = Stalling(try Data(contentsOf: URL(fileURLWithPath: try EmbedderTests.clip())))
+        let source = BlocksPastAThird(try Data(contentsOf: URL(fileURLWithPath: try EmbedderTests.clip())))
         defer { source.release.signal() }
         let asset = Asset(byteSource: source, name: "store://stalling.mp4", options: AssetOptions(stallTimeout: .seconds(1)))
         let start = ContinuousClock.now
@@ -440,4 +407,23 @@ func spawnAndWait(_ path: String, _ arguments: [String]) -> Int32 {
     }
     // Exited normally: its exit code (WIFEXITED, WEXITSTATUS); killed: -1.
     return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
+}
+
+/// A byte source of `bytes` whose reads answer the first third (the header and the first frames)
+/// and block past it until ``release`` is signalled (then the data ends there).
+final class BlocksPastAThird: ByteSource {
+    let bytes: Data
+    let release = DispatchSemaphore(value: 0)
+    init(_ bytes: Data) { self.bytes = bytes }
+    var size: Int64? { Int64(bytes.count) }
+    func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if offset >= Int64(bytes.count / 3) {
+            release.wait()
+            release.signal()
+            return 0
+        }
+        let count = min(buffer.count, bytes.count / 3 - Int(offset))
+        bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<(Int(offset) + count)])) }
+        return count
+    }
 }
