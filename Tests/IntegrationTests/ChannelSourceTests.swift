@@ -170,7 +170,10 @@ import Testing
 
     /// A channel's item whose source is down for a moment (its server accepts and never answers,
     /// then answers in full) is opened again on a later pass once its failure is old enough, and
-    /// plays — before, it failed at once on every pass for the rest of the run.
+    /// plays — before, it failed at once on every pass for the rest of the run. Its next item's
+    /// pass (2 s) is shorter than the failure's 4 s: the item is failed again at once in between
+    /// (that does not move the retry), and the opening that failed while the server was still
+    /// down, ahead of its turn, is not taken for a new failure once the retry is due.
     @Test func aChannelTriesAFailedItemAgain() async throws {
         let root = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -181,21 +184,25 @@ import Testing
         defer { server.stop() }
         let flaky = Asset(
             url: try #require(URL(string: server.url("flaky", "flaky.mp4"))),
-            options: AssetOptions(openTimeout: .seconds(3), stallTimeout: .seconds(3)))
+            options: AssetOptions(openTimeout: .seconds(1), stallTimeout: .seconds(1)))
         let records = Locked<[LayerItemRecord]>([])
         let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
-        // The server is back once the first failure is recorded.
+        // The server is back 2.5 s after the first failure is recorded.
+        let fixed = Locked(false)
         let compositor = Compositor(
             canvas: canvas,
             onRecord: { record in
                 records.withLock { $0.append(record) }
-                if record.status == .failed { server.isBroken = false }
+                if record.status == .failed, record.item == 0, !fixed.withLock({ $0 }) {
+                    fixed.withLock { $0 = true }
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 2.5) { server.isBroken = false }
+                }
             })
-        compositor.failedItemRetry = .seconds(1)
+        compositor.failedItemRetry = .seconds(4)
         try compositor.add(
             CompositionLayer(assets: [flaky, Asset(path: red)], rect: PixelRect(x: 0, y: 0, width: 64, height: 36), loop: .forever))
-        let report = await compositor.render(frames: 375, into: NullSink(), realtime: SystemPlaybackClock())
-        #expect(report.error == nil && report.framesWritten == 375, "\(String(describing: report.error))")
+        let report = await compositor.render(frames: 275, into: NullSink(), realtime: SystemPlaybackClock())
+        #expect(report.error == nil && report.framesWritten == 275, "\(String(describing: report.error))")
         let flakyPasses = records.withLock { $0 }.filter { $0.item == 0 }.map { ($0.status, ($0.end - $0.start).seconds) }
         #expect(
             flakyPasses.first?.0 == .failed,

@@ -97,6 +97,7 @@ import Testing
         let down = PlayheadError(code: .timedOut, message: "a down")
         _ = machine.itemFailed(down, at: Self.seconds(1), now: Self.now, lengths: { _ in nil })
         #expect(machine.standingFailure(of: 0, now: Self.now.addingTimeInterval(29)) == down)
+        #expect(machine.failureLapsed(of: 0) == Self.now.addingTimeInterval(30))
         #expect(machine.standingFailure(of: 0, now: Self.now.addingTimeInterval(31)) == nil, "tried again after 30 s")
         #expect(machine.standingFailure(of: 1, now: Self.now) == nil)
         // b fails 40 s later: a's failure no longer stands, so b is passed over (not the layer failed).
@@ -110,6 +111,21 @@ import Testing
         var export = Self.machine(Self.layer(["a", "b"], loop: .forever))
         _ = export.itemFailed(down, at: Self.seconds(1), now: Self.now, lengths: { _ in nil })
         #expect(export.standingFailure(of: 0, now: Self.now.addingTimeInterval(3600)) == down, "an export's failure stands for good")
+    }
+
+    /// An item whose failure still stands is failed again at once when its pass comes round; that
+    /// does not move when the failure lapses (among short items it would never be tried again).
+    @Test func aStandingFailureFailedAgainLapsesWhenItWould() {
+        var machine = Machine(
+            id: Self.id, layer: Self.layer(["a", "b"], loop: .forever), failurePolicy: .passOver, start: .zero, now: Self.now,
+            retryFailedItemsAfter: .seconds(30), lengths: { _ in nil })
+        let down = PlayheadError(code: .timedOut, message: "a down")
+        _ = machine.itemFailed(down, at: Self.seconds(1), now: Self.now, lengths: { _ in nil })
+        _ = machine.passEnded(length: Self.seconds(10), status: .played, error: nil, now: Self.now.addingTimeInterval(10), lengths: { _ in nil })
+        #expect(machine.timeline.item == 0)
+        _ = machine.itemFailed(down, at: Self.seconds(11), now: Self.now.addingTimeInterval(10), lengths: { _ in nil })
+        #expect(machine.phase == .playing && machine.timeline.item == 1, "\(machine.phase)")
+        #expect(machine.failureLapsed(of: 0) == Self.now.addingTimeInterval(30), "\(String(describing: machine.failureLapsed(of: 0)))")
     }
 
     @Test func aFailedItemWithAFillerPlaysTheFillerForItsSlotThenGoesOn() {

@@ -30,7 +30,9 @@ final class ItemPreparer: Sendable {
         let asset: Asset
         var ready: [DemuxerBox] = []
         var opening = 0
+        /// The last opening's failure, and when it came.
         var failure: PlayheadError?
+        var failedAt = Date.distantPast
     }
 
     private struct Table {
@@ -76,9 +78,11 @@ final class ItemPreparer: Sendable {
     /// waited for); when they do not, nil after waiting at most `patience` for one being opened
     /// (its opening is started if it was not).
     ///
+    /// - Parameter staleBefore: an opening's failure that came before this is not thrown but tried
+    ///   again (a channel's item whose failure has lapsed: its source may be back since).
     /// - Throws: what opening the asset ahead threw (once: the next call tries again); when turns
     ///   wait, what opening it now throws; `cancelled` when `interrupt` is raised while waiting.
-    func take(_ asset: Asset, interrupt: InterruptFlag, patience: Duration = .zero) throws(PlayheadError) -> Demuxer? {
+    func take(_ asset: Asset, interrupt: InterruptFlag, patience: Duration = .zero, staleBefore: Date? = nil) throws(PlayheadError) -> Demuxer? {
         let key = ObjectIdentifier(asset)
         let deadline = Date().addingTimeInterval(Self.seconds(patience))
         while true {
@@ -97,6 +101,7 @@ final class ItemPreparer: Sendable {
                 }
                 if entry.opening == 0, let failure = entry.failure {
                     entry.failure = nil
+                    if let staleBefore, entry.failedAt < staleBefore { return .open }
                     return .failed(failure)
                 }
                 return entry.opening > 0 ? .wait : .open
@@ -197,6 +202,7 @@ final class ItemPreparer: Sendable {
                     // A failure counts when nothing of the asset is open: a source read once
                     // fails a second open, which the first one's demuxer answers.
                     entry.failure = failure
+                    entry.failedAt = Date()
                 }
                 table.entries[key] = entry
                 return Self.overCapacity(&table)

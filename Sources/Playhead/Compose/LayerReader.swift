@@ -430,13 +430,18 @@ final class LayerReader {
                 // held — is shown; the next frame asks anew.
                 guard flight.isFinished else {
                     // A source slower than its own rate: the channel keeps its time, and the pass
-                    // ends at the length its picture declares (its decode let go when it ends).
-                    if let declared = reader.facts.duration, declared.isNumeric, declared > .zero, !(offset < declared) {
-                        closeItem()
-                        perform(
-                            machine.passEnded(
-                                length: declared, status: .failed, error: Self.tooSlow(reader.source), now: Date(), lengths: lengths))
-                        return nil
+                    // ends at the length its picture declares (its decode let go when it ends) —
+                    // once a second past it, so that a decode merely late at the item's end (or a
+                    // length declared a little short) ends the pass as played, by its frames.
+                    if let declared = reader.facts.duration, declared.isNumeric, declared > .zero {
+                        let length = (reader.facts.startTime ?? .zero) + declared - itemStart
+                        if length > .zero, !(offset < length + Self.slownessGrace) {
+                            closeItem()
+                            perform(
+                                machine.passEnded(
+                                    length: length, status: .failed, error: Self.tooSlow(reader.source), now: Date(), lengths: lengths))
+                            return nil
+                        }
                     }
                     return holding
                 }
@@ -623,6 +628,10 @@ final class LayerReader {
         lastFrameOrigin = origin
     }
 
+    /// How long past its declared length a pass waits for a decode still out before it ends as
+    /// too slow.
+    static let slownessGrace = MediaTime(value: 1, timescale: 1)
+
     /// Why a pass ended with its picture still being decoded: its source sent too slowly.
     static func tooSlow(_ source: String) -> PlayheadError {
         PlayheadError(
@@ -644,7 +653,10 @@ final class LayerReader {
         // a channel opens it again once its failure is old enough: a source down for a moment).
         if let failed = machine.standingFailure(of: timeline.item, now: Date()) { throw failed }
         let asset = layer.assets[timeline.item]
-        guard let demuxer = try preparer.take(asset, interrupt: interrupt) else { return .closed }
+        // After a lapsed failure, an opening that failed before it lapsed is tried again.
+        guard let demuxer = try preparer.take(asset, interrupt: interrupt, staleBefore: machine.failureLapsed(of: timeline.item)) else {
+            return .closed
+        }
         // A time range counts from the item's start (as the container gives it), whatever its
         // first timestamp: the same span of every item of a playlist.
         let rangeStart = layer.timeRange.map { demuxer.containerStart + $0.start }

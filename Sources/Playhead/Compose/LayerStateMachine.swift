@@ -86,8 +86,15 @@ struct LayerStateMachine {
     /// for good, or until ``retryFailedItemsAfter`` has passed since it last failed.
     func standingFailure(of item: Int, now: Date) -> PlayheadError? {
         guard let error = itemFailures[item] else { return nil }
-        guard let retry = retryFailedItemsAfter, let at = failedAt[item] else { return error }
-        return now.timeIntervalSince(at) < Double(retry.components.seconds) + Double(retry.components.attoseconds) / 1e18 ? error : nil
+        guard let lapsed = failureLapsed(of: item) else { return error }
+        return now < lapsed ? error : nil
+    }
+
+    /// When `item`'s last failure lapsed (it is opened again from then; an opening's failure
+    /// from before is stale); nil when it has not failed, or its failures stand for good.
+    func failureLapsed(of item: Int) -> Date? {
+        guard let retry = retryFailedItemsAfter, let at = failedAt[item] else { return nil }
+        return at.addingTimeInterval(Double(retry.components.seconds) + Double(retry.components.attoseconds) / 1e18)
     }
 
     /// What the owner does as the layer starts (its first pass).
@@ -128,8 +135,10 @@ struct LayerStateMachine {
     /// else the layer fails.
     mutating func itemFailed(_ error: PlayheadError, at time: MediaTime, now: Date, lengths: (CompositionLayer) -> [MediaTime]?) -> [Effect] {
         let item = timeline.item
+        // A failure that still stands, failed again at once, does not move when it lapses (else
+        // an item among short ones would never be tried again).
+        if standingFailure(of: item, now: now) == nil { failedAt[item] = now }
         itemFailures[item] = itemFailures[item] ?? error
-        failedAt[item] = now
         var effects: [Effect] = [.closeItem]
         if case .filler(let asset, let slot) = failurePolicy, !timeline.hasEnded {
             // The failed item's pass ends here; the filler plays for its slot.
