@@ -19,8 +19,10 @@ import Testing
             scheduledStart: scheduled)
     }
 
-    static func machine(_ layer: CompositionLayer, policy: LayerFailurePolicy = .passOver, start: MediaTime = .zero) -> Machine {
-        Machine(id: id, layer: layer, failurePolicy: policy, start: start, now: now, lengths: { _ in nil })
+    static func machine(
+        _ layer: CompositionLayer, policy: LayerFailurePolicy = .passOver, start: MediaTime = .zero, retry: Duration? = nil
+    ) -> Machine {
+        Machine(id: id, layer: layer, failurePolicy: policy, start: start, now: now, retryFailedItemsAfter: retry, lengths: { _ in nil })
     }
 
     /// The records among `effects`.
@@ -91,9 +93,7 @@ import Testing
     /// for a moment is not lost for the run); every item failing within that while still fails
     /// the layer. An export's failure stands for good.
     @Test func aChannelsFailedItemIsTriedAgainOnceItsFailureIsOld() {
-        var machine = Machine(
-            id: Self.id, layer: Self.layer(["a", "b"], loop: .forever), failurePolicy: .passOver, start: .zero, now: Self.now,
-            retryFailedItemsAfter: .seconds(30), lengths: { _ in nil })
+        var machine = Self.machine(Self.layer(["a", "b"], loop: .forever), retry: .seconds(30))
         let down = PlayheadError(code: .timedOut, message: "a down")
         _ = machine.itemFailed(down, at: Self.seconds(1), now: Self.now, lengths: { _ in nil })
         #expect(machine.standingFailure(of: 0, now: Self.now.addingTimeInterval(29)) == down)
@@ -116,9 +116,7 @@ import Testing
     /// An item whose failure still stands is failed again at once when its pass comes round; that
     /// does not move when the failure lapses (among short items it would never be tried again).
     @Test func aStandingFailureFailedAgainLapsesWhenItWould() {
-        var machine = Machine(
-            id: Self.id, layer: Self.layer(["a", "b"], loop: .forever), failurePolicy: .passOver, start: .zero, now: Self.now,
-            retryFailedItemsAfter: .seconds(30), lengths: { _ in nil })
+        var machine = Self.machine(Self.layer(["a", "b"], loop: .forever), retry: .seconds(30))
         let down = PlayheadError(code: .timedOut, message: "a down")
         _ = machine.itemFailed(down, at: Self.seconds(1), now: Self.now, lengths: { _ in nil })
         _ = machine.passEnded(length: Self.seconds(10), status: .played, error: nil, now: Self.now.addingTimeInterval(10), lengths: { _ in nil })
