@@ -177,28 +177,10 @@ import Testing
     @Test func aChannelTriesAFailedItemAgain() async throws {
         let root = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        try await Self.spreadClip(root + "/flaky.mp4", seconds: 4)
         let red = root + "/red.mp4"
         try await Self.smallClip(red, "color=c=red", seconds: 2)
-        let server = try TestHTTPServer(root: root)
+        let (compositor, records, flaky, server) = try await Self.flakyChannel(in: root, fixedAfter: 2.5, retry: .seconds(4))
         defer { server.stop() }
-        let flaky = Asset(
-            url: try #require(URL(string: server.url("flaky", "flaky.mp4"))),
-            options: AssetOptions(openTimeout: .seconds(1), stallTimeout: .seconds(1)))
-        let records = Locked<[LayerItemRecord]>([])
-        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
-        // The server is back 2.5 s after the first failure is recorded.
-        let fixed = Locked(false)
-        let compositor = Compositor(
-            canvas: canvas,
-            onRecord: { record in
-                records.withLock { $0.append(record) }
-                if record.status == .failed, record.item == 0, !fixed.withLock({ $0 }) {
-                    fixed.withLock { $0 = true }
-                    DispatchQueue.global().asyncAfter(deadline: .now() + 2.5) { server.isBroken = false }
-                }
-            })
-        compositor.failedItemRetry = .seconds(4)
         try compositor.add(
             CompositionLayer(assets: [flaky, Asset(path: red)], rect: PixelRect(x: 0, y: 0, width: 64, height: 36), loop: .forever))
         let report = await compositor.render(frames: 275, into: NullSink(), realtime: SystemPlaybackClock())
@@ -210,6 +192,51 @@ import Testing
         )
         #expect(
             flakyPasses.contains { $0.0 == .played && abs($0.1 - 4) < 0.1 }, "a later pass opened it again and played it whole: \(flakyPasses)")
+    }
+
+    /// A channel's layer whose one item fails (its source down for a moment) shows the
+    /// background until the failure lapses, then opens it again and plays it — before, the
+    /// layer failed for the rest of the run (every item had failed).
+    @Test func aChannelLayerWhoseOnlyItemFailedTriesItAgain() async throws {
+        let root = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (compositor, records, flaky, server) = try await Self.flakyChannel(in: root, fixedAfter: 1.5, retry: .seconds(3))
+        defer { server.stop() }
+        let id = try compositor.add(CompositionLayer(assets: [flaky], rect: PixelRect(x: 0, y: 0, width: 64, height: 36), loop: .forever))
+        let report = await compositor.render(frames: 275, into: NullSink(), realtime: SystemPlaybackClock())
+        #expect(report.error == nil && report.framesWritten == 275, "\(String(describing: report.error))")
+        let passes = records.withLock { $0 }.map { ($0.status, $0.start.seconds, ($0.end - $0.start).seconds) }
+        #expect(passes.first?.0 == .failed, "its first pass failed: \(passes)")
+        #expect(passes.contains { $0.0 == .played && abs($0.2 - 4) < 0.1 }, "a later pass opened it again and played it whole: \(passes)")
+        let layer = try #require(report.layers.first { $0.id == id })
+        #expect(layer.failure == nil && layer.framesShown > 100, "\(String(describing: layer.failure)), \(layer.framesShown) frames shown")
+    }
+
+    /// A 64x36, 25 fps compositor whose as-run records are kept, with `failedItemRetry` of
+    /// `retry`, and a 4 s clip behind a server that does not answer until `fixedAfter` seconds
+    /// after the first failed record of item 0 (1 s open and stall timeouts).
+    static func flakyChannel(
+        in root: String, fixedAfter: Double, retry: Duration
+    ) async throws -> (Compositor, Locked<[LayerItemRecord]>, Asset, TestHTTPServer) {
+        try await spreadClip(root + "/flaky.mp4", seconds: 4)
+        let server = try TestHTTPServer(root: root)
+        let flaky = Asset(
+            url: try #require(URL(string: server.url("flaky", "flaky.mp4"))),
+            options: AssetOptions(openTimeout: .seconds(1), stallTimeout: .seconds(1)))
+        let records = Locked<[LayerItemRecord]>([])
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
+        let fixed = Locked(false)
+        let compositor = Compositor(
+            canvas: canvas,
+            onRecord: { record in
+                records.withLock { $0.append(record) }
+                if record.status == .failed, record.item == 0, !fixed.withLock({ $0 }) {
+                    fixed.withLock { $0 = true }
+                    DispatchQueue.global().asyncAfter(deadline: .now() + fixedAfter) { server.isBroken = false }
+                }
+            })
+        compositor.failedItemRetry = retry
+        return (compositor, records, flaky, server)
     }
 
     /// A demuxer whose source stalled is not kept for the next user (who would fail at once on

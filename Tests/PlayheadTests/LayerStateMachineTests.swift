@@ -90,8 +90,8 @@ import Testing
     }
 
     /// In a channel a failure stands for a while, then the item is opened again (a source down
-    /// for a moment is not lost for the run); every item failing within that while still fails
-    /// the layer. An export's failure stands for good.
+    /// for a moment is not lost for the run); every item failing within that while makes the
+    /// layer wait for the first to lapse. An export's failure stands for good.
     @Test func aChannelsFailedItemIsTriedAgainOnceItsFailureIsOld() {
         var machine = Self.machine(Self.layer(["a", "b"], loop: .forever), retry: .seconds(30))
         let down = PlayheadError(code: .timedOut, message: "a down")
@@ -104,13 +104,71 @@ import Testing
         _ = machine.itemFailed(
             PlayheadError(code: .timedOut, message: "b down"), at: Self.seconds(41), now: Self.now.addingTimeInterval(40), lengths: { _ in nil })
         #expect(machine.phase == .playing && machine.timeline.item == 0, "\(machine.phase), item \(machine.timeline.item)")
-        // a fails again at once: both stand now, the layer fails.
+        // a fails again at once: both stand now, the layer waits until the first lapses (both at 70 s).
         _ = machine.itemFailed(down, at: Self.seconds(41), now: Self.now.addingTimeInterval(40), lengths: { _ in nil })
-        #expect(machine.phase == .failed(down), "\(machine.phase)")
+        #expect(machine.phase == .waiting(until: Self.now.addingTimeInterval(70), error: down), "\(machine.phase)")
 
         var export = Self.machine(Self.layer(["a", "b"], loop: .forever))
         _ = export.itemFailed(down, at: Self.seconds(1), now: Self.now, lengths: { _ in nil })
         #expect(export.standingFailure(of: 0, now: Self.now.addingTimeInterval(3600)) == down, "an export's failure stands for good")
+    }
+
+    /// In a channel every item failing within the retry time makes the layer wait (the
+    /// background) instead of failing it for the run: the failed pass is recorded once, nothing
+    /// happens before the first failure lapses, then the playlist goes on there with the item
+    /// after the one that failed last (it failed the layer for good before).
+    @Test func aChannelLayerWhoseEveryItemFailedWaitsThenGoesOn() {
+        var machine = Self.machine(Self.layer(["a", "b"], loop: .forever), retry: .seconds(30))
+        let (down, gone) = (PlayheadError(code: .timedOut, message: "a down"), PlayheadError(code: .timedOut, message: "b down"))
+        var effects = machine.itemFailed(down, at: Self.seconds(1), now: Self.now, lengths: { _ in nil })
+        #expect(machine.phase == .playing && machine.timeline.item == 1, "a passed over: \(machine.phase)")
+        effects = machine.itemFailed(gone, at: Self.seconds(3), now: Self.now.addingTimeInterval(2), lengths: { _ in nil })
+        #expect(machine.phase == .waiting(until: Self.now.addingTimeInterval(30), error: gone), "\(machine.phase)")
+        #expect(Self.records(effects).map(\.status) == [.failed] && Self.records(effects).first?.item == 1, "\(Self.records(effects))")
+        #expect(Self.has(effects, "closeItem") && !machine.timeline.hasEnded)
+        // Before a's failure lapses: nothing.
+        effects = machine.retryIfDue(at: Self.seconds(20), now: Self.now.addingTimeInterval(19), lengths: { _ in nil })
+        #expect(effects.isEmpty && machine.phase == .waiting(until: Self.now.addingTimeInterval(30), error: gone))
+        // At 30 s: the item after b (a, whose failure lapsed) begins where the layer is, nothing recorded.
+        effects = machine.retryIfDue(at: Self.seconds(31), now: Self.now.addingTimeInterval(30), lengths: { _ in nil })
+        #expect(machine.phase == .playing && machine.timeline.item == 0 && machine.timeline.passStart == Self.seconds(31), "\(machine.timeline)")
+        #expect(Self.records(effects).isEmpty && effects.contains { if case .passBegan(0, false) = $0 { true } else { false } }, "\(effects)")
+        #expect(machine.standingFailure(of: 0, now: Self.now.addingTimeInterval(30)) == nil)
+        #expect(machine.passes.last?.layerStart == Self.seconds(31) && machine.passes.last?.item == 0)
+        // a fails again: b still stands (until 32 s), so the layer waits for b.
+        _ = machine.itemFailed(down, at: Self.seconds(31), now: Self.now.addingTimeInterval(30), lengths: { _ in nil })
+        #expect(machine.phase == .waiting(until: Self.now.addingTimeInterval(32), error: down), "\(machine.phase)")
+        _ = machine.retryIfDue(at: Self.seconds(33), now: Self.now.addingTimeInterval(32), lengths: { _ in nil })
+        #expect(machine.phase == .playing && machine.timeline.item == 1, "b tried again: \(machine.timeline)")
+    }
+
+    /// A single-item channel layer that loops waits for its item; one that plays once has no
+    /// pass to come, and fails as an export's does.
+    @Test func aSingleItemChannelLayerWaitsOnlyWhenItLoops() {
+        let down = PlayheadError(code: .timedOut, message: "down")
+        var looping = Self.machine(Self.layer(["a"], loop: .forever), retry: .seconds(30))
+        _ = looping.itemFailed(down, at: Self.seconds(5), now: Self.now, lengths: { _ in nil })
+        #expect(looping.phase == .waiting(until: Self.now.addingTimeInterval(30), error: down), "\(looping.phase)")
+        _ = looping.retryIfDue(at: Self.seconds(35), now: Self.now.addingTimeInterval(30), lengths: { _ in nil })
+        #expect(looping.phase == .playing && looping.timeline.loopsCompleted == 1 && looping.timeline.passStart == Self.seconds(35))
+
+        var once = Self.machine(Self.layer(["a"]), retry: .seconds(30))
+        _ = once.itemFailed(down, at: Self.seconds(5), now: Self.now, lengths: { _ in nil })
+        #expect(once.phase == .failed(down) && once.timeline.hasEnded, "\(once.phase)")
+        var export = Self.machine(Self.layer(["a"], loop: .forever))
+        _ = export.itemFailed(down, at: Self.seconds(5), now: Self.now, lengths: { _ in nil })
+        #expect(export.phase == .failed(down), "an export's layer fails: \(export.phase)")
+    }
+
+    /// A new version of a waiting layer is taken at once (it has no boundary to come), its
+    /// failures let go.
+    @Test func aWaitingLayerTakesANewVersionAtOnce() {
+        var machine = Self.machine(Self.layer(["a"], loop: .forever), retry: .seconds(30))
+        _ = machine.itemFailed(PlayheadError(code: .timedOut, message: "down"), at: Self.seconds(5), now: Self.now, lengths: { _ in nil })
+        let effects = machine.update(to: Self.layer(["b", "c"], loop: .forever), at: Self.seconds(8), now: Self.now, lengths: { _ in nil })
+        #expect(machine.phase == .playing && machine.pending == nil && machine.layer.assets.count == 2, "\(machine.phase)")
+        #expect(machine.timeline.item == 0 && machine.timeline.passStart == Self.seconds(8) && machine.itemFailures.isEmpty)
+        #expect(Self.has(effects, "tookVersion") && Self.has(effects, "passBegan"), "\(effects)")
     }
 
     /// An item whose failure still stands is failed again at once when its pass comes round; that

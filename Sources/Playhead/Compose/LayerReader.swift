@@ -105,10 +105,13 @@ final class LayerReader {
     /// The passes its timeline has played so far (the last one may still be playing): what the
     /// composition's sound follows.
     var passes: [LayerPass] { machine.passes }
-    /// Why the layer failed (every item failed, or one did without a policy that passes over).
+    /// Why the layer failed (every item failed, or one did without a policy that passes over);
+    /// in a channel, also while every item's failure stands and the layer waits to try again.
     var failure: PlayheadError? {
-        if case .failed(let error) = machine.phase { return error }
-        return nil
+        switch machine.phase {
+        case .failed(let error), .waiting(_, let error): error
+        case .playing, .ended, .filler: nil
+        }
     }
     /// Items of a playlist that failed and were passed over, by item.
     var itemFailures: [Int: PlayheadError] { machine.itemFailures }
@@ -231,7 +234,7 @@ final class LayerReader {
     /// The asset the layer plays now (its item's, or a filler's), if any.
     var currentAsset: Asset? {
         switch machine.phase {
-        case .ended, .failed: return nil
+        case .ended, .failed, .waiting: return nil
         case .filler(_, _, let asset): return asset
         case .playing: return layer.assets[timeline.item]
         }
@@ -240,7 +243,7 @@ final class LayerReader {
     /// The item playing now, for a status report.
     var now: (item: Int, source: String, filler: Bool)? {
         switch machine.phase {
-        case .ended, .failed: return nil
+        case .ended, .failed, .waiting: return nil
         case .filler(_, _, let asset): return (timeline.item, asset?.source ?? "background", true)
         case .playing: return (timeline.item, layer.assets[timeline.item].source, false)
         }
@@ -354,6 +357,10 @@ final class LayerReader {
             switch machine.phase {
             case .failed:
                 return .nothing
+            case .waiting:
+                // The background until a failure lapses; then the playlist goes on.
+                perform(machine.retryIfDue(at: time, now: Date(), lengths: lengths))
+                if case .waiting = machine.phase { return .nothing }
             case .ended:
                 return layer.afterEnd == .holdLastFrame && lastShown != nil ? .held : .nothing
             case .filler(let start, let length, _):

@@ -19,12 +19,17 @@ struct LayerStateMachine {
         /// Every item failed (or, without a policy that passes over, one did): the layer shows
         /// the background.
         case failed(PlayheadError)
+        /// In a channel (failures that lapse), every item's failure stands at once: the layer
+        /// shows the background until the first of them lapses (`until`), then its playlist goes
+        /// on (``retryIfDue(at:now:lengths:)``). `error` is the last failure.
+        case waiting(until: Date, error: PlayheadError)
 
         static func == (a: Phase, b: Phase) -> Bool {
             switch (a, b) {
             case (.playing, .playing), (.ended, .ended): true
             case (.filler(let s1, let l1, let a1), .filler(let s2, let l2, let a2)): s1 == s2 && l1 == l2 && a1 === a2
             case (.failed(let e1), .failed(let e2)): e1 == e2
+            case (.waiting(let u1, let e1), .waiting(let u2, let e2)): u1 == u2 && e1 == e2
             default: false
             }
         }
@@ -132,7 +137,8 @@ struct LayerStateMachine {
 
     /// The current item failed at layer time `time`: with a filler policy its slot plays the
     /// filler; else, when another item may still play, it is passed over (its pass ends there);
-    /// else the layer fails.
+    /// else, in a channel whose playlist has a pass to come, the layer waits for the first
+    /// failure to lapse (``Phase/waiting(until:error:)``); else the layer fails.
     mutating func itemFailed(_ error: PlayheadError, at time: MediaTime, now: Date, lengths: (CompositionLayer) -> [MediaTime]?) -> [Effect] {
         let item = timeline.item
         // A failure that still stands, failed again at once, does not move when it lapses (else
@@ -159,10 +165,24 @@ struct LayerStateMachine {
             let length = max(.zero, timeline.offset(at: time))
             return effects + passEnded(length: length, status: .failed, error: error, now: now, lengths: lengths)
         }
-        phase = .failed(error)
         effects += endPass(at: time, status: .failed, error: error)
+        if timeline.hasPassAfterCurrent, let until = itemFailures.keys.compactMap({ failureLapsed(of: $0) }).min() {
+            // A channel's sources may come back: the background shows until one may be tried.
+            phase = .waiting(until: until, error: error)
+            return effects
+        }
+        phase = .failed(error)
         timeline.end()
         return effects
+    }
+
+    /// While the layer waits (``Phase/waiting(until:error:)``), at layer time `time`: once the
+    /// first failure has lapsed by `now`, the playlist goes on there, with the item after the one
+    /// that failed last (an item whose failure still stands is passed over again at once).
+    mutating func retryIfDue(at time: MediaTime, now: Date, lengths: (CompositionLayer) -> [MediaTime]?) -> [Effect] {
+        guard case .waiting(let until, _) = phase, now >= until else { return [] }
+        phase = .playing
+        return passEnded(length: max(.zero, time - timeline.passStart), status: nil, error: nil, now: now, lengths: lengths)
     }
 
     /// The filler's slot is over at layer time `time` (its end): the failed item's pass (its part
@@ -178,10 +198,11 @@ struct LayerStateMachine {
     }
 
     /// A new version of the layer, taken at its next item boundary; a layer whose content has
-    /// ended (played out, or failed) has no boundary to come: it takes the new version at once,
-    /// at layer time `time`, as a new layer would start.
+    /// ended (played out, or failed) or that waits for a failure to lapse has no boundary to come:
+    /// it takes the new version at once, at layer time `time`, as a new layer would start.
     mutating func update(to next: CompositionLayer, at time: MediaTime, now: Date, lengths: (CompositionLayer) -> [MediaTime]?) -> [Effect] {
-        guard timeline.hasEnded else {
+        let waiting = if case .waiting = phase { true } else { false }
+        guard timeline.hasEnded || waiting else {
             pending = next
             return []
         }

@@ -75,6 +75,12 @@ struct LayerTimeline: Sendable, Hashable {
         return true
     }
 
+    /// Whether a pass follows the current one (the loop policy allows another).
+    var hasPassAfterCurrent: Bool {
+        var next = self
+        return next.passEnded(length: .zero)
+    }
+
     /// Ends the content now (a failed source).
     mutating func end() { hasEnded = true }
 }
