@@ -178,6 +178,25 @@ import Testing
         #expect(player.statistics.framesPresented == 200, "waitUntilIdle returned after \(player.statistics.framesPresented) frames")
     }
 
+    /// An item queued behind one that ended and stayed current (`actionAtItemEnd` `.none`) does
+    /// not play (the current one waits for a seek, as AVQueuePlayer's does), so the player is
+    /// still idle: waitUntilIdle returns (it waited for ever before).
+    @Test func anItemQueuedAfterTheEndLeavesThePlayerIdle() async throws {
+        let path = try Fixtures.reader("audio-video-4s.mp4")
+        let first = PlayerItem(asset: Asset(path: path))
+        let player = QueuePlayer(items: [first], output: NullSink(pixelFormat: .rgb24), configuration: tiny, actionAtItemEnd: .none)
+        player.play()
+        _ = await withDeadline(Bound.seconds(20), "the first item") { await player.waitUntilIdle() }
+        player.insert(PlayerItem(asset: Asset(path: path)), after: nil)
+        let idle = await withDeadline(Bound.seconds(10), "idle after an insert behind the ended item") { () async -> Bool in
+            await player.waitUntilIdle()
+            return true
+        }
+        #expect(idle == true, "waitUntilIdle did not return")
+        #expect(player.currentItem === first && player.statistics.framesPresented == 100, "\(player.statistics.framesPresented) frames")
+        player.removeAllItems()
+    }
+
     /// A sequence of images dropped without being iterated starts no work: the file is never
     /// opened (it was opened at once, and its producer blocked for good with its demuxer).
     @Test func anImageSequenceNeverIteratedCostsNothing() async throws {

@@ -119,4 +119,18 @@ import Testing
         _ = other.advanceToNextItem()
         #expect(other.play() == [.setRate(1), .present("b")], "the next item, pre-rolled, plays")
     }
+
+    /// An item queued behind one that ended and stayed current changes nothing: the current item
+    /// still waits for a seek (the player stays idle; it waited for ever before).
+    @Test func anItemQueuedBehindAnEndedOneLeavesItEnded() {
+        var machine = queue(["a"], action: .none)
+        _ = machine.play()
+        _ = machine.itemEnded("a")
+        #expect(machine.currentEnded)
+        // Nothing starts: not a again from its start, not b behind it (before, a's whole item
+        // was started again, and the machine waited for its frames).
+        #expect(machine.insert("b", after: nil) == [])
+        #expect(machine.currentEnded && machine.current == "a", "still at a's end")
+        #expect(machine.advanceToNextItem() == [.currentChanged(from: "a", to: "b"), .start("b", presenting: true)])
+    }
 }

@@ -50,18 +50,12 @@ public final class QueuePlayer: Sendable {
         var idleWaiters = Waiters<Void>()
         var timeObservers: [Int: TimeObserver] = [:]
         var nextToken = 0
-        var endedWithoutAdvance = false
-        /// Sessions running now, and those among them cancelled after their item presented: they
-        /// may still be writing their last frame or buffer. A gate opens only once none drains,
-        /// so no two items ever write to the outputs at once.
-        var live: Set<ObjectIdentifier> = []
-        var draining: Set<ObjectIdentifier> = []
-        var pendingGates: [PresentationGate] = []
+        /// Which session may write the outputs: no two items ever write at once.
+        var turns = OutputTurns<ObjectIdentifier, PresentationGate>()
         /// Damage each session reported so far (its results count over the session), and the
         /// player's total.
         var damageSeen: [ObjectIdentifier: Int] = [:]
-        var damagedPackets = 0
-        var firstDamage: PlayheadError?
+        var damage = DamageTally()
         /// Items this player held (``PlayerItem/claim(for:)``), let go when they leave the queue.
         var held: [ObjectIdentifier: PlayerItem] = [:]
         /// Items another player holds: failed in this queue only, their own state left alone.
@@ -69,7 +63,7 @@ public final class QueuePlayer: Sendable {
 
         /// Nothing to play, or the current item ended without a next one — and no cancelled run
         /// still writing, so whoever waited may finish or give up the outputs.
-        var isIdle: Bool { (machine.items.isEmpty || endedWithoutAdvance) && draining.isEmpty }
+        var isIdle: Bool { (machine.items.isEmpty || machine.currentEnded) && !turns.isDraining }
 
         mutating func takeIdleWaiters() -> [CheckedContinuation<Void, Never>] {
             guard isIdle else { return [] }
@@ -164,7 +158,6 @@ public final class QueuePlayer: Sendable {
     public func insert(_ item: PlayerItem, after: PlayerItem?) {
         handle { e in
             e.items[ObjectIdentifier(item)] = item
-            e.endedWithoutAdvance = false
             return e.machine.insert(ObjectIdentifier(item), after: after.map(ObjectIdentifier.init))
         }
     }
@@ -225,8 +218,8 @@ public final class QueuePlayer: Sendable {
             framesPresented: s.presented, framesDropped: s.dropped, lateness: s.lateness, seams: s.seams,
             audioFramesPresented: s.audioFrames, audioResyncs: s.audioResyncs)
         engine.withLock {
-            statistics.damagedPackets = $0.damagedPackets
-            statistics.firstDamage = $0.firstDamage
+            statistics.damagedPackets = $0.damage.count
+            statistics.firstDamage = $0.damage.first
         }
         return statistics
     }
@@ -261,7 +254,6 @@ public final class QueuePlayer: Sendable {
                 // An item that ended and stayed current plays again from where the seek puts it: the
                 // player is no longer idle, and play() plays it.
                 guard let run = e.runs[id] else { return nil }
-                e.endedWithoutAdvance = false
                 e.machine.currentSought()
                 return run
             })
@@ -394,7 +386,6 @@ public final class QueuePlayer: Sendable {
                 guard let item = engine.withLock({ $0.items[id] }) else { continue }
                 item.post(.playedToEnd(at: item.currentTime))
                 emit(.itemEnded(item))
-                engine.withLock { if $0.machine.current == id { $0.endedWithoutAdvance = true } }
             case .reportFailure(let id, let error):
                 guard let (item, refused) = engine.withLock({ e in e.items[id].map { ($0, e.refused.contains(id)) } }) else { continue }
                 // An item another player holds is that player's to fail: only this queue moves on.
@@ -527,20 +518,13 @@ public final class QueuePlayer: Sendable {
     /// Opens an item's gate at the timeline's cursor, now or, while a cancelled run still drains,
     /// once it has.
     private func openWhenDrained(_ gate: PresentationGate) {
-        let now = engine.withLock { e -> Bool in
-            if e.draining.isEmpty { return true }
-            e.pendingGates.append(gate)
-            return false
-        }
-        if now { gate.open(at: timeline.cursor) }
+        if engine.withLock({ $0.turns.open(gate) }) { gate.open(at: timeline.cursor) }
     }
 
     /// Cancels a run; if it may still be writing, it drains before any other gate opens.
     private func cancel(_ run: ItemRun) {
         let session = ObjectIdentifier(run.session)
-        engine.withLock { e in
-            if e.live.contains(session), run.gate.isOpen { e.draining.insert(session) }
-        }
+        engine.withLock { $0.turns.cancelled(session, presenting: run.gate.isOpen) }
         run.cancel()
     }
 
@@ -550,16 +534,13 @@ public final class QueuePlayer: Sendable {
         _ run: ItemRun, engine: Locked<Engine>, timeline: PlaybackTimeline, segmentEnded: @escaping @Sendable (DecodeResult) -> Void
     ) async -> DecodeResult {
         let session = ObjectIdentifier(run.session)
-        engine.withLock { _ = $0.live.insert(session) }
+        engine.withLock { $0.turns.started(session) }
         let result = await run.session.play(
             into: SoleOwner(handingOver: run.presenter as any FrameSink), audio: run.audio, onSegmentEnd: segmentEnded)
         let (gates, waiters) = engine.withLock { e -> ([PresentationGate], [CheckedContinuation<Void, Never>]) in
-            e.live.remove(session)
-            e.draining.remove(session)
             e.damageSeen[session] = nil
-            guard e.draining.isEmpty else { return ([], []) }
-            defer { e.pendingGates.removeAll() }
-            return (e.pendingGates, e.takeIdleWaiters())
+            let gates = e.turns.ended(session)
+            return (gates, e.takeIdleWaiters())
         }
         for gate in gates { gate.open(at: timeline.cursor) }
         for waiter in waiters { waiter.resume() }
@@ -584,8 +565,7 @@ public final class QueuePlayer: Sendable {
             let new = result.damagedPackets - (e.damageSeen[key] ?? 0)
             guard new > 0 else { return 0 }
             e.damageSeen[key] = result.damagedPackets
-            e.damagedPackets += new
-            e.firstDamage = e.firstDamage ?? result.firstDamage
+            e.damage.add(DamageTally(count: new, first: result.firstDamage))
             return new
         }
         if new > 0 { run.presenter.item.noteDamage(new, first: result.firstDamage) }

@@ -180,9 +180,10 @@ struct QueueStateMachine<ID: Hashable & Sendable> {
         return actions + startIfNeeded()
     }
 
-    /// While playing, the current item presents and the next one is pre-rolled.
+    /// While playing, the current item presents and the next one is pre-rolled — not at the end
+    /// of an item that stayed current (it waits for a seek; nothing comes after it until then).
     private mutating func startIfNeeded() -> [Action] {
-        guard rate > 0, let current else { return [] }
+        guard rate > 0, let current, !currentEnded else { return [] }
         var actions: [Action] = []
         switch started[current] {
         case nil:
