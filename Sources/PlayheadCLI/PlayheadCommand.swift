@@ -51,10 +51,12 @@ enum Main {
                 status = code == .validationFailure ? 2 : code.rawValue
             }
         }
+        // What standard output lost is said on standard error, after a signal too (its status wins).
+        let lostOutput = status != 2 ? Console.outputFailure : nil
+        if let lostOutput { Console.err("playhead: could not write to standard output: \(String(cString: strerror(lostOutput)))\n") }
         if let signal = SignalWatcher.shared.exitStatus {
             status = signal
-        } else if let failure = Console.outputFailure, status != 2 {
-            Console.err("playhead: could not write to standard output: \(String(cString: strerror(failure)))\n")
+        } else if lostOutput != nil {
             status = 1
         } else if Console.errorFailure != nil, status == 0 {
             status = 1

@@ -372,3 +372,33 @@ extension HostileOperationsTests {
         #expect((summary["keptCut"] as? [String])?.contains(file) == true, "the kept file is named: \(summary) \(text)")
     }
 }
+
+/// A summary lost to a full standard output is said on standard error after a signal too (the
+/// signal's status wins; before, the loss went unsaid).
+extension HostileOperationsTests {
+    @Test func aSummaryLostAfterASignalIsSaid() async throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/wall.mp4"
+        let arguments = [
+            "timeout", "--preserve-status", "-s", "TERM", "4", try CLI.binary().path, "compose", "--size", "64x36", "--rate", "25",
+            "--duration", "600", "--realtime", "--preset", "ultrafast", "--json",
+            "--layer", "x=0,y=0,w=64,h=36,loop=forever,source=\(try Fixtures.clip("h264-aac.mp4"))", "--out", file,
+        ]
+        let quoted = arguments.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let outcome = try await offPool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "exec \(quoted) > /dev/full"]
+            let errors = Pipe()
+            process.standardError = errors
+            try process.run()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text)
+        }
+        #expect(outcome.0 == 143, "stopped by its signal: \(outcome.0) \(outcome.1)")
+        #expect(outcome.1.contains("could not write to standard output: No space left on device"), "\(outcome.1)")
+        #expect(FileManager.default.fileExists(atPath: file), "the composition is kept")
+    }
+}
