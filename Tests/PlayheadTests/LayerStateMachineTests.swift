@@ -160,6 +160,26 @@ import Testing
         #expect(export.phase == .failed(down), "an export's layer fails: \(export.phase)")
     }
 
+    /// A version waiting for the next boundary when the layer's last standing item fails is taken
+    /// there and then — not after the retry time (a channel), nor lost with a layer that fails
+    /// (an item that plays once) — and entering the wait lets the held picture go (it showed
+    /// again, stale, when the playlist went on).
+    @Test func aVersionWaitingWhenTheLastItemFailsIsTakenThen() {
+        let down = PlayheadError(code: .timedOut, message: "down")
+        for loop in [LayerLoop.forever, .once] {
+            var machine = Self.machine(Self.layer(["a"], loop: loop), retry: .seconds(30))
+            _ = machine.update(to: Self.layer(["b"], loop: .forever), at: Self.seconds(2), now: Self.now, lengths: { _ in nil })
+            #expect(machine.pending != nil, "playing: the edit waits for the boundary")
+            let effects = machine.itemFailed(down, at: Self.seconds(3), now: Self.now, lengths: { _ in nil })
+            #expect(machine.phase == .playing && machine.pending == nil, "\(loop): \(machine.phase)")
+            #expect(machine.layer.assets.first?.source == "/clips/b.mp4" && machine.timeline.passStart == Self.seconds(3), "\(loop)")
+            #expect(Self.has(effects, "tookVersion") && Self.records(effects).map(\.status) == [.failed], "\(loop): \(effects)")
+        }
+        var waiting = Self.machine(Self.layer(["a"], loop: .forever), retry: .seconds(30))
+        let effects = waiting.itemFailed(down, at: Self.seconds(3), now: Self.now, lengths: { _ in nil })
+        #expect(Self.has(effects, "letPictureGo"), "\(effects)")
+    }
+
     /// A new version of a waiting layer is taken at once (it has no boundary to come), its
     /// failures let go.
     @Test func aWaitingLayerTakesANewVersionAtOnce() {

@@ -13,7 +13,8 @@ public struct CompositionProgress: Sendable {
     public var lateness = LatenessHistogram()
     /// Memory the layers' recorded pictures hold now (``Compositor/loopCacheBytes``), in bytes.
     public var loopCacheBytes = 0
-    /// Each layer's current item (nil once its content has ended or it failed for good).
+    /// Each layer's current item (nil once its content has ended or it failed, and while a
+    /// channel's layer waits to try its failed items again).
     public var layers: [LayerProgress] = []
 
     public struct LayerProgress: Sendable {

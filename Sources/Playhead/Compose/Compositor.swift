@@ -517,7 +517,7 @@ public final class Compositor: Sendable {
                 // In a realtime render a layer waits for its picture until the frame is due.
                 let deadline = started.deadline(ofFrame: n)
                 for layer in layers { try layer.draw(at: time, into: picture, deadline: deadline) }
-                if length == .untilLayersEnd, layers.allSatisfy({ $0.hasEnded || $0.failure != nil }),
+                if length == .untilLayersEnd, layers.allSatisfy({ $0.hasEnded || $0.hasFailedForGood }),
                     state.withLock({ $0.generation }) == seenGeneration
                 {
                     // Every layer's content ended before this frame: the output ends with the one before.

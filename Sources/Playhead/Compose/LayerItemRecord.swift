@@ -5,7 +5,8 @@ import PlayheadMedia
 /// past use, cut short).
 public enum LayerFailurePolicy: Sendable {
     /// The item is passed over, as a queue player skips a failed item: the next plays from that
-    /// moment; a layer whose every item failed stops (and shows the background).
+    /// moment; a layer whose every item failed stops (and shows the background) — in a channel,
+    /// until the first failure is old enough to try that item again, when its playlist goes on.
     case passOver
     /// A filler plays for the failed item's slot — its time range's duration, else `slot` — then
     /// the next item: `asset`'s picture and sound (looping within the slot), or the background and

@@ -105,6 +105,12 @@ final class LayerReader {
     /// The passes its timeline has played so far (the last one may still be playing): what the
     /// composition's sound follows.
     var passes: [LayerPass] { machine.passes }
+    /// Whether the layer failed for good (it shows the background for the rest of the render; a
+    /// channel's layer that waits to try its items again has not).
+    var hasFailedForGood: Bool {
+        if case .failed = machine.phase { return true }
+        return false
+    }
     /// Why the layer failed (every item failed, or one did without a policy that passes over);
     /// in a channel, also while every item's failure stands and the layer waits to try again.
     var failure: PlayheadError? {
@@ -170,6 +176,9 @@ final class LayerReader {
             case .filler(let asset, let start, let length):
                 fillerSlot = FillerSlot(asset: asset, start: start, length: length, interrupt: interrupt, preparer: preparer)
             case .stopFiller: fillerSlot = nil
+            case .letPictureGo:
+                lastShown = nil
+                lastConverter = nil
             }
         }
     }

@@ -51,6 +51,9 @@ struct LayerStateMachine {
         case prefetch(Asset)
         /// Play a filler for a failed item's slot (or stop the one playing: nil).
         case filler(asset: Asset?, start: MediaTime, length: MediaTime)
+        /// The background shows from here for a while (the layer waits): the picture held is let
+        /// go, so that it never shows again, stale, when the playlist goes on.
+        case letPictureGo
         case stopFiller
     }
 
@@ -160,7 +163,9 @@ struct LayerStateMachine {
             return effects + [.filler(asset: asset, start: start, length: length)]
         }
         let standing = itemFailures.keys.filter { standingFailure(of: $0, now: now) != nil }.count
-        if standing < layer.assets.count, !timeline.hasEnded {
+        // A version waiting for the next boundary is that boundary's: it starts now, whatever
+        // the old one's failures (it waited for their retry, or was lost with a layer that failed).
+        if standing < layer.assets.count || pending != nil, !timeline.hasEnded {
             // Passed over: what it showed of its pass stays, the next item starts now.
             let length = max(.zero, timeline.offset(at: time))
             return effects + passEnded(length: length, status: .failed, error: error, now: now, lengths: lengths)
@@ -169,7 +174,7 @@ struct LayerStateMachine {
         if timeline.hasPassAfterCurrent, let until = itemFailures.keys.compactMap({ failureLapsed(of: $0) }).min() {
             // A channel's sources may come back: the background shows until one may be tried.
             phase = .waiting(until: until, error: error)
-            return effects
+            return effects + [.letPictureGo]
         }
         phase = .failed(error)
         timeline.end()
