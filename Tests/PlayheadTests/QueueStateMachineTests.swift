@@ -32,7 +32,7 @@ import Testing
         #expect(machine.timeControlStatus == .paused)
         // A frame in flight when it paused does not count for the next play.
         machine.currentPresented("a")
-        machine.currentSought()
+        #expect(machine.currentSought().isEmpty, "paused: nothing starts")
         _ = machine.play()
         #expect(machine.timeControlStatus == .waitingToPlay)
         machine.currentPresented("a")
@@ -110,7 +110,7 @@ import Testing
         #expect(machine.itemEnded("a") == [.holdAtEnd, .reportEnd("a"), .setRate(0)])
         #expect(machine.play().isEmpty, "nothing to play at the end")
         #expect(machine.rate == 0 && machine.timeControlStatus == .paused)
-        machine.currentSought()
+        #expect(machine.currentSought().isEmpty, "paused: nothing starts")
         #expect(machine.play() == [.setRate(1), .start("a", presenting: true)], "a seek gives it something to play")
         // A new current item clears the end.
         var other = queue(["a", "b"], action: .pause)
@@ -131,6 +131,9 @@ import Testing
         // was started again, and the machine waited for its frames).
         #expect(machine.insert("b", after: nil) == [])
         #expect(machine.currentEnded && machine.current == "a", "still at a's end")
+        // A seek gives a something to play again: it presents (its parked run), b is pre-rolled.
+        var sought = machine
+        #expect(sought.currentSought() == [.start("a", presenting: true), .start("b", presenting: false)])
         #expect(machine.advanceToNextItem() == [.currentChanged(from: "a", to: "b"), .start("b", presenting: true)])
     }
 }

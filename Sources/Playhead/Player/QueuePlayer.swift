@@ -61,8 +61,9 @@ public final class QueuePlayer: Sendable {
         /// Items another player holds: failed in this queue only, their own state left alone.
         var refused: Set<ObjectIdentifier> = []
 
-        /// Nothing to play, or the current item ended without a next one — and no cancelled run
-        /// still writing, so whoever waited may finish or give up the outputs.
+        /// Nothing to play, or the current item ended and stays current (until a seek or an
+        /// advance; items queued behind it wait) — and no cancelled run still writing, so whoever
+        /// waited may finish or give up the outputs.
         var isIdle: Bool { (machine.items.isEmpty || machine.currentEnded) && !turns.isDraining }
 
         mutating func takeIdleWaiters() -> [CheckedContinuation<Void, Never>] {
@@ -250,14 +251,14 @@ public final class QueuePlayer: Sendable {
             start(id, presenting: true, decoding: configuration.decoding)
         }
         guard
-            let run = engine.withLock({ e -> ItemRun? in
+            let (run, actions) = engine.withLock({ e -> (ItemRun, [Action])? in
                 // An item that ended and stayed current plays again from where the seek puts it: the
                 // player is no longer idle, and play() plays it.
                 guard let run = e.runs[id] else { return nil }
-                e.machine.currentSought()
-                return run
+                return (run, e.machine.currentSought())
             })
         else { return nil }
+        perform(actions)
         timeline.reanchor(at: timeline.cursor)
         let landed = await run.session.seek(to: request, end: item.timeRange?.end, presentationPosition: timeline.cursor)
         if let landed { item.post(.timeJumped(from: from, to: landed)) }

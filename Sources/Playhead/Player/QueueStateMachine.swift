@@ -85,9 +85,11 @@ struct QueueStateMachine<ID: Hashable & Sendable> {
         if id == current, rate > 0 { presenting = true }
     }
 
-    /// The current item was moved (a seek): it has something to play again.
-    mutating func currentSought() {
+    /// The current item was moved (a seek): it has something to play again, and while the rate is
+    /// positive the item behind it is pre-rolled again (nothing was, while it stood at its end).
+    mutating func currentSought() -> [Action] {
         currentEnded = false
+        return startIfNeeded()
     }
 
     // MARK: Queue edits
