@@ -7,33 +7,20 @@ import Playhead
 /// cancellation (sessions stopped, outputs kept as far as they got, the summary written) and the
 /// command then exits with 128 + the signal's number (130, 143, 129, 131). A second signal stops the
 /// process at once: files still being written that stay valid when cut (recordings, MP4 exports)
-/// are kept, cut to their valid part; others are removed. The same signal again within
-/// ``duplicateWindow`` is one signal delivered twice — GNU `timeout` and other supervisors send it
-/// to the process and to its group — not a user's second Ctrl-C, and is ignored. SIGPIPE is
-/// ignored: a reader gone away is a write error (`Console`).
+/// are kept, cut to their valid part; others are removed. What each signal means is
+/// ``SignalRule``'s (the same one again within half a second is one signal delivered twice).
+/// SIGPIPE is ignored: a reader gone away is a write error (`Console`).
 final class SignalWatcher: Sendable {
     static let shared = SignalWatcher()
 
-    /// How soon the same signal again counts as the first one delivered twice.
-    static let duplicateWindow: Duration = .milliseconds(500)
-
     private struct State {
-        var received: Int32?
-        /// When the first (or the late) signal came, by the monotonic clock.
-        var at: ContinuousClock.Instant?
-        /// The run's outcome was read for its summary: a signal from now on changes nothing
-        /// (the summary and the exit status must agree), but a second one still stops at once.
-        var settled = false
-        var lateSignals = 0
-        var lastNumber: Int32?
+        var rule = SignalRule()
         var handler: (@Sendable (Int32) -> Void)?
         /// SIGHUP asks a long-running command to reload (a channel's layout), not to stop.
         var reload: (@Sendable () -> Void)?
         /// Runs when a second signal stops the process at once, before it exits; says whether the
         /// summary was written.
         var stoppingAtOnce: (@Sendable (String, [String]) -> Bool)?
-        /// A signal is stopping the process at once: later ones leave it to that one.
-        var stopping = false
     }
     private let state = Locked(State())
     /// The signal sources, kept alive for the process's life.
@@ -62,15 +49,12 @@ final class SignalWatcher: Sendable {
     }
 
     /// The first signal received, if any.
-    var received: Int32? { state.withLock { $0.received } }
+    var received: Int32? { state.withLock { $0.rule.received } }
 
     /// The signal that decides how the run ended, read once for its summary: after this, a
     /// signal no longer turns a finished run into a cancelled one (the work is done and said so).
     func settle() -> Int32? {
-        state.withLock { s in
-            s.settled = true
-            return s.received
-        }
+        state.withLock { $0.rule.settle() }
     }
 
     /// `SIGINT`, `SIGTERM`, … for the signals watched; `signal N` for any other.
@@ -91,7 +75,7 @@ final class SignalWatcher: Sendable {
     func onSignal(_ handler: @escaping @Sendable (Int32) -> Void) {
         let already = state.withLock { s -> Int32? in
             s.handler = handler
-            return s.received
+            return s.rule.received
         }
         if let already { handler(already) }
     }
@@ -114,29 +98,13 @@ final class SignalWatcher: Sendable {
             return
         }
         let now = ContinuousClock.now
-        let (first, handler) = state.withLock { s -> (Bool, (@Sendable (Int32) -> Void)?) in
-            // One signal delivered twice (to the process and to its group) is one signal.
-            if let at = s.at, s.lastNumber == number, now - at < Self.duplicateWindow { return (true, nil) }
-            defer {
-                s.at = now
-                s.lastNumber = number
-            }
-            if s.settled, s.received == nil {
-                // The run is writing what it finished: only a second signal stops it.
-                s.lateSignals += 1
-                return (s.lateSignals < 2, nil)
-            }
-            guard s.received == nil else { return (false, nil) }
-            s.received = number
-            return (true, s.handler)
-        }
-        guard first else {
-            // One signal stops the process at once; a later one (a third) leaves it to that one.
-            let (already, stopping) = state.withLock { s -> (Bool, (@Sendable (String, [String]) -> Bool)?) in
-                defer { s.stopping = true }
-                return (s.stopping, s.stoppingAtOnce)
-            }
-            guard !already else { return }
+        let (decision, handler, stopping) = state.withLock { s in (s.rule.receive(number, at: now), s.handler, s.stoppingAtOnce) }
+        switch decision {
+        case .duplicate, .tooLate, .alreadyStopping:
+            return
+        case .stopCleanly:
+            handler?(number)
+        case .stopAtOnce:
             // Nothing half written stays behind under a name that says it is whole: a recording or
             // an MP4 export is cut to its valid part and kept, anything else being written removed.
             let kept = SafeFile.removeTemporaries()
@@ -146,8 +114,11 @@ final class SignalWatcher: Sendable {
                     + (kept.isEmpty ? "" : "kept, cut to their last whole part: \(kept.joined(separator: ", ")); ")
                     + "files still being written were removed"
                     + (written ? ", summary.json says so\n" : "\n"))
+            // A summary printed for the stop (`--json`) that standard output lost is said too.
+            if let lost = Console.outputFailure {
+                Console.err("playhead: could not write to standard output: \(String(cString: strerror(lost)))\n")
+            }
             _exit(128 + number)
         }
-        handler?(number)
     }
 }
