@@ -365,6 +365,13 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: out + "/o"))
         // The usage shown is compose's, not the top level's list of subcommands.
         #expect(run.stderr.contains("Usage: playhead compose") && !run.stderr.contains("<subcommand>"), "\(run.stderr)")
+        // A channel's first layout the same way: playout's usage, nothing written.
+        let channel = try await CLI.run([
+            "playout", "--layout", out + "/layout.json", "--size", "64x36", "--clock", "virtual", "--duration", "1", "--out", out + "/rec.ts",
+        ])
+        #expect(channel.status == 2, "\(text): \(channel.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out + "/rec.ts"))
+        #expect(channel.stderr.contains("Usage: playhead playout") && !channel.stderr.contains("<subcommand>"), "\(channel.stderr)")
     }
 
     /// A file beside the layout whose name holds a colon is a path of the layout's folder, not a

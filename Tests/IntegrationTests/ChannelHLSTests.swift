@@ -150,6 +150,62 @@ import Testing
         let frames = try await HostileOperationsTests.decodedFrames(playlist)
         #expect(frames > 0, "the playlist at the end decodes")
     }
+
+    /// The same on the virtual clock (a channel rendered as fast as it goes, a catch-up or a
+    /// test): the output comes back once there is room, its sequence continued and the join
+    /// marked — before, it never came back, and the run said `finished`.
+    @Test func aFullDiskOnTheVirtualClockComesBackToo() async throws {
+        let disk = try await FullDisk.mount(kilobytes: 1024)
+        defer { disk.unmount() }
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let layout = try await PlayoutTests.channel(in: folder)
+        let ballast = disk.path + "/ballast"
+        try Data(count: 900 << 10).write(to: URL(fileURLWithPath: ballast))
+        let port = try TestServers.freePort()
+        let playlist = disk.path + "/live.m3u8"
+        let process = Process()
+        process.executableURL = try CLI.binary()
+        process.arguments = [
+            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "virtual", "--duration", "3600", "--segment", "1",
+            "--crf", "0", "--preset", "ultrafast", "--out", playlist, "--status", "127.0.0.1:\(port)", "--timeout", "2",
+        ]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        var freed = false
+        var cut: [String] = []
+        var joined = false
+        let until = Date().addingTimeInterval(60)
+        while Date() < until, process.isRunning {
+            if let listed = Self.entries(playlist) {
+                for entry in listed.entries {
+                    let size = (try? FileManager.default.attributesOfItem(atPath: disk.path + "/" + entry)[.size] as? Int) ?? nil
+                    if let size, size == 0 || size % 188 != 0 { cut.append("\(entry): \(size) bytes") }
+                }
+                if freed, listed.discontinuities > 0 {
+                    joined = true
+                    break
+                }
+            }
+            if !freed, let (status, body) = TestServers.get(port: port, path: "/status"), status == 200,
+                let document = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
+                let outputs = document["outputs"] as? [[String: Any]], (outputs.first?["drops"] as? Int ?? 0) >= 1
+            {
+                try FileManager.default.removeItem(atPath: ballast)
+                freed = true
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(freed, "the full disk was never reported as a drop: \(text)")
+        #expect(joined, "the output never came back: \(String(describing: Self.entries(playlist))) \(text)")
+        #expect(cut.isEmpty, "published cut or empty: \(cut.prefix(5))")
+        #expect(text.contains("2 connects, 1 drops"), "\(text)")
+    }
 }
 
 /// `/health` of a channel: unhealthy when an output failed for good, or has been down (never
@@ -171,5 +227,47 @@ import Testing
         #expect(!dropped.0 && dropped.1.contains("refused"), "\(dropped)")
         #expect(!PlayoutCommand.health([Self.output(.failed, down: nil, error: "disk full")], grace: 10).0)
         #expect(!PlayoutCommand.health([], grace: 10).0)
+    }
+    /// A channel whose RTMP server never answers: `/health` is 200 while the output is within its
+    /// grace, then 503 (it was 200 for the whole run), and the stream key — the last part of
+    /// the URL, a streaming service's credential — is in none of `/status`, `/metrics`, the
+    /// as-run log and standard error.
+    @Test func anRTMPServerThatNeverAnswersTurnsHealthUnhealthyAndItsKeyIsNeverShown() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let layout = try await PlayoutTests.channel(in: folder)
+        let silent = try SilentServer()
+        defer { silent.close() }
+        let port = try TestServers.freePort()
+        let key = "s3cr3t-stream-key"
+        async let running = CLI.run([
+            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "realtime", "--duration", "20",
+            "--out", "rtmp://127.0.0.1:\(silent.port)/live/\(key)", "--out", folder + "/rec.ts", "--timeout", "2",
+            "--status", "127.0.0.1:\(port)", "--as-run", folder + "/as-run.jsonl",
+        ])
+        var healths: [Int] = []
+        var shown: [String] = []
+        let until = Date().addingTimeInterval(60)
+        while Date() < until {
+            guard let health = TestServers.get(port: port, path: "/health") else {
+                // Not up yet, or gone: the run ended.
+                if !healths.isEmpty { break }
+                try await Task.sleep(for: .milliseconds(100))
+                continue
+            }
+            if healths.last != health.status { healths.append(health.status) }
+            for path in ["/status", "/metrics"] {
+                if let answer = TestServers.get(port: port, path: path), answer.body.contains(key) { shown.append(path) }
+            }
+            if healths.last == 503 { break }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        let run = try await running
+        #expect(healths.first == 200 && healths.last == 503, "/health answered \(healths): \(run.stderr)")
+        let log = (try? String(contentsOfFile: folder + "/as-run.jsonl", encoding: .utf8)) ?? ""
+        if log.contains(key) { shown.append("the as-run log") }
+        if run.stderr.contains(key) || run.stdout.contains(key) { shown.append("the command's output") }
+        #expect(shown.isEmpty, "the stream key is shown in \(Set(shown).sorted())")
+        #expect(run.stderr.contains("rtmp://127.0.0.1:\(silent.port)/live/***"), "the target is named with its key hidden: \(run.stderr)")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 @testable import Playhead
@@ -8,17 +9,20 @@ import Testing
 /// and one whose source does not answer fails when its open times out, while every frame leaves
 /// on time (realtime, on the machine's clock).
 @Suite struct ChannelSourceTests {
-    /// A playlist whose second item is a server that accepts and never answers, under a 3 s
-    /// `--timeout`: before, every output froze for the 3 s (75 frames late at 25 fps) when its turn
-    /// came; now it is opened while the first item plays, the layer holds its last picture until
-    /// that open times out, the item fails in the as-run log (its filler slot follows), the next
-    /// one plays, and no frame is late beyond the machine's own jitter.
-    @Test func aSourceThatNeverAnswersStallsNoFrame() async throws {
+    /// A playlist whose second item is a server that accepts and never answers (or a FIFO
+    /// nobody writes), under a 3 s `--timeout`: before, every output froze for the 3 s (75 frames
+    /// late at 25 fps) when its turn came; now it is opened while the first item plays, the layer
+    /// holds its last picture until that open times out, the item fails in the as-run log (its
+    /// filler slot follows), the next one plays, and no frame is late beyond the machine's own
+    /// jitter.
+    @Test(arguments: ["http", "fifo"]) func aSourceThatNeverAnswersStallsNoFrame(kind: String) async throws {
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let server = try SilentServer()
         defer { server.close() }
-        let sources = [try Fixtures.clip("h264-aac.mp4"), "http://127.0.0.1:\(server.port)/never.mp4", try Fixtures.clip("4x3.mp4")]
+        let never = kind == "fifo" ? folder + "/never.mp4" : "http://127.0.0.1:\(server.port)/never.mp4"
+        if kind == "fifo" { try #require(mkfifo(never, 0o644) == 0) }
+        let sources = [try Fixtures.clip("h264-aac.mp4"), never, try Fixtures.clip("4x3.mp4")]
         let layout = folder + "/channel.json"
         try Data(
             """

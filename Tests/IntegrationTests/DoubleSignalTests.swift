@@ -56,7 +56,9 @@ extension HostileOperationsTests {
     }
 
     /// A user's real second signal stops at once, and the recordings being written are still
-    /// kept, cut to their valid part.
+    /// kept, cut to their valid part. (The same signal again half a second or more after the
+    /// first is a second signal too: `SignalRuleTests`; a clean stop here ends sooner than a
+    /// second Ctrl-C would come.)
     @Test func aSecondSignalStopsAtOnceAndKeepsTheRecordings() async throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -308,6 +310,37 @@ extension HostileOperationsTests {
         defer { if channel.isRunning { channel.terminate() } }
         let until = ContinuousClock.now + .seconds(30)
         while TestServers.get(port: port, path: "/health") == nil, ContinuousClock.now < until { try await Task.sleep(for: .milliseconds(50)) }
+        // A client that sends its request a byte at a time is let go within the server's 2 s.
+        let slow = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(slow) }
+        var server = sockaddr_in()
+        server.sin_family = sa_family_t(AF_INET)
+        server.sin_addr.s_addr = inet_addr("127.0.0.1")
+        server.sin_port = UInt16(port).bigEndian
+        let reached = withUnsafePointer(to: &server) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(slow, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(reached == 0, "could not reach the status server")
+        let head = Array("GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8)
+        _ = head.withUnsafeBytes { send(slow, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        let sending = ContinuousClock.now
+        var letGo = false
+        dripping: while ContinuousClock.now - sending < .seconds(10) {
+            var byte: UInt8 = 0x61
+            if send(slow, &byte, 1, Int32(MSG_NOSIGNAL)) < 0 {
+                letGo = true
+                break
+            }
+            var ready = pollfd(fd: slow, events: Int16(POLLIN), revents: 0)
+            while poll(&ready, 1, 300) > 0 {
+                var buffer = [UInt8](repeating: 0, count: 512)
+                if recv(slow, &buffer, buffer.count, 0) <= 0 {
+                    letGo = true
+                    break dripping
+                }
+            }
+        }
+        #expect(letGo && ContinuousClock.now - sending < .seconds(5), "a slow client was held \(ContinuousClock.now - sending)")
         // A thousand connections that send nothing.
         var sockets: [Int32] = []
         defer { for fd in sockets { close(fd) } }
@@ -341,7 +374,7 @@ extension HostileOperationsTests {
 /// `compose` into one named file has no summary file: with `--json`, a second signal leaves the
 /// summary, stopped, on standard output (nothing was printed before).
 extension HostileOperationsTests {
-    @Test func aSecondSignalPrintsComposesSummary() async throws {
+    @Test(arguments: [false, true]) func aSecondSignalPrintsComposesSummary(stdoutFull: Bool) async throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/wall.mp4"
@@ -353,7 +386,9 @@ extension HostileOperationsTests {
         ]
         let errors = Pipe(), printed = Pipe()
         process.standardError = errors
-        process.standardOutput = printed
+        let full = stdoutFull ? FileHandle(forWritingAtPath: "/dev/full") : nil
+        defer { try? full?.close() }
+        process.standardOutput = full ?? printed
         try process.run()
         let until = Date().addingTimeInterval(60)
         func writing() -> Bool { ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).contains { $0.hasPrefix(".wall.mp4.") } }
@@ -365,6 +400,12 @@ extension HostileOperationsTests {
         process.waitUntilExit()
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(text.contains("stopped at once"), "\(text)")
+        guard !stdoutFull else {
+            // The summary standard output lost is said (the stop's status still wins).
+            #expect(text.contains("could not write to standard output: No space left on device"), "\(text)")
+            #expect(process.terminationStatus == 128 + SIGINT, "\(process.terminationStatus)")
+            return
+        }
         let stdout = printed.fileHandleForReading.readDataToEndOfFile()
         let summary = try #require(
             try? JSONSerialization.jsonObject(with: stdout) as? [String: Any], "--json printed: \(String(decoding: stdout, as: UTF8.self))")

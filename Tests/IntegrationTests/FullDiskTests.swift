@@ -76,7 +76,12 @@ extension HostileOperationsTests {
         defer { disk.unmount() }
         let clip = try Fixtures.clip("h264-aac.mp4")
         let layer = "x=0,y=0,w=64,h=36,source=\(clip)"
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let layout = try await PlayoutTests.channel(in: folder)
+        let channel = ["playout", "--layout", layout, "--size", "64x36", "--clock", "virtual", "--duration", "1", "--out"]
         for arguments in [
+            channel + [disk.path + "/rec.ts"], channel + [disk.path + "/rec.mp4"], channel + [disk.path + "/live.m3u8"],
             ["play", "--format", "png", "--out", disk.path, clip],
             ["play", "--format", "png", "--out", disk.path + "/new", clip],
             ["thumbnails", "--count", "2", "--out", disk.path, clip],

@@ -113,7 +113,7 @@ import Testing
         #expect(result?.status == .cancelled, "\(String(describing: result))")
         // Its patience, then an answer — not the sink's time (never, here). Loose: the parallel
         // batch on two busy cores delays a wake-up by seconds.
-        #expect(waited >= RunAnswer<DecodeResult>.patience && waited < Bound.seconds(8), "the cancelled run answered after \(waited)")
+        #expect(waited >= RunAnswer<DecodeResult>.patience && waited < Bound.seconds(4), "the cancelled run answered after \(waited)")
         #expect(sink.aborts == 0 && sink.finishes == 0, "the sink was told something while its write had not returned")
         // Still inside it: no other writer may have it.
         let meanwhile = await DecodeSession(source: path, configuration: Self.small).run(into: sink)

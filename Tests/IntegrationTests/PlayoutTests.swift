@@ -200,6 +200,77 @@ import Testing
         #expect(first["item"] as? Int == 2 && start <= -0.3 + 0.01 && start >= -0.31 - took, "\(first), the run took \(took) s")
     }
 
+    /// A refused layout version changes nothing (it removed one layer and added one that did not
+    /// fit, and was half taken: the old layer gone, an orphan added that later versions could not
+    /// remove); the old version saved again changes nothing either, and a real change after it is
+    /// taken — through the file an operator edits, not only the library.
+    @Test func aRefusedLayoutThenTheOldOneChangesNothing() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let paths = try await LiveEditTests.clips(in: folder)
+        func version(_ layers: [(name: String, source: String, rect: String)]) -> Data {
+            Data(
+                ("["
+                    + layers.map { #"{"name": "\#($0.name)", "source": "\#($0.source)", "rect": \#($0.rect), "loop": "forever"}"# }
+                    .joined(separator: ", ") + "]").utf8)
+        }
+        let first = version([("screen", paths[0], "[0, 0, 32, 36]"), ("side", paths[1], "[32, 0, 32, 36]")])
+        let layout = folder + "/channel.json"
+        func save(_ data: Data) throws {
+            try data.write(to: URL(fileURLWithPath: layout + ".new"))
+            try #require(rename(layout + ".new", layout) == 0)
+        }
+        try save(first)
+        let errors = folder + "/stderr.txt"
+        try #require(FileManager.default.createFile(atPath: errors, contents: nil))
+        let process = Process()
+        process.executableURL = try CLI.binary()
+        process.arguments = [
+            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "realtime", "--duration", "60",
+            "--out", folder + "/out.ts", "--as-run", folder + "/as-run.jsonl",
+        ]
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        func said(_ text: String, times: Int = 1) async throws -> Bool {
+            let deadline = ContinuousClock.now + Bound.seconds(30)
+            while ContinuousClock.now < deadline {
+                let written = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+                if written.components(separatedBy: text).count - 1 >= times { return true }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            return false
+        }
+        func items(of layer: String) -> [[String: Any]] {
+            ((try? String(contentsOfFile: folder + "/as-run.jsonl", encoding: .utf8)) ?? "").split(separator: "\n")
+                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .filter { $0["kind"] as? String == "item" && $0["layer"] as? String == layer }
+        }
+        let deadline = ContinuousClock.now + Bound.seconds(30)
+        while items(of: "side").isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        // side removed, bad added off the canvas: refused whole.
+        try save(version([("screen", paths[0], "[0, 0, 32, 36]"), ("bad", paths[2], "[60, 0, 32, 36]")]))
+        #expect(try await said("new version refused"), "\(String(describing: try? String(contentsOfFile: errors, encoding: .utf8)))")
+        let sideBefore = items(of: "side").count
+        // The old version saved again, then a real change.
+        try save(first)
+        #expect(try await said("new version taken"))
+        try await Task.sleep(for: .seconds(2))
+        try save(version([("screen", paths[0], "[0, 0, 32, 36]"), ("other", paths[2], "[32, 0, 32, 36]")]))
+        #expect(try await said("new version taken", times: 2))
+        let until = ContinuousClock.now + Bound.seconds(30)
+        while items(of: "other").isEmpty, ContinuousClock.now < until { try await Task.sleep(for: .milliseconds(20)) }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 143, "\(process.terminationStatus)")
+        #expect(items(of: "bad").isEmpty, "the refused layer aired: \(items(of: "bad"))")
+        #expect(items(of: "side").count > sideBefore, "side played on after the refused version (\(sideBefore) items then)")
+        #expect(!items(of: "other").isEmpty && items(of: "screen").allSatisfy { $0["status"] as? String == "played" })
+        let written = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+        #expect(written.contains("layer bad") || written.contains("bad"), "the refusal names the layer: \(written)")
+    }
+
     /// A source file replaced while the channel plays it in a loop (an atomic rename, as a sync
     /// tool does) is taken at the layer's next item boundary without an edit of the layout: the
     /// channel shows the new picture from then on (the loop cache's pictures of the old file let
