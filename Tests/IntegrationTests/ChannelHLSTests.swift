@@ -263,7 +263,9 @@ import Testing
             try await Task.sleep(for: .milliseconds(250))
         }
         let run = try await running
-        #expect(healths.first == 200 && healths.last == 503, "/health answered \(healths): \(run.stderr)")
+        // (200 first, while within its grace, when the probe got in that early: a loaded machine's
+        // first answer may come after it; the grace itself is `ChannelHealthTests`' first case's.)
+        #expect(healths.last == 503 && healths.filter { $0 == 503 }.count == 1, "/health answered \(healths): \(run.stderr)")
         let log = (try? String(contentsOfFile: folder + "/as-run.jsonl", encoding: .utf8)) ?? ""
         if log.contains(key) { shown.append("the as-run log") }
         if run.stderr.contains(key) || run.stdout.contains(key) { shown.append("the command's output") }

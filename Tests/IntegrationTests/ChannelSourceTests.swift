@@ -172,6 +172,46 @@ import Testing
         #expect(reds.count == 100, "the next item showed in \(reds.count) of the 100 frames after the slow one's length")
     }
 
+    /// A source whose pictures come far too slowly, whatever length it declares (here 20 s of
+    /// noise, each frame about a second of the server's 40 KB/s, under a 3 s stall timeout): a
+    /// decode out longer than the stall timeout ends the pass where the layer is, and the next
+    /// item plays — before, the layer showed a picture every few seconds until the declared
+    /// length.
+    @Test func aSourceFallingFarBehindEndsAtItsStallTimeout() async throws {
+        let root = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "nullsrc=size=320x180:rate=25:duration=20,geq=lum='random(1)*255':cb=128:cr=128",
+                "-c:v", "libx264", "-preset", "ultrafast", "-qp", "10", "-g", "50", "-movflags", "+faststart", root + "/slow.mp4",
+            ])
+        let red = root + "/red.mp4"
+        try await Self.smallClip(red, "color=c=red", seconds: 10)
+        let server = try TestHTTPServer(root: root)
+        defer { server.stop() }
+        let slow = Asset(
+            url: try #require(URL(string: server.url("slow", "slow.mp4"))), options: AssetOptions(openTimeout: .seconds(3), stallTimeout: .seconds(3))
+        )
+        let records = Locked<[LayerItemRecord]>([])
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
+        let compositor = Compositor(canvas: canvas) { record in records.withLock { $0.append(record) } }
+        try compositor.add(CompositionLayer(assets: [slow, Asset(path: red)], rect: PixelRect(x: 0, y: 0, width: 64, height: 36), loop: .once))
+        let sink = InMemorySink(pixelFormat: .rgb24)
+        let report = await compositor.render(frames: 300, into: sink, realtime: SystemPlaybackClock())
+        #expect(report.error == nil && report.framesWritten == 300, "\(String(describing: report.error))")
+        let first = records.withLock { $0 }.first
+        #expect(
+            first?.status == .failed && (first?.error?.message.contains("stall timeout") ?? false) && (first?.end.seconds ?? 99) < 10,
+            "\(String(describing: first))")
+        // The next item, red, in the last 2 s (before, the slow one held the layer to 20 s).
+        let reds = sink.frames[250..<300].filter { frame in
+            let (r, g, b) = (Int(frame.bytes[0]), Int(frame.bytes[1]), Int(frame.bytes[2]))
+            return r > 180 && g < 80 && b < 80
+        }
+        #expect(reds.count == 50, "the next item showed in \(reds.count) of the last 50 frames")
+    }
+
     /// A channel's item whose source is down for a moment (its server accepts and never answers,
     /// then answers in full) is opened again on a later pass once its failure is old enough, and
     /// plays — before, it failed at once on every pass for the rest of the run. Its next item's

@@ -24,6 +24,10 @@ public actor Asset {
     /// extent) belong to, even once the file at its path was replaced.
     nonisolated let fileStamp: FileStamp?
     private nonisolated let options: AssetOptions
+    /// How long a decode of this asset's picture may be out before its source counts as too slow
+    /// (a channel's layer then ends the pass): the stall timeout, for a source that can stall (a
+    /// URL, a byte source); nil for a local file (its reads never stall) or without a stall timeout.
+    nonisolated var slownessLimit: Duration? { url.isFileURL && input.bytes == nil ? nil : options.stallTimeout }
     private let logger: Logger
 
     /// Identifies this asset's idle demuxers (see ``IdleDemuxers``).

@@ -27,6 +27,8 @@ final class LayerDecodeRequest: @unchecked Sendable {
     typealias Held = DisplayedFrameWindow<OwnedFrame>.Held
 
     let target: MediaTime
+    /// When it was sent, on the render's clock (nil: not in a realtime render).
+    let sentAt: Duration?
     /// The reader's damage count once positioned, before the frame was decoded (what it met
     /// after is counted): set by the worker, read once the decode ended.
     private(set) var damageBefore: Int
@@ -40,9 +42,10 @@ final class LayerDecodeRequest: @unchecked Sendable {
     }
     private let phase = Locked(Phase.running)
 
-    init(reader: MediaReader, target: MediaTime) {
+    init(reader: MediaReader, target: MediaTime, sentAt: Duration? = nil) {
         self.reader = reader
         self.target = target
+        self.sentAt = sentAt
         damageBefore = reader.damage.count
     }
 

@@ -459,6 +459,14 @@ final class LayerReader {
                             return nil
                         }
                     }
+                    // Whatever it declares: a decode out longer than the source's stall timeout
+                    // fails the item where the layer is (its data comes, but its picture has
+                    // fallen that far behind), as a source that stopped sending would.
+                    if let limit = layer.assets[timeline.item].slownessLimit, let deadline, let sentAt = flight.sentAt,
+                        deadline.clock.now() - sentAt > limit
+                    {
+                        throw Self.tooSlow(reader.source, behindBy: limit)
+                    }
                     return holding
                 }
                 inFlight = nil
@@ -468,7 +476,7 @@ final class LayerReader {
             } else if let deadline {
                 // On a worker, waited for until the frame is due: a source that stalls holds the
                 // worker (until its stall timeout), never the render.
-                let request = LayerDecodeRequest(reader: reader, target: target)
+                let request = LayerDecodeRequest(reader: reader, target: target, sentAt: deadline.clock.now())
                 request.start()
                 guard request.wait(until: deadline) else {
                     inFlight = request
@@ -648,11 +656,13 @@ final class LayerReader {
     /// too slow.
     static let slownessGrace = MediaTime(value: 1, timescale: 1)
 
-    /// Why a pass ended with its picture still being decoded: its source sent too slowly.
-    static func tooSlow(_ source: String) -> PlayheadError {
-        PlayheadError(
-            code: .timedOut, message: "its data came too slowly to play: the pass ended at its length while its picture was still decoding",
-            file: source)
+    /// Why a pass ended with its picture still being decoded: its source sent too slowly (the
+    /// pass reached its declared length, or — `behindBy` — a decode was out longer than that).
+    static func tooSlow(_ source: String, behindBy limit: Duration? = nil) -> PlayheadError {
+        let when =
+            limit.map { "a decode of its picture was out for more than its stall timeout (\(String(format: "%g", $0.seconds)) s)" }
+            ?? "the pass ended at its length while its picture was still decoding"
+        return PlayheadError(code: .timedOut, message: "its data came too slowly to play: " + when, file: source)
     }
 
     /// Half a tick of `timeBase`, as a time.
