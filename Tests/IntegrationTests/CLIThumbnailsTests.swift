@@ -73,16 +73,27 @@ import Testing
     /// `--count` spreads its times over the picture: a 2 s picture under 6 s of sound gets its
     /// four images at 0.25, 0.75, 1.25 and 1.75 s, all made (spread over the container's 6 s, the
     /// last two fell past the picture and failed).
-    @Test func countSpreadsOverThePictureNotTheLongerSound() async throws {
+    @Test(arguments: ["sound", "subtitles"]) func countSpreadsOverThePictureNotTheLongerSound(outlasting: String) async throws {
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let clip = folder + "/short-picture.mp4"
-        _ = try await Reference.run(
-            try Reference.ffmpeg(),
-            [
-                "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=2", "-f", "lavfi", "-i",
-                "sine=f=440:sample_rate=48000:d=6", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", clip,
-            ])
+        let clip = folder + "/short-picture." + (outlasting == "sound" ? "mp4" : "mkv")
+        if outlasting == "sound" {
+            _ = try await Reference.run(
+                try Reference.ffmpeg(),
+                [
+                    "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=2", "-f", "lavfi", "-i",
+                    "sine=f=440:sample_rate=48000:d=6", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", clip,
+                ])
+        } else {
+            // A subtitle cue from 5 s to 6 s: the container lasts 6 s, the picture 2 s.
+            try "1\n00:00:05,000 --> 00:00:06,000\nlate words\n".write(toFile: folder + "/late.srt", atomically: true, encoding: .utf8)
+            _ = try await Reference.run(
+                try Reference.ffmpeg(),
+                [
+                    "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=2", "-i", folder + "/late.srt",
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:s", "srt", clip,
+                ])
+        }
         let run = try await CLI.run(["thumbnails", "--json", "--count", "4", "--out", folder + "/t", clip])
         #expect(run.status == 0, "\(run.stdout)")
         let images = try #require(

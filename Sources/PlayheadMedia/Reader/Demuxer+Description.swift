@@ -35,8 +35,11 @@ extension Demuxer {
         let mediaType = Self.mediaType(par.codec_type)
         let start = MediaTime(ffmpegTimestamp: st.start_time, timeBase: st.time_base)
         let trackStart = start.isNumeric ? start : containerStart
-        // Streams without a duration of their own (Matroska's) span the container.
-        let duration = DeclaredDuration.stream(st, in: context.pointer) ?? containerDuration.map { $0 - (trackStart - containerStart) } ?? .indefinite
+        // Matroska's tracks have a duration of their own only as a tag; streams without one span
+        // the container.
+        let duration =
+            DeclaredDuration.stream(st, in: context.pointer) ?? DeclaredDuration.tagged(st, in: context.pointer)
+            ?? containerDuration.map { $0 - (trackStart - containerStart) } ?? .indefinite
         var track = AssetTrack(
             index: Int(st.index),
             trackID: st.id != 0 ? Int(st.id) : Int(st.index) + 1,

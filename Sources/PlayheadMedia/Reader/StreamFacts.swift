@@ -136,6 +136,18 @@ enum DeclaredDuration {
         return duration.isNumeric ? duration : nil
     }
 
+    /// A Matroska track's own length, which the container does not give per track: the `DURATION`
+    /// tag its muxers (FFmpeg's, mkvmerge) write once the track is complete (`HH:MM:SS.nnnnnnnnn`,
+    /// read by FFmpeg's `av_parse_time`); nil for another container, or without a usable tag.
+    static func tagged(_ st: AVStream, in format: UnsafeMutablePointer<AVFormatContext>) -> MediaTime? {
+        guard let name = format.pointee.iformat?.pointee.name, String(cString: name).contains("matroska"),
+            let entry = av_dict_get(st.metadata, "DURATION", nil, 0), let value = entry.pointee.value
+        else { return nil }
+        var microseconds: Int64 = 0
+        guard av_parse_time(&microseconds, value, 1) == 0, microseconds > 0 else { return nil }
+        return MediaTime(value: microseconds, timescale: 1_000_000)
+    }
+
     /// A fragmented MP4 read from a source that cannot seek: its `moov` indexes no samples, so
     /// the durations FFmpeg reports are those of the fragments read while probing (2 s of a 20 s
     /// stream), not the stream's. A seekable one is read to its end when opened, and a faststart
