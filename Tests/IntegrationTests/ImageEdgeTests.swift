@@ -117,6 +117,15 @@ import Testing
         let short = try Self.matroska(plain, declaring: 9960, to: folder + "/short.mkv")
         let long = try Self.matroska(plain, declaring: 3_900_000, to: folder + "/long.mkv")
         #expect(try await Asset(path: long).load(.duration).seconds > 3000, "the fixture claims 3900 s")
+        // The picture's own length is its track's tag (10 s) — believed only within the
+        // container's: a header of 5 s makes a 10 s tag a stale one.
+        func videoLength(_ path: String) async throws -> Double? {
+            let tracks = try await Asset(path: path).load(.tracks)
+            return tracks.first { $0.mediaType == .video }?.timeRange.duration.seconds
+        }
+        #expect(try await videoLength(long) == 10)
+        let cut = try Self.matroska(plain, declaring: 5000, to: folder + "/cut.mkv")
+        #expect(try await videoLength(cut) == 5)
         let generator = AssetImageGenerator(asset: Asset(path: short))
         let (_, actual) = try await generator.image(at: MediaTime(value: 997, timescale: 100))
         #expect(actual == MediaTime(value: 996, timescale: 100), "the last frame (at 9.96 s) at 9.97 s: \(actual.seconds)")

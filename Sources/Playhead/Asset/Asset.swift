@@ -24,10 +24,17 @@ public actor Asset {
     /// extent) belong to, even once the file at its path was replaced.
     nonisolated let fileStamp: FileStamp?
     private nonisolated let options: AssetOptions
-    /// How long a decode of this asset's picture may be out before its source counts as too slow
-    /// (a channel's layer then ends the pass): the stall timeout, for a source that can stall (a
-    /// URL, a byte source); nil for a local file (its reads never stall) or without a stall timeout.
-    nonisolated var slownessLimit: Duration? { url.isFileURL && input.bytes == nil ? nil : options.stallTimeout }
+    /// How long the source may send nothing before a read fails (``AssetOptions/stallTimeout``);
+    /// nil: no limit.
+    nonisolated var stallTimeout: Duration? { options.stallTimeout }
+    /// How long an open may take (``AssetOptions/openTimeout``); nil: no limit.
+    nonisolated var openTimeout: Duration? { options.openTimeout }
+    /// Whether a read may wait on a writer or a network (a URL, a byte source, a FIFO, a device),
+    /// not only on a disk (a regular file: looked at now).
+    nonisolated var readsCanStall: Bool {
+        guard url.isFileURL, input.bytes == nil else { return true }
+        return FileStamp(path: url.path)?.isRegularFile != true
+    }
     private let logger: Logger
 
     /// Identifies this asset's idle demuxers (see ``IdleDemuxers``).

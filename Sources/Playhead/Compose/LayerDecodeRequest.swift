@@ -27,8 +27,9 @@ final class LayerDecodeRequest: @unchecked Sendable {
     typealias Held = DisplayedFrameWindow<OwnedFrame>.Held
 
     let target: MediaTime
-    /// When it was sent, on the render's clock (nil: not in a realtime render).
-    let sentAt: Duration?
+    /// When it was sent, on the machine's monotonic clock (as a source's stall timeout is
+    /// counted, whatever clock paces the render); nil: not in a realtime render.
+    let sentAt: ContinuousClock.Instant?
     /// The reader's damage count once positioned, before the frame was decoded (what it met
     /// after is counted): set by the worker, read once the decode ended.
     private(set) var damageBefore: Int
@@ -42,7 +43,7 @@ final class LayerDecodeRequest: @unchecked Sendable {
     }
     private let phase = Locked(Phase.running)
 
-    init(reader: MediaReader, target: MediaTime, sentAt: Duration? = nil) {
+    init(reader: MediaReader, target: MediaTime, sentAt: ContinuousClock.Instant? = nil) {
         self.reader = reader
         self.target = target
         self.sentAt = sentAt

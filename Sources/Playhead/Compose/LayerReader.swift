@@ -87,6 +87,9 @@ final class LayerReader {
 
     /// What a layer shows while it has no new picture: the last one again, if any.
     private var holding: Shown { lastShown != nil ? .held : .nothing }
+    /// The reader whose decode last answered with a picture (its source has sent one at least:
+    /// a later decode of it is held to the stall timeout).
+    private var answeredBy: ObjectIdentifier?
 
     private(set) var framesShown = 0
     /// Frames drawn from a recording, without decoding (``Compositor/loopCacheBytes``).
@@ -179,6 +182,8 @@ final class LayerReader {
             case .letPictureGo:
                 lastShown = nil
                 lastConverter = nil
+                lastFrame = nil
+                lastFrameOrigin = nil
             }
         }
     }
@@ -460,12 +465,14 @@ final class LayerReader {
                         }
                     }
                     // Whatever it declares: a decode out longer than the source's stall timeout
-                    // fails the item where the layer is (its data comes, but its picture has
-                    // fallen that far behind), as a source that stopped sending would.
-                    if let limit = layer.assets[timeline.item].slownessLimit, let deadline, let sentAt = flight.sentAt,
-                        deadline.clock.now() - sentAt > limit
-                    {
-                        throw Self.tooSlow(reader.source, behindBy: limit)
+                    // fails the item where the layer is — its data comes, but its picture has
+                    // fallen that far behind — as a source that stopped sending would. The first
+                    // decode of an opened item (an index read, a seek, a whole group of pictures)
+                    // has its open timeout more. Never a regular file's (its reads do not stall).
+                    let asset = layer.assets[timeline.item]
+                    if let stall = asset.stallTimeout, let sentAt = flight.sentAt {
+                        let limit = stall + (answeredBy == ObjectIdentifier(reader) ? .zero : asset.openTimeout ?? stall)
+                        if ContinuousClock.now - sentAt > limit, asset.readsCanStall { throw Self.tooSlow(reader.source, behindBy: limit) }
                     }
                     return holding
                 }
@@ -476,7 +483,7 @@ final class LayerReader {
             } else if let deadline {
                 // On a worker, waited for until the frame is due: a source that stalls holds the
                 // worker (until its stall timeout), never the render.
-                let request = LayerDecodeRequest(reader: reader, target: target, sentAt: deadline.clock.now())
+                let request = LayerDecodeRequest(reader: reader, target: target, sentAt: .now)
                 request.start()
                 guard request.wait(until: deadline) else {
                     inFlight = request
@@ -490,6 +497,7 @@ final class LayerReader {
             guard let held = found else {
                 throw reader.end?.failure ?? PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: reader.source)
             }
+            answeredBy = ObjectIdentifier(reader)
             dropRecordingIfGivenUp(reader)
             noteDamage(of: reader, since: damageBefore)
             // The one rule: an item cut short fails where its data stops (it does not loop at the
@@ -660,7 +668,9 @@ final class LayerReader {
     /// pass reached its declared length, or — `behindBy` — a decode was out longer than that).
     static func tooSlow(_ source: String, behindBy limit: Duration? = nil) -> PlayheadError {
         let when =
-            limit.map { "a decode of its picture was out for more than its stall timeout (\(String(format: "%g", $0.seconds)) s)" }
+            limit.map {
+                "a decode of its picture was out for more than \(String(format: "%g", $0.seconds)) s (its stall timeout; an item's first, its open timeout more)"
+            }
             ?? "the pass ended at its length while its picture was still decoding"
         return PlayheadError(code: .timedOut, message: "its data came too slowly to play: " + when, file: source)
     }
@@ -773,6 +783,7 @@ final class LayerReader {
     }
 
     private func closeItem() {
+        answeredBy = nil
         if case .decoding(let open, let owner, _, _) = content {
             // A recording cut off before its pass ended holds part of the item: let go.
             let recorded = recording?.recording

@@ -35,11 +35,14 @@ extension Demuxer {
         let mediaType = Self.mediaType(par.codec_type)
         let start = MediaTime(ffmpegTimestamp: st.start_time, timeBase: st.time_base)
         let trackStart = start.isNumeric ? start : containerStart
-        // Matroska's tracks have a duration of their own only as a tag; streams without one span
-        // the container.
-        let duration =
-            DeclaredDuration.stream(st, in: context.pointer) ?? DeclaredDuration.tagged(st, in: context.pointer)
-            ?? containerDuration.map { $0 - (trackStart - containerStart) } ?? .indefinite
+        // Matroska's tracks have a duration of their own only as a tag (believed when it ends
+        // within the container: a stale one a tool copied may not); streams without one span the
+        // container.
+        let spanned = containerDuration.map { $0 - (trackStart - containerStart) }
+        let tagged = DeclaredDuration.tagged(st, in: context.pointer).flatMap { tag in
+            spanned.map { tag <= $0 + MediaTime(value: 1, timescale: 10) } ?? true ? tag : nil
+        }
+        let duration = DeclaredDuration.stream(st, in: context.pointer) ?? tagged ?? spanned ?? .indefinite
         var track = AssetTrack(
             index: Int(st.index),
             trackID: st.id != 0 ? Int(st.id) : Int(st.index) + 1,

@@ -7,6 +7,8 @@ import Glibc
 /// and sources.
 package struct FileStamp: Sendable, Hashable {
     package var device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int
+    /// A regular file (not a FIFO, a device, a folder): its reads never wait for a writer.
+    package var isRegularFile: Bool
 
     /// The stamp of the file at `path` now; nil when there is none (or it cannot be read).
     /// - Parameter path: the file's path.
@@ -18,5 +20,6 @@ package struct FileStamp: Sendable, Hashable {
         size = Int64(info.st_size)
         seconds = Int(info.st_mtim.tv_sec)
         nanoseconds = Int(info.st_mtim.tv_nsec)
+        isRegularFile = info.st_mode & S_IFMT == S_IFREG
     }
 }
