@@ -341,6 +341,33 @@ var processThreadCount: Int {
     return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) ?? 0
 }
 
+/// How late this process's tasks are woken now: a control sleep begun beside a wait under test.
+/// The parallel batch on two busy cores can wake a task seconds late; a bound on a wait counted
+/// past the control's lateness measures the code under test rather than that load (a cancelled
+/// run's answer after its patience was 4.4 s late in one CI run, the control as late).
+struct WakeLateness: Sendable {
+    private let duration: Duration
+    private let start: ContinuousClock.Instant
+    private let woke: Task<ContinuousClock.Instant, Never>
+
+    /// Begins a control sleep of `duration` now.
+    /// - Parameter duration: how long the control sleeps (the wait's own patience, say).
+    init(sleeping duration: Duration) {
+        self.duration = duration
+        start = ContinuousClock.now
+        woke = Task {
+            try? await Task.sleep(for: duration)
+            return ContinuousClock.now
+        }
+    }
+
+    /// Waits for the control to wake.
+    /// - Returns: how far past its time it woke (zero at best).
+    func measured() async -> Duration {
+        max(.zero, await woke.value - start - duration)
+    }
+}
+
 /// Runs `body` with a deadline: the test fails (instead of hanging) when `body` has not returned
 /// in time. A body that never returns is left behind; the test goes on.
 func withDeadline<T: Sendable>(_ limit: Duration, _ what: String, _ body: @escaping @Sendable () async -> T) async -> T? {
