@@ -208,6 +208,61 @@ import Testing
     }
 }
 
+extension ChannelHLSTests {
+    /// An HLS output whose disk stays full: `/health` turns 503 once the output has been down
+    /// past its grace, `/status` says it is reconnecting with the disk's error, not `connected`,
+    /// and the as-run log's record of it at the end says so with its drops, never `finished`.
+    /// (Before, each reopen — which succeeds on a full disk, then fails at the segment's end —
+    /// counted as back up: `/health` said 200 for the whole run and `/status` `connected`.)
+    @Test func aDiskFullPastItsGraceTurnsHealthUnhealthyAndTheLogSaysSo() async throws {
+        let disk = try await FullDisk.mount(kilobytes: 1024)
+        defer { disk.unmount() }
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let layout = try await PlayoutTests.channel(in: folder)
+        try Data(count: 900 << 10).write(to: URL(fileURLWithPath: disk.path + "/ballast"))
+        let port = try TestServers.freePort()
+        let asRun = folder + "/as-run.jsonl"
+        // `--timeout 2`: a grace of 10 s (ChannelSink.downGrace), well inside the 24 s run.
+        async let running = CLI.run([
+            "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "realtime", "--duration", "24", "--segment", "1",
+            "--crf", "0", "--preset", "ultrafast", "--out", disk.path + "/live.m3u8", "--status", "127.0.0.1:\(port)", "--timeout", "2",
+            "--as-run", asRun,
+        ])
+        var healths: [Int] = []
+        var unhealthy: (state: String?, error: String?, why: String)?
+        let until = Date().addingTimeInterval(70)
+        while Date() < until {
+            guard let health = TestServers.get(port: port, path: "/health") else {
+                if !healths.isEmpty { break }
+                try await Task.sleep(for: .milliseconds(100))
+                continue
+            }
+            if healths.last != health.status { healths.append(health.status) }
+            if health.status == 503, unhealthy == nil, let (status, body) = TestServers.get(port: port, path: "/status"), status == 200,
+                let document = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
+                let output = (document["outputs"] as? [[String: Any]])?.first
+            {
+                unhealthy = (output["state"] as? String, output["lastError"] as? String, health.body)
+            }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        let run = try await running
+        #expect(healths.contains(503), "/health answered \(healths) over a disk full for the whole run: \(run.stderr)")
+        #expect(unhealthy?.state == "reconnecting", "/status while unhealthy: \(String(describing: unhealthy))")
+        #expect(unhealthy?.error?.contains("No space left") == true, "/status while unhealthy: \(String(describing: unhealthy))")
+        #expect(unhealthy?.why.contains("has been down for") == true, "/health's reason: \(String(describing: unhealthy))")
+        let records = try String(contentsOfFile: asRun, encoding: .utf8).split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let outputs = records.filter { $0["kind"] as? String == "output" }
+        #expect(outputs.count == 1, "\(outputs)")
+        let final = outputs.first?["state"] as? String
+        #expect((final == "reconnecting" || final == "failed") && (outputs.first?["drops"] as? Int ?? 0) >= 1, "the as-run log: \(outputs)")
+        #expect(!run.stderr.contains("finished ("), "the summary says an output finished: \(run.stderr)")
+    }
+}
+
 /// `/health` of a channel: unhealthy when an output failed for good, or has been down (never
 /// connected, or reconnecting) for longer than its grace.
 @Suite struct ChannelHealthTests {

@@ -11,7 +11,7 @@ import Testing
     static func connected(_ recovery: Machine.Recovery = .reconnects) -> Machine {
         var machine = Machine(name: "t", recovery: recovery)
         #expect(machine.step(video: true, keyframe: true, now: 0) == .open)
-        machine.opened()
+        machine.opened(now: 0)
         return machine
     }
 
@@ -23,12 +23,12 @@ import Testing
         #expect(machine.step(video: true, keyframe: false, now: 0) == .drop)
         #expect(machine.status.framesDropped == 1, "a picture dropped counts, a sound packet does not")
         #expect(machine.step(video: true, keyframe: true, now: 0) == .open)
-        machine.opened()
-        #expect(machine.phase == .open(backoff: 1))
+        machine.opened(now: 0)
+        #expect(machine.phase == .open(backoff: 1, provenAt: nil))
         #expect(machine.status.state == .connected && machine.status.connects == 1)
         #expect(machine.step(video: false, keyframe: false, now: 0) == .write)
-        machine.wrote(video: true)
-        machine.wrote(video: false)
+        machine.wrote(video: true, now: 0)
+        machine.wrote(video: false, now: 0)
         #expect(machine.status.framesWritten == 1)
     }
 
@@ -53,9 +53,14 @@ import Testing
             #expect(machine.step(video: true, keyframe: true, now: now) == .open)
         }
         #expect(waits == [2, 4, 8, 16, 30, 30, 30])
-        machine.opened()
-        #expect(machine.phase == .open(backoff: 1), "a connection that opens starts the back-off over")
-        #expect(machine.status.connects == 2 && machine.status.lastError == nil)
+        machine.opened(now: now)
+        #expect(machine.phase == .open(backoff: 30, provenAt: now + 2), "reopened after a failure: on probation, its back-off kept")
+        #expect(machine.status.connects == 2 && machine.status.lastError == "refused" && machine.status.state == .reconnecting)
+        machine.wrote(video: true, now: now + 1.9)
+        #expect(machine.downSince != nil, "not yet proven")
+        machine.wrote(video: false, now: now + 2)
+        #expect(machine.phase == .open(backoff: 1, provenAt: nil), "a connection that holds starts the back-off over")
+        #expect(machine.downSince == nil && machine.status.lastError == nil && machine.status.state == .connected)
     }
 
     @Test func aRecordingThatFailsIsGivenUpAndDropsEverythingAfter() {
@@ -129,13 +134,48 @@ import Testing
         var machine = Machine(name: "t", recovery: .reconnects, now: 5)
         #expect(machine.downSince == 5)
         #expect(machine.step(video: true, keyframe: true, now: 6) == .open)
-        machine.opened()
+        machine.opened(now: 0)
         #expect(machine.downSince == nil)
         machine.writeFailed("reset", now: 9, stopping: false)
         #expect(machine.downSince == 9)
         #expect(machine.step(video: true, keyframe: true, now: 20) == .open)
         machine.openFailed("refused", now: 20, stopping: false)
         #expect(machine.downSince == 9, "down since the drop, not the last try")
+    }
+
+    /// A target that reopens and fails again before it has held (an HLS folder on a full disk
+    /// opens, then fails at its first segment's end) stays down from its first drop, its
+    /// back-off growing — before, each open made it up again, so `/health` never saw it down
+    /// past its grace.
+    @Test func aTargetThatKeepsFailingAfterEachOpenStaysDown() {
+        var machine = Machine(name: "t", recovery: .reconnects, now: 0, provingSeconds: 2.5)
+        #expect(machine.step(video: true, keyframe: true, now: 0) == .open)
+        machine.opened(now: 0)
+        machine.wrote(video: true, now: 0.5)
+        machine.writeFailed("no space", now: 1, stopping: false)
+        var now = 1.0
+        var waits: [Double] = []
+        for _ in 0..<6 {
+            guard case .closed(let retryAt?, _) = machine.phase else {
+                Issue.record("not waiting to retry: \(machine.phase)")
+                return
+            }
+            waits.append(retryAt - now)
+            now = retryAt
+            #expect(machine.step(video: true, keyframe: true, now: now) == .open)
+            machine.opened(now: now)
+            machine.wrote(video: true, now: now + 1)
+            #expect(machine.downSince == 1, "down since its first drop, however often it reopens")
+            now += 2
+            machine.writeFailed("no space", now: now, stopping: false)
+        }
+        #expect(waits == [1, 2, 4, 8, 16, 30])
+        #expect(machine.status.connects == 7 && machine.status.drops == 7 && machine.status.lastError == "no space")
+        // Room again: the next open holds past its probation and the target is up.
+        #expect(machine.step(video: true, keyframe: true, now: now + 30) == .open)
+        machine.opened(now: now + 30)
+        machine.wrote(video: true, now: now + 32.5)
+        #expect(machine.downSince == nil && machine.status.lastError == nil && machine.phase == .open(backoff: 1, provenAt: nil))
     }
 
     @Test func aStopCountsNoFailure() {
@@ -176,14 +216,14 @@ import Testing
                     let step = machine.step(video: video, keyframe: key, now: now)
                     if gaveUp { #expect(step == .drop) }
                     if step == .open {
-                        if Bool.random(using: &generator) { machine.opened() } else { machine.openFailed("x", now: now, stopping: false) }
+                        if Bool.random(using: &generator) { machine.opened(now: now) } else { machine.openFailed("x", now: now, stopping: false) }
                     }
                 case 2: machine.writeFailed("x", now: now, stopping: false)
-                default: machine.wrote(video: video)
+                default: machine.wrote(video: video, now: now)
                 }
                 if machine.phase == .failed { gaveUp = true }
                 switch machine.phase {
-                case .closed(_, let backoff), .open(let backoff): #expect((1...30).contains(backoff))
+                case .closed(_, let backoff), .open(let backoff, _): #expect((1...30).contains(backoff))
                 default: break
                 }
                 let status = machine.status

@@ -63,7 +63,9 @@ final class TargetWriter: @unchecked Sendable {
         self.target = target
         self.parameters = parameters
         machine = TargetWriterStateMachine(
-            name: target.description, recovery: target.isNetwork || target.kind == .hls ? .reconnects : .givesUp, now: Self.now())
+            name: target.description, recovery: target.isNetwork || target.kind == .hls ? .reconnects : .givesUp, now: Self.now(),
+            // An HLS folder proves itself by a segment's end: past a segment and a half of writing.
+            provingSeconds: target.kind == .hls ? 1.5 * parameters.segmentSeconds + 1 : 2)
         WorkerPool.shared.run("playhead.channel.target") { [self] in
             run()
             done.signal()
@@ -159,7 +161,7 @@ final class TargetWriter: @unchecked Sendable {
                         target: target, video: parameters.video, audio: parameters.audio,
                         segmentSeconds: parameters.segmentSeconds, deadline: deadline, openTimeout: parameters.openTimeout, hls: hls)
                     firstVideo = nil
-                    decide { $0.opened() }
+                    decide { $0.opened(now: Self.now()) }
                 } catch {
                     let stopping = deadline.isStopping
                     decide { $0.openFailed(error.description, now: Self.now(), stopping: stopping) }
@@ -184,7 +186,7 @@ final class TargetWriter: @unchecked Sendable {
                 try open.write(
                     packet.pointer, video: video, timeBase: video ? parameters.videoTimeBase : parameters.audioTimeBase,
                     timeout: parameters.writeTimeout)
-                decide { $0.wrote(video: video) }
+                decide { $0.wrote(video: video, now: Self.now()) }
             } catch {
                 open.abandon()
                 connection = nil

@@ -7,6 +7,11 @@
 /// - A network stream or an HLS folder that fails is reopened with back-off (1, 2, 4 … 30 s) while
 ///   the channel goes on; a recording or standard output that fails is given up for good (its
 ///   writer ends; what it had is kept, as the muxer keeps it).
+/// - A target reopened after a failure is on probation: it counts as back up (no longer down,
+///   its back-off starting over) only once it has been written to for `provingSeconds` without
+///   failing again. An open alone proves nothing (an HLS folder on a full disk opens, then fails
+///   at its first segment's end), so a target that keeps failing stays down however often it
+///   reopens, and `/health` says so.
 /// - The queue between the channel and the writer is bounded: beyond it packets are dropped and
 ///   the target resumes at the next video keyframe, so nothing waits without bound.
 package struct TargetWriterStateMachine: Sendable {
@@ -23,8 +28,9 @@ package struct TargetWriterStateMachine: Sendable {
         /// Not open: opens at the next video keyframe at or after `retryAt` (nil: the next
         /// keyframe); `backoff` is the wait after the next failure.
         case closed(retryAt: Double?, backoff: Double)
-        /// Open: packets are written.
-        case open(backoff: Double)
+        /// Open: packets are written. `provenAt`: on probation after a failure, the time from
+        /// which a write proves it back up (nil: it is).
+        case open(backoff: Double, provenAt: Double?)
         /// Given up for good: every packet is dropped until the channel ends.
         case failed
         /// Completed, given up at the end, or stopped: nothing more is written.
@@ -51,6 +57,8 @@ package struct TargetWriterStateMachine: Sendable {
     package static let longestBackoff = 30.0
 
     package let recovery: Recovery
+    /// How long a target reopened after a failure must be written to before it counts as up.
+    package let provingSeconds: Double
     package private(set) var phase = Phase.closed(retryAt: nil, backoff: firstBackoff)
     package private(set) var status: ChannelTargetStatus
     /// The queue overflowed (or the writer is resuming): packets are dropped until a video keyframe.
@@ -63,8 +71,11 @@ package struct TargetWriterStateMachine: Sendable {
     ///   - name: what the status calls the target.
     ///   - recovery: what a failure does.
     ///   - now: when it begins connecting.
-    package init(name: String, recovery: Recovery, now: Double = 0) {
+    ///   - provingSeconds: how long a target reopened after a failure must be written to before
+    ///     it counts as up (an HLS folder: past its first segment's end).
+    package init(name: String, recovery: Recovery, now: Double = 0, provingSeconds: Double = 2) {
         self.recovery = recovery
+        self.provingSeconds = max(0, provingSeconds.isFinite ? provingSeconds : 0)
         status = ChannelTargetStatus(target: name, state: .connecting)
         downSince = now
     }
@@ -120,14 +131,19 @@ package struct TargetWriterStateMachine: Sendable {
         }
     }
 
-    /// The target opened: back-off starts over.
-    package mutating func opened() {
-        guard case .closed = phase else { return }
-        phase = .open(backoff: Self.firstBackoff)
-        downSince = nil
-        status.state = .connected
+    /// The target opened at `now`. The first time, it is up (`connected`); after a failure it is
+    /// on probation — still `reconnecting` and down, its back-off and last error kept — until a
+    /// write proves it (``wrote(video:now:)``).
+    package mutating func opened(now: Double) {
+        guard case .closed(_, let backoff) = phase else { return }
         status.connects += 1
-        status.lastError = nil
+        if status.lastError == nil {
+            phase = .open(backoff: Self.firstBackoff, provenAt: nil)
+            downSince = nil
+            status.state = .connected
+        } else {
+            phase = .open(backoff: backoff, provenAt: now + provingSeconds)
+        }
     }
 
     /// Opening failed at `now`: a reconnecting target waits its back-off, another is given up.
@@ -143,15 +159,21 @@ package struct TargetWriterStateMachine: Sendable {
         fail(now: now, backoff: backoff)
     }
 
-    /// A picture packet was written.
-    package mutating func wrote(video: Bool) {
+    /// A packet was written at `now`: a target on probation whose time has come is up again (no
+    /// longer down, its back-off starting over, its last error cleared).
+    package mutating func wrote(video: Bool, now: Double) {
         if video { status.framesWritten += 1 }
+        guard case .open(_, let provenAt?) = phase, now >= provenAt else { return }
+        phase = .open(backoff: Self.firstBackoff, provenAt: nil)
+        downSince = nil
+        status.lastError = nil
+        status.state = .connected
     }
 
     /// A write failed at `now`: the connection is given up (the writer abandons it); a
     /// reconnecting target waits its back-off, another is given up.
     package mutating func writeFailed(_ error: String, now: Double, stopping: Bool) {
-        guard case .open(let backoff) = phase else { return }
+        guard case .open(let backoff, _) = phase else { return }
         if stopping {
             phase = .closed(retryAt: nil, backoff: backoff)
             return
