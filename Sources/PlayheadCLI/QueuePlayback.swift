@@ -74,7 +74,7 @@ struct QueuePlayback {
         await player.waitUntilIdle()
         var outputError: PlayheadError?
         do throws(PlayheadError) {
-            try await WorkerPool.shared.value("playhead.queue-output") { () throws(PlayheadError) in try player.finishOutput() }
+            try await WorkerPool.shared.mustRun("playhead.queue-output") { () throws(PlayheadError) in try player.finishOutput() }
         } catch {
             outputError = error
         }

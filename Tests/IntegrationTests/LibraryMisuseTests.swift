@@ -149,6 +149,32 @@ import Testing
             #expect(error.code == .invalidArgument, "\(error)")
         }
     }
+    /// `finishOutput()` asked for by a task that is cancelled completes the file all the same:
+    /// before, the worker's job was dropped and the MP4 was left neither finished nor given up
+    /// (no file at its name), the call throwing `cancelled`.
+    @Test func aFinishAskedForByACancelledTaskStillCompletesTheFile() async throws {
+        let folder = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("finished.mp4").path
+        let player = QueuePlayer(output: MP4Sink(path: path), configuration: PlayerConfiguration(decoding: DecodeConfiguration(outputSize: PixelSize(width: 64, height: 36))))
+        player.insert(PlayerItem(asset: Asset(path: try Fixtures.clip("h264-aac.mp4"))), after: nil)
+        player.play()
+        await player.waitUntilIdle()
+        let finishing = Task { () async -> PlayheadError? in
+            while !Task.isCancelled { await Task.yield() }
+            do throws(PlayheadError) {
+                try await player.finishOutput()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        finishing.cancel()
+        let failure = await finishing.value
+        #expect(failure == nil, "\(String(describing: failure))")
+        #expect(try await HostileOperationsTests.decodedFrames(path) == 50, "the finished file")
+    }
+
 
     @Test func aCancelledPrepareLeavesTheItemAsItWas() async throws {
         let server = try SilentServer()

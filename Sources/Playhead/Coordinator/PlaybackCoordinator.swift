@@ -293,7 +293,7 @@ public actor PlaybackCoordinator {
         } else {
             // Completing an output (a trailer, a close, a rename) blocks: not on the actor.
             do throws(PlayheadError) {
-                try await WorkerPool.shared.value("playhead.output") { () throws(PlayheadError) in try player.finishOutput() }
+                try await WorkerPool.shared.mustRun("playhead.output") { () throws(PlayheadError) in try player.finishOutput() }
             } catch {
                 status = .failed(error)
             }

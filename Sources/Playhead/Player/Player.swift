@@ -95,7 +95,8 @@ public final class Player: Sendable {
     public func finishOutput() throws(PlayheadError) { try queue.finishOutputNow() }
 
     /// Completes the outputs, as `finishOutput()` does, on a worker thread: what an async caller
-    /// uses, since writing a file's end blocks.
+    /// uses, since writing a file's end blocks. Asked for by a task that is cancelled, the
+    /// outputs are completed all the same.
     /// - Throws: ``PlayheadError``, as `finishOutput()`.
     public func finishOutput() async throws(PlayheadError) { try await queue.finishOutput() }
 

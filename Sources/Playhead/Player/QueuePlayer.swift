@@ -337,9 +337,11 @@ public final class QueuePlayer: Sendable {
 
     /// Completes the outputs, as `finishOutput()` does, on a worker thread: what an async caller
     /// uses, since writing a file's end blocks (Swift's cooperative threads are never blocked).
+    /// Asked for by a task that is cancelled, the outputs are completed all the same (a cancel
+    /// must not leave a file neither finished nor given up).
     /// - Throws: ``PlayheadError``, as `finishOutput()`.
     public func finishOutput() async throws(PlayheadError) {
-        try await WorkerPool.shared.value("playhead.output") { () throws(PlayheadError) in try self.finishOutputNow() }
+        try await WorkerPool.shared.mustRun("playhead.output") { () throws(PlayheadError) in try self.finishOutputNow() }
     }
 
     /// Gives the outputs up: a Y4M, MP4 or WAV file keeps what was written as a valid, shorter

@@ -137,11 +137,36 @@ package final class WorkerPool: Sendable {
         return try result.get()
     }
 
-    /// Runs `body` on a pool thread, for work that cannot fail.
+    /// Runs `body` on a pool thread, for work that cannot fail and must run whatever becomes of
+    /// the awaiting task (an output given up, a folder read back): a cancel neither drops it nor
+    /// ends the wait; it returns when `body` has run.
+    /// - Parameters:
+    ///   - name: the thread's name while the job runs.
+    ///   - body: the blocking work.
+    /// - Returns: what `body` returns.
     package func value<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             run(name) { continuation.resume(returning: body()) }
         }
+    }
+
+    /// Runs `body` on a pool thread whatever becomes of the awaiting task, and returns or throws
+    /// what it did: for work that must happen once it is asked for — completing an output file
+    /// (a trailer, a rename) that a cancel must not leave neither finished nor given up.
+    /// - Parameters:
+    ///   - name: the thread's name while the job runs.
+    ///   - body: the blocking work.
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws (never `cancelled` for the awaiting task's cancel).
+    package func mustRun<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws(PlayheadError) -> T) async throws(PlayheadError) -> T {
+        let result: Result<T, PlayheadError> = await value(name) { () -> Result<T, PlayheadError> in
+            do throws(PlayheadError) {
+                return .success(try body())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
     /// Whether the calling thread is one of this pool's.
