@@ -29,5 +29,22 @@ for use in 'avformat_version()' 'OutputFolder.self' 'WrittenLog.self' 'Ownership
     failures=$((failures + 1))
   fi
 done
+# The blocking finishOutput() is for synchronous code alone: in async code the call without
+# `await` must be refused (it once chose the blocking overload and held a cooperative thread),
+# with `await` it takes the async one, and synchronous code still reaches the blocking one.
+for player in Player QueuePlayer; do
+  printf 'import Playhead\nfunc inAsync(_ p: %s) async throws { try await p.finishOutput() }\nfunc inSync(_ p: %s) throws { try p.finishOutput() }\n' \
+    "$player" "$player" >"$work/finish.swift"
+  if ! check "$work/finish.swift"; then
+    cat "$work/out" >&2
+    echo "boundary-probe: $player.finishOutput() cannot be called as documented" >&2
+    failures=$((failures + 1))
+  fi
+  printf 'import Playhead\nfunc inAsync(_ p: %s) async throws { try p.finishOutput() }\n' "$player" >"$work/blocking.swift"
+  if check "$work/blocking.swift" || ! grep -q "is 'async' but is not marked with 'await'" "$work/out"; then
+    echo "boundary-probe: async code reaches $player's blocking finishOutput()" >&2
+    failures=$((failures + 1))
+  fi
+done
 [ "$failures" -eq 0 ] || exit 1
-echo "boundary-probe: the public API alone is visible (11 probes refused, the control compiles)"
+echo "boundary-probe: the public API alone is visible (11 probes refused, the control compiles); async code never reaches a blocking finishOutput()"

@@ -41,16 +41,7 @@ import Testing
     @Test(arguments: ["zzz1", "vvc1"]) func anUnknownCodecIsNamedByItsTag(tag: String) async throws {
         let folder = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("unknown-codec.mp4").path
-        var bytes = [UInt8](try Data(contentsOf: Fixtures.sampleMedia.appendingPathComponent("h264-aac.mp4")))
-        let from = Array("avc1".utf8), to = Array(tag.utf8)
-        var renamed = 0
-        for index in 0..<(bytes.count - 4) where Array(bytes[index..<(index + 4)]) == from {
-            bytes.replaceSubrange(index..<(index + 4), with: to)
-            renamed += 1
-        }
-        try #require(renamed > 0)
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let path = try Self.renaming(["avc1": tag], writing: folder.appendingPathComponent("unknown-codec.mp4").path)
         let probe = String(
             decoding: try await Reference.run(
                 "/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_tag_string", "-of", "csv=p=0", path]),
@@ -72,6 +63,48 @@ import Testing
         #expect(table.status == 0 && table.stdout.contains("playable (sound only"), "\(table.stdout)")
         let whole = try await CLI.run(["probe", try Fixtures.clip("h264-aac.mp4")])
         #expect(whole.stdout.contains("playable\n"), "\(whole.stdout)")
+    }
+
+    /// A sound codec this build does not know (the sound's sample entry renamed `iamf` and its
+    /// decoder configuration `iacb`, as an immersive-audio file has them, which this FFmpeg cannot
+    /// read): the track and the audio session's error
+    /// name the container's tag, as ffprobe's `codec_tag_string` does, not `none`.
+    @Test func anUnknownSoundCodecIsNamedByItsTag() async throws {
+        let folder = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = try Self.renaming(["mp4a": "iamf", "esds": "iacb"], writing: folder.appendingPathComponent("unknown-sound.mp4").path)
+        let probe = String(
+            decoding: try await Reference.run(
+                "/usr/bin/ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=codec_tag_string", "-of", "csv=p=0", path]),
+            as: UTF8.self
+        ).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(probe == "iamf", "ffprobe: \(probe)")
+        let tracks = try await Asset(path: path).load(.tracks)
+        let sound = try #require(tracks.first { $0.mediaType == .audio })
+        #expect(sound.codecName == "unknown (iamf)" && !sound.isPlayable, "\(sound.codecName)")
+        let result = await AudioSession(source: path).run(into: NullAudioSink())
+        guard case .failed(let error) = result.status else {
+            Issue.record("\(result.status)")
+            return
+        }
+        #expect(error.code == .decoderNotFound && error.message.contains("iamf") && !error.message.contains("none"), "\(error)")
+    }
+
+    /// A copy of the sample `h264-aac.mp4` at `path` whose boxes named as the keys of `names`
+    /// (four characters each) are renamed as their values.
+    static func renaming(_ names: KeyValuePairs<String, String>, writing path: String) throws -> String {
+        var bytes = [UInt8](try Data(contentsOf: Fixtures.sampleMedia.appendingPathComponent("h264-aac.mp4")))
+        for (tag, renamed) in names {
+            let from = Array(tag.utf8), to = Array(renamed.utf8)
+            var count = 0
+            for index in 0..<(bytes.count - 4) where Array(bytes[index..<(index + 4)]) == from {
+                bytes.replaceSubrange(index..<(index + 4), with: to)
+                count += 1
+            }
+            try #require(count > 0, "no \(tag) in the sample")
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
     }
 
     @Test func missingPathAndDirectory() async throws {

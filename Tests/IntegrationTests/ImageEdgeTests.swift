@@ -135,13 +135,17 @@ import Testing
         } catch {
             #expect(error.message.contains("the video ends at 10"), "\(error)")
         }
-        let run = try await CLI.run(["thumbnails", "--json", "--count", "5", "--out", folder + "/t", long])
+        let run = try await CLI.run(["thumbnails", "--json", "--count", "5", "--sheet", "--out", folder + "/t", long])
         #expect(run.status == 0, "\(run.stderr)")
-        let images = try #require(
-            ((try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])?["files"] as? [[String: Any]])?.first?["images"]
-                as? [[String: Any]])
+        let file = try #require(
+            ((try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])?["files"] as? [[String: Any]])?.first)
+        let images = try #require(file["images"] as? [[String: Any]])
         #expect(images.map { $0["requestedTime"] as? Double } == [1, 3, 5, 7, 9], "\(images)")
         #expect(images.allSatisfy { $0["path"] != nil && $0["error"] == nil }, "\(images)")
+        // Its contact sheet is drawn too (none was, every cell having failed).
+        let sheet = try #require(file["sheet"] as? String, "no sheet: \(file)")
+        let drawn = try await Reference.displayedSize(sheet)
+        #expect(drawn.width > 0 && drawn.height > 0, "the sheet \(sheet) reads back as \(drawn)")
     }
     /// A copy of `clip` whose media data from `fraction` of the way on is noise (its header
     /// intact): what a damaged download or a bad disk leaves.

@@ -109,7 +109,7 @@ import Testing
     /// A byte source whose reads block part way: the session ends at its timeouts (before, it
     /// waited for the read for ever, six threads with it).
     @Test func aByteSourceThatBlocksDoesNotHoldTheSession() async throws {
-        let source = BlocksPastAThird(try Data(contentsOf: URL(fileURLWithPath: try EmbedderTests.clip())))
+        let source = BlocksPartWay(try Data(contentsOf: URL(fileURLWithPath: try EmbedderTests.clip())))
         defer { source.release.signal() }
         let asset = Asset(
             byteSource: source, name: "store://blocking.mp4", options: AssetOptions(openTimeout: .seconds(1), stallTimeout: .seconds(1)))
@@ -121,6 +121,44 @@ import Testing
         }
         #expect(error.code == .timedOut, "\(error)")
         #expect(ContinuousClock.now - start < .seconds(8), "\(ContinuousClock.now - start)")
+    }
+
+    /// A byte source that blocks from its first byte: the open ends at its open timeout, as a
+    /// typed error naming the source, whether a key load or a session asked for it.
+    @Test func aByteSourceThatNeverAnswersEndsAtTheOpenTimeout() async throws {
+        let source = BlocksPartWay(try Data(contentsOf: URL(fileURLWithPath: try EmbedderTests.clip())), blockingFrom: 0)
+        defer { source.release.signal() }
+        let options = AssetOptions(openTimeout: .seconds(1), stallTimeout: .seconds(60))
+        let start = ContinuousClock.now
+        do {
+            let tracks = try await Asset(byteSource: source, name: "store://silent.mp4", options: options).load(.tracks)
+            Issue.record("opened a source that never answers: \(tracks.count) tracks")
+        } catch {
+            #expect(error.code == .timedOut && error.file == "store://silent.mp4", "\(error)")
+        }
+        #expect(ContinuousClock.now - start < .seconds(6), "the load ended \(ContinuousClock.now - start) after it began")
+        let result = await DecodeSession(asset: Asset(byteSource: source, name: "store://silent.mp4", options: options)).run(into: NullSink())
+        guard case .failed(let error) = result.status else {
+            Issue.record("\(result.status)")
+            return
+        }
+        #expect(error.code == .timedOut, "\(error)")
+    }
+
+    /// A byte source that blocks part way, under timeouts longer than the test: a cancel ends the
+    /// session as cancelled, within its patience, its threads given back (the suite's trait).
+    @Test func aSessionOverABlockingByteSourceEndsOnCancel() async throws {
+        let source = BlocksPartWay(try Data(contentsOf: URL(fileURLWithPath: try EmbedderTests.clip())))
+        defer { source.release.signal() }
+        let asset = Asset(
+            byteSource: source, name: "store://patient.mp4", options: AssetOptions(openTimeout: .seconds(60), stallTimeout: .seconds(60)))
+        let run = Task { await DecodeSession(asset: asset).run(into: NullSink()) }
+        #expect(await Task.detached { source.blocking.wait(timeout: .now() + 20) == .success }.value, "no read reached the block")
+        let cancelled = ContinuousClock.now
+        run.cancel()
+        let result = await run.value
+        #expect(result.status == .cancelled, "\(result.status)")
+        #expect(ContinuousClock.now - cancelled < .seconds(4), "answered \(ContinuousClock.now - cancelled) after its cancel")
     }
 
     @Test func aSessionWhoseStartIsAfterItsEndIsRefused() async throws {
@@ -250,10 +288,17 @@ import Testing
         let frame = try #require(output.copyFrame(forItemTime: later))
         #expect(frame.itemTime <= later)
         #expect(player.currentTime() >= later)
+        // At the host time a picture will be on screen: the clock's now and 200 ms ahead of it,
+        // 200 ms apart in the item at rate 1.
+        let now = SystemPlaybackClock().now()
+        let atNow = try #require(output.itemTime(forHostTime: now))
+        let ahead = try #require(output.itemTime(forHostTime: now + .milliseconds(200)))
+        #expect(abs((ahead - atNow).seconds - 0.2) < 0.001, "200 ms ahead is \((ahead - atNow).seconds) s on in the item")
         player.pause()
         let paused = try #require(output.currentItemTime)
         try await Task.sleep(for: .milliseconds(100))
         #expect(output.currentItemTime == paused, "paused, the item time stands still")
+        #expect(output.itemTime(forHostTime: SystemPlaybackClock().now() + .seconds(1)) == paused, "paused, a time to come shows the same")
     }
 
     @Test func aCompositionRendersUntilItsLayersEndWithoutAFrameCount() async throws {
@@ -361,7 +406,7 @@ import Testing
     /// An image of a byte source that stops answering ends at the stall timeout (it took 18 s
     /// for a 2 s stall before), and the read's thread ends once the read returns.
     @Test func anImageOfAStalledSourceEndsAtItsStallTimeout() async throws {
-        let source = BlocksPastAThird(try Data(contentsOf: URL(fileURLWithPath: try EmbedderTests.clip())))
+        let source = BlocksPartWay(try Data(contentsOf: URL(fileURLWithPath: try EmbedderTests.clip())))
         defer { source.release.signal() }
         let asset = Asset(byteSource: source, name: "store://stalling.mp4", options: AssetOptions(stallTimeout: .seconds(1)))
         let start = ContinuousClock.now
@@ -413,18 +458,26 @@ func spawnAndWait(_ path: String, _ arguments: [String]) -> Int32 {
 
 /// A byte source of `bytes` whose reads answer the first third (the header and the first frames)
 /// and block past it until ``release`` is signalled (then the data ends there).
-final class BlocksPastAThird: ByteSource {
+final class BlocksPartWay: ByteSource {
     let bytes: Data
+    /// Where reads begin to block: a third of the way in, unless told otherwise.
+    let limit: Int
     let release = DispatchSemaphore(value: 0)
-    init(_ bytes: Data) { self.bytes = bytes }
+    /// Signalled each time a read begins to block.
+    let blocking = DispatchSemaphore(value: 0)
+    init(_ bytes: Data, blockingFrom limit: Int? = nil) {
+        self.bytes = bytes
+        self.limit = min(bytes.count, max(0, limit ?? bytes.count / 3))
+    }
     var size: Int64? { Int64(bytes.count) }
     func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        if offset >= Int64(bytes.count / 3) {
+        if offset >= Int64(limit) {
+            blocking.signal()
             release.wait()
             release.signal()
             return 0
         }
-        let count = min(buffer.count, bytes.count / 3 - Int(offset))
+        let count = min(buffer.count, limit - Int(offset))
         bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<(Int(offset) + count)])) }
         return count
     }
