@@ -1,5 +1,6 @@
 import Foundation
 import Playhead
+import PlayheadRunFolder
 
 /// What `thumbnails` draws besides the images: a sheet per file (`--sheet`, beside its images)
 /// and an overview of every file (`--overview`, one row per file headed by its name).
@@ -17,7 +18,7 @@ struct SheetSettings: Sendable {
     func fileColumns(count: Int) -> Int { columns ?? min(4, max(1, count)) }
 
     /// The file name of a file's sheet.
-    var fileName: String { "sheet." + format.fileExtension }
+    var fileName: String { OutputNames.sheet(format.fileExtension) }
 
     /// The title of a file's section: its file name (of a URL, the last part of its path, without
     /// the query), or what is read when it has none.

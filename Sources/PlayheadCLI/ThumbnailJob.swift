@@ -1,5 +1,6 @@
 import Foundation
 import Playhead
+import PlayheadRunFolder
 
 /// One file of a `thumbnails` run: its images written as they come (never all held at once);
 /// with a sheet or the overview, the pictures kept at cell size for them, and the file's sheet
@@ -92,7 +93,7 @@ struct ThumbnailJob: Sendable {
             report.movedFromBlank = result.blankFrameTime.flatMap { ($0 - origin).jsonSeconds }
             if result.isBlank { report.blank = true }
             if let image = result.image {
-                let path = folder + "/" + String(format: "thumb-%04d.%@", number, settings.format.rawValue)
+                let path = folder + "/" + OutputNames.thumbnail(number: number, fileExtension: settings.format.rawValue)
                 do throws(PlayheadError) {
                     try await image.write(to: path, as: settings.format.format)
                     report.path = path

@@ -62,9 +62,38 @@ package struct OwnershipManifest: Codable, Hashable, Sendable {
     }
 }
 
-/// The names playhead gives the files it writes inside an output's folder. Only such names are
-/// ever removed from a folder of an earlier run: anything else found there is left alone.
+/// The names playhead gives the files it writes inside an output's folder: made here (or by the
+/// owner that writes them: ``ImageSequenceSink/fileName(number:format:)``, ``SafeFile``'s
+/// temporary names) and read back here, so a name cannot be written one way and counted another.
+/// Only such names are ever removed from a folder of an earlier run: anything else found there
+/// is left alone.
 package enum OutputNames {
+    /// The MP4 export of `play` and `compose`.
+    package static let video = "video.mp4"
+    /// The Y4M stream of `play` and `compose`.
+    package static let frames = "frames.y4m"
+    /// The sound beside frames that are not an MP4.
+    package static let audio = "audio.wav"
+    /// The extensions a contact sheet is written with.
+    package static let sheetExtensions = ["png", "jpg"]
+    /// The extensions a thumbnail is written with.
+    package static let thumbnailExtensions = ["png", "ppm"]
+
+    /// `sheet.png`, `sheet.jpg`.
+    /// - Parameter fileExtension: the sheet's format's extension.
+    /// - Returns: the file's name.
+    package static func sheet(_ fileExtension: String) -> String { "sheet." + fileExtension }
+
+    /// `thumb-0001.png`: a file's thumbnails, numbered from 1 in ascending time order.
+    /// - Parameters:
+    ///   - number: the thumbnail's number, padded with zeros to four digits.
+    ///   - fileExtension: its format's extension.
+    /// - Returns: the file's name.
+    package static func thumbnail(number: Int, fileExtension: String) -> String {
+        let digits = String(number)
+        return thumbnailPrefix + String(repeating: "0", count: max(0, thumbnailDigits - digits.count)) + digits + "." + fileExtension
+    }
+
     /// `frame-000001.png`, `thumb-0001.ppm`, `frames.y4m`, `audio.wav`, and the temporary names of
     /// any of them (`.frames.y4m.k3j9x2.partial`).
     package static func isOutputFile(_ name: String) -> Bool {
@@ -74,22 +103,22 @@ package enum OutputNames {
 
     /// The final name of a temporary file (`.audio.wav.1x2y3z.partial` → `audio.wav`).
     package static func temporaryTarget(of name: String) -> String? {
-        guard name.hasPrefix("."), name.hasSuffix(".partial") else { return nil }
-        let inner = name.dropFirst().dropLast(".partial".count)
-        guard let dot = inner.lastIndex(of: "."), dot > inner.startIndex else { return nil }
-        let suffix = inner[inner.index(after: dot)...]
-        guard !suffix.isEmpty, suffix.allSatisfy({ $0.isASCII && ($0.isNumber || $0.isLowercase) }) else { return nil }
-        return String(inner[..<dot])
+        SafeFile.finalName(ofTemporaryName: name)
     }
 
     private static func isFinalOutputName(_ name: String) -> Bool {
-        if ["frames.y4m", "video.mp4", "audio.wav", "sheet.png", "sheet.jpg"].contains(name) { return true }
-        for (prefix, digits) in [("frame-", 6), ("thumb-", 4)] where name.hasPrefix(prefix) {
-            let rest = name.dropFirst(prefix.count)
-            guard let dot = rest.firstIndex(of: ".") else { return false }
-            let number = rest[..<dot], ext = rest[rest.index(after: dot)...]
-            return number.count >= digits && number.allSatisfy { $0.isASCII && $0.isNumber } && (ext == "png" || ext == "ppm")
-        }
-        return false
+        if [video, frames, audio].contains(name) || sheetExtensions.map(sheet).contains(name) { return true }
+        if ImageSequenceSink.number(inFileName: name) != nil { return true }
+        return isThumbnail(name)
     }
+
+    private static func isThumbnail(_ name: String) -> Bool {
+        guard name.hasPrefix(thumbnailPrefix), let dot = name.lastIndex(of: ".") else { return false }
+        let digits = name[name.index(name.startIndex, offsetBy: thumbnailPrefix.count)..<dot]
+        return digits.count >= thumbnailDigits && digits.allSatisfy { $0.isASCII && $0.isNumber }
+            && thumbnailExtensions.contains(String(name[name.index(after: dot)...]))
+    }
+
+    private static let thumbnailPrefix = "thumb-"
+    private static let thumbnailDigits = 4
 }

@@ -94,6 +94,21 @@ public final class ImageSequenceSink: FrameSink {
     /// - Returns: the file's name, without a folder.
     public static func fileName(number: Int, format: Format) -> String {
         let digits = String(number)
-        return "frame-" + String(repeating: "0", count: max(0, 6 - digits.count)) + digits + "." + format.rawValue
+        return namePrefix + String(repeating: "0", count: max(0, numberDigits - digits.count)) + digits + "." + format.rawValue
     }
+
+    /// The frame number a name of ``fileName(number:format:)`` holds: nil for any other name.
+    /// - Parameter name: a file's name, without a folder.
+    /// - Returns: the number and the format.
+    package static func number(inFileName name: String) -> (number: Int, format: Format)? {
+        guard name.hasPrefix(namePrefix), let dot = name.lastIndex(of: ".") else { return nil }
+        let digits = name[name.index(name.startIndex, offsetBy: namePrefix.count)..<dot]
+        guard digits.count >= numberDigits, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(digits),
+            let format = Format(rawValue: String(name[name.index(after: dot)...]))
+        else { return nil }
+        return (number, format)
+    }
+
+    private static let namePrefix = "frame-"
+    private static let numberDigits = 6
 }

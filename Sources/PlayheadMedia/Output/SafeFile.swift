@@ -125,7 +125,7 @@ package final class SafeFile {
         let (folder, full) = split(path)
         let name = full.utf8.count > 200 ? String(decoding: full.utf8.prefix(120), as: UTF8.self) + "~" : full
         for _ in 0..<16 {
-            let candidate = folder + "." + name + "." + randomSuffix() + ".partial"
+            let candidate = folder + temporaryName(for: name, suffix: randomSuffix())
             // Created and registered in one step, so that a process stopping at once removes it.
             let (fd, code, closing) = live.withLock { state -> (Int32, Int32, Bool) in
                 if let closer = state.closedBy, pthread_equal(closer, pthread_self()) == 0 { return (-1, 0, true) }
@@ -376,6 +376,28 @@ package final class SafeFile {
     static func split(_ path: String) -> (folder: String, name: String) {
         guard let slash = path.lastIndex(of: "/") else { return ("", path) }
         return (String(path[...slash]), String(path[path.index(after: slash)...]))
+    }
+
+    /// The temporary name of a file named `name`: `.<name>.<suffix>.partial`.
+    /// - Parameters:
+    ///   - name: the final name, without a folder.
+    ///   - suffix: what makes it unique (``randomSuffix()``: digits and lowercase letters).
+    /// - Returns: the temporary name, without a folder.
+    package static func temporaryName(for name: String, suffix: String) -> String {
+        "." + name + "." + suffix + ".partial"
+    }
+
+    /// The final name a temporary name of ``temporaryName(for:suffix:)`` stands for
+    /// (`.audio.wav.1x2y3z.partial` → `audio.wav`): nil for any other name.
+    /// - Parameter name: a file's name, without a folder.
+    /// - Returns: the final name.
+    package static func finalName(ofTemporaryName name: String) -> String? {
+        guard name.hasPrefix("."), name.hasSuffix(".partial") else { return nil }
+        let inner = name.dropFirst().dropLast(".partial".count)
+        guard let dot = inner.lastIndex(of: "."), dot > inner.startIndex else { return nil }
+        let suffix = inner[inner.index(after: dot)...]
+        guard !suffix.isEmpty, suffix.allSatisfy({ $0.isASCII && ($0.isNumber || $0.isLowercase) }) else { return nil }
+        return String(inner[..<dot])
     }
 
     package static func randomSuffix() -> String {
