@@ -77,11 +77,7 @@ struct ComposeCommand: AsyncParsableCommand {
     /// `--out -`: Y4M on standard output.
     var toStandardOutputTarget: Bool { out == "-" }
 
-    @Option(help: "x264 preset for mp4 (ultrafast … placebo).")
-    var preset = "veryfast"
 
-    @Option(parsing: .unconditional, help: "x264 constant rate factor for mp4 (0 … 51).")
-    var crf = 23
 
     @Flag(help: "Write frames at the canvas's rate on the machine's clock; late frames are counted, never dropped.")
     var realtime = false
@@ -98,16 +94,12 @@ struct ComposeCommand: AsyncParsableCommand {
     @Argument(help: "Sources for --grid.")
     var paths: [String] = []
 
-    @Option(
-        name: .customLong("loop-cache"), parsing: .unconditional,
-        help: "MiB that layers playing their items more than once may keep decoded pictures in, so that later passes are not decoded again (0: none)."
-    )
-    var loopCache = 1024
+
+    @OptionGroup var encoding: EncodingArguments
 
     @OptionGroup var sourceOptions: SourceArguments
 
     mutating func validate() throws {
-        if !(0...65_536).contains(loopCache) { throw ValidationError("--loop-cache must be 0 … 65536 MiB") }
         paths = RawArguments.restoring(paths)
         if layer.isEmpty && grid == nil && layout == nil { throw ValidationError("give --layout, at least one --layer, or --grid with sources") }
         if grid == nil && !paths.isEmpty { throw ValidationError("sources after the options are for --grid") }
@@ -135,8 +127,6 @@ struct ComposeCommand: AsyncParsableCommand {
         guard let parsed = FrameRate(parsing: rate), parsed.value >= 0.001, parsed.value <= 1000 else {
             throw ValidationError("--rate must be 0.001 … 1000 frames per second: a number (30, 29.97) or N/D (30000/1001), not \(rate)")
         }
-        if !X264Settings.presets.contains(preset) { throw ValidationError("--preset must be one of \(X264Settings.presets.joined(separator: ", "))") }
-        if !X264Settings.crfRange.contains(crf) { throw ValidationError("--crf must be 0 … 51") }
         guard RGBColor(parsing: background) != nil else { throw ValidationError("--background must be #RRGGBB or a colour name") }
         // Layers given on the command line are checked here, so that a bad one is a usage error of
         // this command (with its usage); `run` builds them again with the layout's.
@@ -175,7 +165,7 @@ struct ComposeCommand: AsyncParsableCommand {
         }
 
         // Every layer is checked before the output folder is touched.
-        let compositor = Compositor(canvas: canvas, strict: strict, loopCacheBytes: loopCache << 20)
+        let compositor = Compositor(canvas: canvas, strict: strict, loopCacheBytes: encoding.loopCacheBytes)
         var ids: [CompositionLayer.ID] = []
         for spec in specs {
             let assets = spec.sources.map { Asset(source: $0, options: sourceOptions.assetOptions) }
@@ -218,8 +208,8 @@ struct ComposeCommand: AsyncParsableCommand {
         }
         let clock: (any PlaybackClock)? = realtime ? SystemPlaybackClock() : nil
         // Beside frames (Y4M, PNG, PPM), the sound goes into its own WAV; nothing is kept for none.
-        let soundPath = hasSound && format != .mp4 && format != .none && !folder.isEmpty ? folder + "/audio.wav" : nil
-        let work = Task { [format, folder, preset, crf, length] in
+        let soundPath = hasSound && format != .mp4 && format != .none && !folder.isEmpty ? folder + "/" + OutputNames.audio : nil
+        let work = Task { [format, folder, preset = encoding.preset, crf = encoding.crf, length] in
             if toStandardOutput {
                 return await compositor.render(length, into: Y4MSink(descriptor: STDOUT_FILENO, name: "standard output"), realtime: clock)
             }
@@ -233,7 +223,7 @@ struct ComposeCommand: AsyncParsableCommand {
             }
             if format == .mp4 {
                 return await compositor.render(
-                    length, into: MP4Sink(path: folder + "/video.mp4", preset: preset, crf: crf, replacing: false), realtime: clock)
+                    length, into: MP4Sink(path: folder + "/" + OutputNames.video, preset: preset, crf: crf, replacing: false), realtime: clock)
             }
             let sound: (any AudioSink)? = !hasSound ? nil : PlayJob.makeAudioSink(format: format, folder: folder)
             return await compositor.render(
@@ -268,8 +258,8 @@ struct ComposeCommand: AsyncParsableCommand {
         case _ where toStandardOutput: summary.output = "-"
         case _ where file != nil: summary.output = file
         case .none: summary.output = nil
-        case .y4m: summary.output = folder + "/frames.y4m"
-        case .mp4: summary.output = folder + "/video.mp4"
+        case .y4m: summary.output = folder + "/" + OutputNames.frames
+        case .mp4: summary.output = folder + "/" + OutputNames.video
         case .png, .ppm: summary.output = folder
         }
         // A render that completed wrote every frame it counted into an output it finished whole:

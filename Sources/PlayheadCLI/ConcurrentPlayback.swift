@@ -1,5 +1,6 @@
 import Foundation
 import Playhead
+import PlayheadRunFolder
 
 /// `playhead play` without `--queue`: every file at once through the coordinator's pool, each
 /// into a folder of its own that the run claims (an earlier run's is taken back; anything else of
@@ -13,6 +14,8 @@ struct ConcurrentPlayback {
         var folder: String?
         var id: SessionID?
         var failure: PlayheadError?
+        /// With `--format mp4`, the file's sink: its own count of what it wrote.
+        var mp4: MP4Sink?
     }
 
     func run() async throws -> PlaySummary {
@@ -46,7 +49,7 @@ struct ConcurrentPlayback {
             case nil:
                 break
             }
-            session.id = await submit(job, folder: session.folder, to: coordinator, log: log, decoderThreads: decoderThreads)
+            (session.id, session.mp4) = await submit(job, folder: session.folder, to: coordinator, log: log, decoderThreads: decoderThreads)
             sessions.append(session)
         }
         // A signal stops every session; each keeps what it wrote, and the summary says so.
@@ -89,8 +92,10 @@ struct ConcurrentPlayback {
     }
 
     /// Starts one file's session (into `folder`, or nothing kept for `--format none`).
-    private func submit(_ job: PlayJob, folder: String?, to coordinator: PlaybackCoordinator, log: OutputLog, decoderThreads: Int) async -> SessionID
-    {
+    /// - Returns: the session, and with `--format mp4` the file's sink.
+    private func submit(
+        _ job: PlayJob, folder: String?, to coordinator: PlaybackCoordinator, log: OutputLog, decoderThreads: Int
+    ) async -> (SessionID, MP4Sink?) {
         let format = command.format
         let request = PlaybackRequest(
             source: job.path, loop: command.loop?.policy ?? .none, realtime: command.realtime,
@@ -103,16 +108,17 @@ struct ConcurrentPlayback {
         if format == .mp4 {
             // One file: the sound goes into the MP4 beside the picture.
             // In a folder of ours, cleaned of what earlier runs wrote: a file still there is not ours.
-            let mp4 = MP4Sink(path: folder + "/video.mp4", replacing: false)
+            let mp4 = MP4Sink(path: folder + "/" + OutputNames.video, replacing: false)
             let sound = command.noAudio ? nil : mp4.soundInput()
-            return await coordinator.submit(request, output: { RecordingSink(mp4, log: log, key: { _ in key }) }, audioOutput: { sound })
+            return (await coordinator.submit(request, output: { RecordingSink(mp4, log: log, key: { _ in key }) }, audioOutput: { sound }), mp4)
         }
         let audio = command.noAudio ? nil : PlayJob.makeAudioSink(format: format, folder: folder)
-        return await coordinator.submit(
+        let id = await coordinator.submit(
             request,
             output: {
                 RecordingSink(PlayJob.makeSink(format: format, folder: folder, native: native), log: log, key: { _ in key })
             }, audioOutput: { audio })
+        return (id, nil)
     }
 
     /// `--manifest`: each source of the shard into `OUT/<key>-<file name>/` (with several shards,
@@ -156,9 +162,9 @@ struct ConcurrentPlayback {
                     session.failure = error.naming(file: job.path)
                 case .success(let folder)?:
                     session.folder = folder
-                    session.id = await submit(job, folder: folder, to: coordinator, log: log, decoderThreads: decoderThreads)
+                    (session.id, session.mp4) = await submit(job, folder: folder, to: coordinator, log: log, decoderThreads: decoderThreads)
                 case nil:
-                    session.id = await submit(job, folder: nil, to: coordinator, log: log, decoderThreads: decoderThreads)
+                    (session.id, session.mp4) = await submit(job, folder: nil, to: coordinator, log: log, decoderThreads: decoderThreads)
                 }
             }
             let report = await self.report(for: session, coordinator: coordinator, log: log)
@@ -193,7 +199,9 @@ struct ConcurrentPlayback {
             return report
         }
         let format = command.format
-        let onDisk = await blocking("playhead.inventory") { OutputInventory.Folder(folder, format: format) }
+        // A completed MP4 holds what its sink wrote: its count, not a second read of the file.
+        let counted = outcome.status == .completed ? session.mp4.map(OutputInventory.Written.init) : nil
+        let onDisk = await blocking("playhead.inventory") { OutputInventory.Folder(folder, format: format, written: counted) }
         var output: String? = folder
         if onDisk.frames == 0, onDisk.audioFrames == nil, await self.output.folder.removeIfEmpty(session.job.folderName) {
             output = nil
@@ -257,7 +265,7 @@ struct PlayJob: Sendable {
     /// is still decoded, as a decode-only run should). A file without audio leaves no WAV behind.
     /// (For `mp4` the sound goes into the MP4: see ``MP4Sink/soundInput()``.)
     static func makeAudioSink(format: PlayCommand.DumpFormat, folder: String) -> any AudioSink {
-        format == .none ? NullAudioSink() : WAVSink(path: folder + "/audio.wav", replacing: false)
+        format == .none ? NullAudioSink() : WAVSink(path: folder + "/" + OutputNames.audio, replacing: false)
     }
 
     /// The sink for a dump format, writing into `folder`.
@@ -265,8 +273,8 @@ struct PlayJob: Sendable {
         switch format {
         case .png: return ImageSequenceSink(directory: folder, format: .png)
         case .ppm: return ImageSequenceSink(directory: folder, format: .ppm)
-        case .y4m: return Y4MSink(path: folder + "/frames.y4m", replacing: false)
-        case .mp4: return MP4Sink(path: folder + "/video.mp4", replacing: false)
+        case .y4m: return Y4MSink(path: folder + "/" + OutputNames.frames, replacing: false)
+        case .mp4: return MP4Sink(path: folder + "/" + OutputNames.video, replacing: false)
         case .none: return NullSink(pixelFormat: native ? .native : .yuv420p)
         }
     }

@@ -4,8 +4,22 @@ import Playhead
 import PlayheadRunFolder
 
 /// What is on disk in an output folder, read back after the run: the summary's numbers come from
-/// here, so that they are what a reader of the folder finds, whatever happened on the way.
+/// here, so that they are what a reader of the folder finds, whatever happened on the way. (A
+/// completed MP4 export, which only a whole read could count, is counted by its own sink.)
 enum OutputInventory {
+    /// What an MP4 sink says it wrote.
+    struct Written: Sendable {
+        var frames: Int
+        var audioFrames: Int
+        var isPartial: Bool
+
+        init(_ sink: MP4Sink) {
+            frames = sink.framesWritten
+            audioFrames = sink.audioFramesWritten
+            isPartial = sink.isPartial
+        }
+    }
+
     /// The frame files (`frame-000001.png` …) in `folder` that runs wrote there (a user's file
     /// under a frame's name is not counted).
     static func frameFiles(in folder: String, format: String) -> Int {
@@ -13,12 +27,9 @@ enum OutputInventory {
         defer { closedir(directory) }
         let ours = WrittenLog.ours(in: folder)
         var count = 0
-        let suffix = "." + format
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.hasPrefix("frame-"), name.hasSuffix(suffix) else { continue }
-            let digits = name.dropFirst("frame-".count).dropLast(suffix.count)
-            guard digits.count >= 6, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { continue }
+            guard ImageSequenceSink.number(inFileName: name)?.format.rawValue == format else { continue }
             if ours(name) { count += 1 }
         }
         return count
@@ -88,19 +99,37 @@ extension OutputInventory {
         var audioFrames: Int?
         var audioPath: String
 
-        init(_ folder: String, format: PlayCommand.DumpFormat) {
+        /// - Parameters:
+        ///   - folder: the output folder.
+        ///   - format: what the run wrote there.
+        ///   - written: the MP4 sink's own count of a completed export: taken for its file once
+        ///     the file is the one the run committed, instead of reading the file back.
+        init(_ folder: String, format: PlayCommand.DumpFormat, written: Written? = nil) {
+            if format == .mp4, let written, !written.isPartial {
+                let path = folder + "/" + OutputNames.video
+                if WrittenLog.counts(path), OutputInventory.exists(path) {
+                    frames = written.frames
+                    audioPath = path
+                    audioFrames = written.audioFrames > 0 ? written.audioFrames : nil
+                    return
+                }
+            }
             switch format {
             case .png, .ppm: frames = OutputInventory.frameFiles(in: folder, format: format.rawValue)
-            case .y4m: frames = WrittenLog.counts(folder + "/frames.y4m") ? OutputInventory.y4mFrames(folder + "/frames.y4m") ?? 0 : 0
-            case .mp4: frames = WrittenLog.counts(folder + "/video.mp4") ? WrittenMedia.videoFrames(folder + "/video.mp4") ?? 0 : 0
+            case .y4m:
+                let path = folder + "/" + OutputNames.frames
+                frames = WrittenLog.counts(path) ? OutputInventory.y4mFrames(path) ?? 0 : 0
+            case .mp4:
+                let path = folder + "/" + OutputNames.video
+                frames = WrittenLog.counts(path) ? WrittenMedia.videoFrames(path) ?? 0 : 0
             case .none: frames = 0
             }
             if format == .mp4 {
                 // The sound is in the MP4.
-                audioPath = folder + "/video.mp4"
+                audioPath = folder + "/" + OutputNames.video
                 audioFrames = OutputInventory.exists(audioPath) && WrittenLog.counts(audioPath) ? WrittenMedia.audioFrames(audioPath) : nil
             } else {
-                audioPath = folder + "/audio.wav"
+                audioPath = folder + "/" + OutputNames.audio
                 audioFrames = WrittenLog.counts(audioPath) ? OutputInventory.wavFrames(audioPath) : nil
             }
         }

@@ -71,25 +71,17 @@ struct PlayoutCommand: AsyncParsableCommand {
     @Option(help: "Background colour: #RRGGBB or black, white, gray, red, green, blue.")
     var background = "black"
 
-    @Option(help: "x264 preset (ultrafast … placebo).")
-    var preset = "veryfast"
 
-    @Option(parsing: .unconditional, help: "x264 constant rate factor (0 … 51).")
-    var crf = 23
 
     @Option(parsing: .unconditional, help: "Seconds between keyframes: the HLS segment length.")
     var segment = 2.0
 
-    @Option(
-        name: .customLong("loop-cache"), parsing: .unconditional,
-        help: "MiB that layers playing their items more than once may keep decoded pictures in, so that later passes are not decoded again (0: none)."
-    )
-    var loopCache = 1024
+
+    @OptionGroup var encoding: EncodingArguments
 
     @OptionGroup var sourceOptions: SourceArguments
 
     mutating func validate() throws {
-        if !(0...65_536).contains(loopCache) { throw ValidationError("--loop-cache must be 0 … 65536 MiB") }
         guard !outputs.isEmpty else { throw ValidationError("give at least one --out") }
         for output in outputs {
             guard let target = ChannelTarget(output) else {
@@ -121,8 +113,6 @@ struct PlayoutCommand: AsyncParsableCommand {
             throw ValidationError("--size: \(error.message)")
         }
         guard RGBColor(parsing: background) != nil else { throw ValidationError("--background must be #RRGGBB or a colour name") }
-        if !X264Settings.presets.contains(preset) { throw ValidationError("--preset must be one of \(X264Settings.presets.joined(separator: ", "))") }
-        if !X264Settings.crfRange.contains(crf) { throw ValidationError("--crf must be 0 … 51") }
         if !(segment >= 0.5 && segment <= 30) { throw ValidationError("--segment must be 0.5 … 30 seconds") }
         if let slot, !(slot >= 0.1 && slot <= 86_400) { throw ValidationError("--slot must be 0.1 … 86400 seconds") }
         if let status, StatusAddress(status) == nil { throw ValidationError("--status must be HOST:PORT, like 127.0.0.1:8080") }
@@ -144,7 +134,7 @@ struct PlayoutCommand: AsyncParsableCommand {
         let compositor = Compositor(
             canvas: canvas, soundFormat: AudioStreamInfo(source: "channel", sampleRate: 48_000, channelCount: 2),
             failurePolicy: .filler(fillerAsset, slot: slotLength ?? MediaTime(value: 10, timescale: 1)), loudnessTarget: loudness,
-            loopCacheBytes: loopCache << 20,
+            loopCacheBytes: encoding.loopCacheBytes,
             onRecord: { record in
                 let layer = names.withLock { $0?.name(of: record.layer) } ?? record.layer.description
                 log?.record(record, layer: layer)
@@ -161,7 +151,7 @@ struct PlayoutCommand: AsyncParsableCommand {
         await compositor.measureLoudness()
         let targets = outputs.compactMap(ChannelTarget.init)
         let sink = ChannelSink(
-            targets: targets, rate: rate, preset: preset, crf: crf, segmentSeconds: segment, timeout: min(10, sourceOptions.timeout))
+            targets: targets, rate: rate, preset: encoding.preset, crf: encoding.crf, segmentSeconds: segment, timeout: min(10, sourceOptions.timeout))
         let started = Date()
         let metrics = ChannelMetrics()
         let update = { @Sendable in metrics.update(progress: compositor.progress, outputs: sink.status, soundPictureOffset: sink.soundPictureOffset) }
