@@ -308,4 +308,20 @@ import Testing
         machine.forgetPasses(endedBy: Self.seconds(10))
         #expect(machine.passes.count == 1 && machine.passes[0].layerStart == Self.seconds(5))
     }
+
+    /// A pass ends by its range at the range's length, not a tick before, whatever the item is
+    /// (one rule for decoded, recorded, sound-only and opening items); a range without a numeric
+    /// length (to the end) ends nothing; and past the last frame's end, a pass is over there.
+    @Test func aPassEndsAtItsRangeAndAtItsLastFrame() {
+        let range = TimeRange(start: Self.seconds(3), duration: Self.seconds(2))
+        #expect(Machine.rangeEnd(of: range, at: Self.seconds(1.999)) == nil)
+        #expect(Machine.rangeEnd(of: range, at: Self.seconds(2)) == Self.seconds(2))
+        #expect(Machine.rangeEnd(of: range, at: Self.seconds(7)) == Self.seconds(2))
+        #expect(Machine.rangeEnd(of: nil, at: Self.seconds(1000)) == nil)
+        #expect(Machine.rangeEnd(of: TimeRange(start: .zero, duration: .positiveInfinity), at: Self.seconds(1000)) == nil)
+        let end = MediaTime(value: 100, timescale: 25)
+        #expect(MediaReader.passEnd(lastFrameEnd: end, target: MediaTime(value: 99, timescale: 25)) == nil)
+        #expect(MediaReader.passEnd(lastFrameEnd: end, target: end) == end)
+        #expect(MediaReader.passEnd(lastFrameEnd: end, target: MediaTime(value: 5, timescale: 1)) == end)
+    }
 }

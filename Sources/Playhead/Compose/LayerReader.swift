@@ -42,12 +42,6 @@ final class LayerReader {
     /// The filler playing in a failed item's slot (``LayerFailurePolicy/filler(_:slot:)``), while
     /// the machine's phase is `filler`.
     private var fillerSlot: FillerSlot?
-    /// The last frame drawn, kept to hold after the content ends: its own reference to the
-    /// picture (the reader reuses the frames it holds).
-    private var lastFrame: OwnedFrame?
-    /// Where `lastFrame` came from (its reader and time), so that it is referenced once.
-    private var lastFrameOrigin: (reader: ObjectIdentifier, pts: Int64)?
-    private var lastConverter: FrameConverter?
     /// Sound-only items' lengths, by evidence (shared by the compositor's layers).
     private let soundExtents: SoundExtentTable
     /// Items' lengths for a schedule, measured ahead (shared by the compositor's layers).
@@ -64,11 +58,16 @@ final class LayerReader {
     /// Items whose recording began part way (a scheduled start, a seek) and were recorded again,
     /// whole, from a pass's start: once each.
     private var rerecorded: Set<Int> = []
-    /// What was drawn last, to hold after the content ends: the decoded frame kept in
-    /// `lastFrame`, or a recorded picture.
-    private var lastShown: LastShown?
+    /// What was drawn last, to hold while there is no new picture (a decode still out, a source
+    /// not open yet) and after the content ends.
+    private var lastShown = LastShown.nothing
     private enum LastShown {
-        case decoded
+        case nothing
+        /// A decoded frame: its own reference to the picture (the reader reuses the frames it
+        /// holds), the converter that drew it, and where it came from (its reader and time; nil
+        /// once that reader is closed), so that a frame drawn again is not referenced again.
+        case decoded(OwnedFrame, FrameConverter, origin: (reader: ObjectIdentifier, pts: Int64)?)
+        /// A recorded picture (already scaled) and its rectangle.
         case recorded(OwnedFrame, PixelRect)
     }
 
@@ -86,7 +85,10 @@ final class LayerReader {
     }
 
     /// What a layer shows while it has no new picture: the last one again, if any.
-    private var holding: Shown { lastShown != nil ? .held : .nothing }
+    private var holding: Shown {
+        if case .nothing = lastShown { return .nothing }
+        return .held
+    }
     /// The reader whose decode last answered with a picture (its source has sent one at least:
     /// a later decode of it is held to the stall timeout).
     private var answeredBy: ObjectIdentifier?
@@ -169,8 +171,7 @@ final class LayerReader {
             case .tookVersion:
                 closeItem()
                 forgetRecordings()
-                lastConverter = nil
-                lastShown = nil
+                lastShown = .nothing
             case .record(let record): onRecord?(record)
             case .passBegan(let item, let continuing): passBegan(item, continuing: continuing)
             case .prefetch(let asset):
@@ -180,10 +181,7 @@ final class LayerReader {
                 fillerSlot = FillerSlot(asset: asset, start: start, length: length, interrupt: interrupt, preparer: preparer)
             case .stopFiller: fillerSlot = nil
             case .letPictureGo:
-                lastShown = nil
-                lastConverter = nil
-                lastFrame = nil
-                lastFrameOrigin = nil
+                lastShown = .nothing
             }
         }
     }
@@ -235,10 +233,7 @@ final class LayerReader {
     func retire() {
         closeItem()
         forgetRecordings()
-        lastShown = nil
-        lastFrame = nil
-        lastFrameOrigin = nil
-        lastConverter = nil
+        lastShown = .nothing
         fillerSlot = nil
         isRetired = true
     }
@@ -277,10 +272,9 @@ final class LayerReader {
         if case .decoding(let reader, let owner, let itemStart, _) = content {
             content = .decoding(reader: reader, owner: owner, itemStart: itemStart, converter: nil)
         }
-        lastConverter = nil
-        // Recorded pictures were scaled for the old place.
+        // The pictures held and recorded were scaled for the old place.
         forgetRecordings()
-        lastShown = nil
+        lastShown = .nothing
         fillerSlot?.converter = nil
     }
 
@@ -317,12 +311,11 @@ final class LayerReader {
                 try slot.converter(layer: layer, canvasSize: canvasSize, outputFormat: outputFormat).convert(frame, into: canvas)
             case .held:
                 switch lastShown {
-                case .decoded?:
-                    guard let lastFrame, let lastConverter else { return }
-                    try lastConverter.convert(lastFrame, into: canvas)
-                case .recorded(let picture, let rect)?:
+                case .decoded(let frame, let converter, _):
+                    try converter.convert(frame, into: canvas)
+                case .recorded(let picture, let rect):
                     FrameConverter.blit(picture, into: canvas, at: rect)
-                case nil:
+                case .nothing:
                     return
                 }
             case .nothing:
@@ -376,7 +369,7 @@ final class LayerReader {
                 perform(machine.retryIfDue(at: time, now: Date(), lengths: lengths))
                 if case .waiting = machine.phase { return .nothing }
             case .ended:
-                return layer.afterEnd == .holdLastFrame && lastShown != nil ? .held : .nothing
+                return layer.afterEnd == .holdLastFrame ? holding : .nothing
             case .filler(let start, let length, _):
                 guard time < start + length, let slot = fillerSlot else {
                     // The slot is over: the failed item's pass (its part and the filler's) ends.
@@ -406,7 +399,7 @@ final class LayerReader {
             // Its source has not opened yet (a channel does not wait): the layer keeps its time
             // and holds its last picture; the item joins where its pass is when it opens, or
             // fails when its open fails or times out.
-            if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
+            if LayerStateMachine.rangeEnd(of: layer.timeRange, at: offset) != nil {
                 throw PlayheadError(code: .timedOut, message: "the item did not open within its time range", file: layer.assets[timeline.item].source)
             }
             return holding
@@ -417,8 +410,8 @@ final class LayerReader {
             if length == nil { length = try soundLength(of: asset, from: itemStart, wait: false) }
             guard let length else {
                 // Still being measured: the pass goes on (its range may end it first).
-                if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
-                    passEnded(length: range.duration, status: .played)
+                if let length = LayerStateMachine.rangeEnd(of: layer.timeRange, at: offset) {
+                    passEnded(length: length, status: .played)
                     return nil
                 }
                 return .nothing
@@ -432,10 +425,10 @@ final class LayerReader {
             return .nothing
         case .decoding(let reader, _, let itemStart, _):
             machine.passSourceStarts(at: itemStart)
-            if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
+            if let length = LayerStateMachine.rangeEnd(of: layer.timeRange, at: offset) {
                 // The pass's range ended (a decode still out lets go of the item when it ends).
                 if inFlight != nil { closeItem() } else { settleRecording(of: reader, reachedEnd: false) }
-                passEnded(length: range.duration, status: .played)
+                passEnded(length: length, status: .played)
                 return nil
             }
             // Half a tick of the stream's time base later: a frame whose time the container
@@ -518,9 +511,7 @@ final class LayerReader {
                 lastShown = .recorded(recorded.picture, recording.recording.rect)
                 return .recorded(recorded.picture, recording.recording.rect, fromCache: false)
             }
-            try keep(held, of: reader)
-            lastConverter = try converterForCurrent()
-            lastShown = .decoded
+            try keep(held, of: reader, drawnBy: try converterForCurrent())
             return .decoded(held.frame)
         }
     }
@@ -550,13 +541,13 @@ final class LayerReader {
     private func recordedFrame(at time: MediaTime, from recorded: LoopRecording) -> RecordedAnswer {
         machine.passSourceStarts(at: recorded.itemStart)
         let offset = timeline.offset(at: time)
-        if let range = layer.timeRange, range.duration.isNumeric, !(offset < range.duration) {
-            passEnded(length: range.duration, status: .played)
+        if let length = LayerStateMachine.rangeEnd(of: layer.timeRange, at: offset) {
+            passEnded(length: length, status: .played)
             return .passEnded
         }
         let (target, tick) = recorded.target(at: offset)
         guard let (picture, isLast) = recorded.picture(at: tick) else { return .unknown }
-        if isLast, let last = recorded.lastPictureEnd, case let end = MediaTime(ticks: last, timeBase: recorded.timeBase), !(target < end) {
+        if isLast, let last = recorded.lastPictureEnd, let end = MediaReader.passEnd(lastFrameEnd: MediaTime(ticks: last, timeBase: recorded.timeBase), target: target) {
             let length = end - recorded.itemStart
             guard length > .zero else { return .unknown }
             passEnded(length: length, status: .played)
@@ -649,15 +640,23 @@ final class LayerReader {
         rerecorded = []
     }
 
-    /// Keeps its own reference to the frame drawn (once per frame), to hold after the content ends.
-    private func keep(_ held: DisplayedFrameWindow<OwnedFrame>.Held, of reader: MediaReader) throws(PlayheadError) {
+    /// Keeps its own reference to the frame drawn (once per frame: a frame drawn again is not
+    /// referenced again), to hold after the content ends.
+    private func keep(_ held: DisplayedFrameWindow<OwnedFrame>.Held, of reader: MediaReader, drawnBy converter: FrameConverter) throws(PlayheadError) {
         let origin = (reader: ObjectIdentifier(reader), pts: held.pts)
-        if let kept = lastFrameOrigin, kept == origin { return }
         let frame: OwnedFrame
-        if let lastFrame { frame = lastFrame } else { frame = try OwnedFrame() }
+        if case .decoded(let kept, _, let keptOrigin) = lastShown {
+            if let keptOrigin, keptOrigin == origin {
+                lastShown = .decoded(kept, converter, origin: origin)
+                return
+            }
+            // The same allocation, for the next picture.
+            frame = kept
+        } else {
+            frame = try OwnedFrame()
+        }
         try frame.reference(held.frame)
-        lastFrame = frame
-        lastFrameOrigin = origin
+        lastShown = .decoded(frame, converter, origin: origin)
     }
 
     /// How long past its declared length a pass waits for a decode still out before it ends as
@@ -807,6 +806,6 @@ final class LayerReader {
         }
         content = .closed
         // A later reader may have this one's address: its frames are kept afresh.
-        lastFrameOrigin = nil
+        if case .decoded(let frame, let converter, _) = lastShown { lastShown = .decoded(frame, converter, origin: nil) }
     }
 }

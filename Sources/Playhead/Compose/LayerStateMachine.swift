@@ -89,6 +89,18 @@ struct LayerStateMachine {
         timeline = LayerTimeline(itemCount: layer.assets.count, loop: layer.loop, start: start)
         effectsAtStart = join(at: start, now: now, lengths: lengths)
     }
+    /// Where a pass ends by its layer's time range: the range's length once the pass at `offset`
+    /// has reached it, else nil — the one rule for an item decoded, drawn from its recording,
+    /// sound alone, or still opening.
+    /// - Parameters:
+    ///   - range: the layer's time range of each item, if any.
+    ///   - offset: how far into the pass the frame asked for is.
+    /// - Returns: the pass's length when it ended there.
+    static func rangeEnd(of range: TimeRange?, at offset: MediaTime) -> MediaTime? {
+        guard let range, range.duration.isNumeric, !(offset < range.duration) else { return nil }
+        return range.duration
+    }
+
 
     /// The failure `item` still stands under at `now` (it is failed again at once, not opened):
     /// for good, or until ``retryFailedItemsAfter`` has passed since it last failed.

@@ -198,8 +198,14 @@ package final class MediaReader {
     ///   - target: the time asked for, on the stream's timeline.
     package func picturesEnd(after held: DisplayedFrameWindow<OwnedFrame>.Held, target: MediaTime) -> MediaTime? {
         guard isLastFrame(held) else { return nil }
-        let end = lastFrameEnd(held)
-        return target < end ? nil : end
+        return Self.passEnd(lastFrameEnd: lastFrameEnd(held), target: target)
+    }
+
+    /// Whether a frame asked for at `target` is past the last frame, which ends at `lastFrameEnd`:
+    /// the one rule for a decoded last frame and a recorded one.
+    /// - Returns: where the pictures end when `target` is at or past it, else nil.
+    package static func passEnd(lastFrameEnd end: MediaTime, target: MediaTime) -> MediaTime? {
+        target < end ? nil : end
     }
 
     /// Damage met so far: the demuxer's and the decoder's.
