@@ -22,8 +22,12 @@ import Synchronization
 /// removed and moved while rendering: a change applies from the next frame. A layer whose source
 /// fails is reported and shows the background; the rest of the composition goes on.
 ///
-/// Rendering runs on one thread of Playhead's bounded I/O budget, never on Swift's cooperative
-/// pool; cancelling the calling task stops it between frames (the sink is then aborted).
+/// Rendering runs on threads of Playhead's bounded I/O budget, never on Swift's cooperative pool:
+/// one render thread draws each frame while a second, the output thread, writes the frame before
+/// it to the sink; worker threads open the layers' items ahead and decode each audible pass's
+/// sound, and, in a render paced on a clock, each layer's pictures. Cancelling the calling task
+/// stops the render at the latest before its next frame (the sink is then aborted); the call
+/// answers within a second's patience even when the sink's `write` does not return.
 public final class Compositor: Sendable {
     public let canvas: CompositionCanvas
     /// The layers, in the order added, and a count of changes (a render picks up a change when
