@@ -77,8 +77,6 @@ struct ComposeCommand: AsyncParsableCommand {
     /// `--out -`: Y4M on standard output.
     var toStandardOutputTarget: Bool { out == "-" }
 
-
-
     @Flag(help: "Write frames at the canvas's rate on the machine's clock; late frames are counted, never dropped.")
     var realtime = false
 
@@ -93,7 +91,6 @@ struct ComposeCommand: AsyncParsableCommand {
 
     @Argument(help: "Sources for --grid.")
     var paths: [String] = []
-
 
     @OptionGroup var encoding: EncodingArguments
 

@@ -156,7 +156,9 @@ import Testing
         let folder = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("finished.mp4").path
-        let player = QueuePlayer(output: MP4Sink(path: path), configuration: PlayerConfiguration(decoding: DecodeConfiguration(outputSize: PixelSize(width: 64, height: 36))))
+        let player = QueuePlayer(
+            output: MP4Sink(path: path),
+            configuration: PlayerConfiguration(decoding: DecodeConfiguration(outputSize: PixelSize(width: 64, height: 36))))
         player.insert(PlayerItem(asset: Asset(path: try Fixtures.clip("h264-aac.mp4"))), after: nil)
         player.play()
         await player.waitUntilIdle()
@@ -174,7 +176,6 @@ import Testing
         #expect(failure == nil, "\(String(describing: failure))")
         #expect(try await HostileOperationsTests.decodedFrames(path) == 50, "the finished file")
     }
-
 
     @Test func aCancelledPrepareLeavesTheItemAsItWas() async throws {
         let server = try SilentServer()

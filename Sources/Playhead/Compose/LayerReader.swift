@@ -547,7 +547,9 @@ final class LayerReader {
         }
         let (target, tick) = recorded.target(at: offset)
         guard let (picture, isLast) = recorded.picture(at: tick) else { return .unknown }
-        if isLast, let last = recorded.lastPictureEnd, let end = MediaReader.passEnd(lastFrameEnd: MediaTime(ticks: last, timeBase: recorded.timeBase), target: target) {
+        if isLast, let last = recorded.lastPictureEnd,
+            let end = MediaReader.passEnd(lastFrameEnd: MediaTime(ticks: last, timeBase: recorded.timeBase), target: target)
+        {
             let length = end - recorded.itemStart
             guard length > .zero else { return .unknown }
             passEnded(length: length, status: .played)
@@ -642,7 +644,8 @@ final class LayerReader {
 
     /// Keeps its own reference to the frame drawn (once per frame: a frame drawn again is not
     /// referenced again), to hold after the content ends.
-    private func keep(_ held: DisplayedFrameWindow<OwnedFrame>.Held, of reader: MediaReader, drawnBy converter: FrameConverter) throws(PlayheadError) {
+    private func keep(_ held: DisplayedFrameWindow<OwnedFrame>.Held, of reader: MediaReader, drawnBy converter: FrameConverter) throws(PlayheadError)
+    {
         let origin = (reader: ObjectIdentifier(reader), pts: held.pts)
         let frame: OwnedFrame
         if case .decoded(let kept, _, let keptOrigin) = lastShown {

@@ -101,7 +101,6 @@ struct LayerStateMachine {
         return range.duration
     }
 
-
     /// The failure `item` still stands under at `now` (it is failed again at once, not opened):
     /// for good, or until ``retryFailedItemsAfter`` has passed since it last failed.
     func standingFailure(of item: Int, now: Date) -> PlayheadError? {

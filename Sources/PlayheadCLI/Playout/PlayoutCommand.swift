@@ -71,11 +71,8 @@ struct PlayoutCommand: AsyncParsableCommand {
     @Option(help: "Background colour: #RRGGBB or black, white, gray, red, green, blue.")
     var background = "black"
 
-
-
     @Option(parsing: .unconditional, help: "Seconds between keyframes: the HLS segment length.")
     var segment = 2.0
-
 
     @OptionGroup var encoding: EncodingArguments
 
@@ -151,7 +148,8 @@ struct PlayoutCommand: AsyncParsableCommand {
         await compositor.measureLoudness()
         let targets = outputs.compactMap(ChannelTarget.init)
         let sink = ChannelSink(
-            targets: targets, rate: rate, preset: encoding.preset, crf: encoding.crf, segmentSeconds: segment, timeout: min(10, sourceOptions.timeout))
+            targets: targets, rate: rate, preset: encoding.preset, crf: encoding.crf, segmentSeconds: segment, timeout: min(10, sourceOptions.timeout)
+        )
         let started = Date()
         let metrics = ChannelMetrics()
         let update = { @Sendable in metrics.update(progress: compositor.progress, outputs: sink.status, soundPictureOffset: sink.soundPictureOffset) }
