@@ -21,6 +21,16 @@ import Testing
         return (sequence, lines.filter { !$0.hasPrefix("#") && !$0.isEmpty }, lines.filter { $0 == "#EXT-X-DISCONTINUITY" }.count)
     }
 
+    /// Whether a channel's summary says its one output dropped and was opened again after each
+    /// drop, and finished (a reopen that came before the disk had room drops once more: how many
+    /// times depends on when the test frees it).
+    static func cameBackAfterEachDrop(_ summary: String) -> Bool {
+        guard let match = summary.firstMatch(of: /finished \((\d+) connects, (\d+) drops/),
+            let connects = Int(match.1), let drops = Int(match.2)
+        else { return false }
+        return drops >= 1 && connects == drops + 1
+    }
+
     @Test func aUsersFilesAndAnotherChannelsSegmentsAreLeftAlone() async throws {
         let folder = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -146,7 +156,7 @@ import Testing
         #expect(last.discontinuities >= 1, "no discontinuity at the join: \(last)")
         let sequences = published.map(\.sequence)
         #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $0 <= $1 }, "the media sequence went back: \(sequences)")
-        #expect(run.stderr.contains("2 connects, 1 drops"), "\(run.stderr)")
+        #expect(Self.cameBackAfterEachDrop(run.stderr), "\(run.stderr)")
         let frames = try await HostileOperationsTests.decodedFrames(playlist)
         #expect(frames > 0, "the playlist at the end decodes")
     }
@@ -204,7 +214,7 @@ import Testing
         #expect(freed, "the full disk was never reported as a drop: \(text)")
         #expect(joined, "the output never came back: \(String(describing: Self.entries(playlist))) \(text)")
         #expect(cut.isEmpty, "published cut or empty: \(cut.prefix(5))")
-        #expect(text.contains("2 connects, 1 drops"), "\(text)")
+        #expect(Self.cameBackAfterEachDrop(text), "\(text)")
     }
 }
 

@@ -178,6 +178,23 @@ import Testing
         #expect(machine.downSince == nil && machine.status.lastError == nil && machine.phase == .open(backoff: 1, provenAt: nil))
     }
 
+    /// A target still on probation at the end is down: stopped, it stays `reconnecting` with its
+    /// last error; completed whole, its completion proves it (`finished`, the error cleared).
+    @Test func aTargetOnProbationAtTheEndIsDownUntilItsCompletionProvesIt() {
+        for stopping in [true, false] {
+            var machine = Self.connected()
+            machine.writeFailed("no space", now: 1, stopping: false)
+            #expect(machine.step(video: true, keyframe: true, now: 2) == .open)
+            machine.opened(now: 2)
+            #expect(machine.end(stopping: stopping) == (stopping ? .abandon : .complete))
+            #expect(machine.status.state == .reconnecting && machine.status.lastError == "no space", "\(machine.status)")
+            if !stopping {
+                machine.completed(at: "live.m3u8", asked: "live.m3u8")
+                #expect(machine.status.state == .finished && machine.status.lastError == nil, "\(machine.status)")
+            }
+        }
+    }
+
     @Test func aStopCountsNoFailure() {
         var machine = Self.connected()
         machine.writeFailed("interrupted", now: 0, stopping: true)

@@ -53,8 +53,10 @@ public final class ChannelSink: AudioCarryingFrameSink, Sendable {
     }
 
     /// How long a target may be down (connecting, or reconnecting after a drop) before the channel
-    /// counts it as unhealthy: three times its open timeout, at least 10 s.
-    public var downGrace: Double { max(10, 3 * openTimeout) }
+    /// counts it as unhealthy: three times its open timeout, at least 10 s — and at least three
+    /// keyframe intervals and 2 s, since a target reopens only at a keyframe and, after a drop,
+    /// counts as up once it has held for a segment and a half.
+    public var downGrace: Double { max(10, 3 * openTimeout, 3 * settings.keyframeSeconds + 2) }
 
     /// Each target's state and counts.
     public var status: [ChannelTargetStatus] { state.withLock { $0.writers.map(\.status) } }

@@ -215,6 +215,9 @@ package struct TargetWriterStateMachine: Sendable {
         // its state says so (`reconnecting`, with its last error), never `finished`; one that
         // never connected failed.
         case .closed where status.lastError != nil: if status.connects == 0 { status.state = .failed }
+        // Reopened but not yet proven: still down, unless its completion proves it
+        // (``completed(at:asked:)``).
+        case .open(_, _?): break
         default: if status.state != .failed { status.state = .finished }
         }
         phase = .ended
@@ -231,6 +234,11 @@ package struct TargetWriterStateMachine: Sendable {
     /// The completion left the output somewhere other than its name (a recording whose name was
     /// taken meanwhile, kept beside it).
     package mutating func completed(at path: String, asked: String) {
+        // A target on probation at the end whose file was completed is up after all.
+        if status.state == .reconnecting {
+            status.state = .finished
+            status.lastError = nil
+        }
         if path != asked { status.lastError = "the name was taken: kept as \(SourceRedaction.redacted(path))" }
     }
 }
