@@ -658,6 +658,8 @@ final class LayerReader {
         } else {
             frame = try OwnedFrame()
         }
+        // Emptied by the reference's first step: held nowhere until it succeeds.
+        lastShown = .nothing
         try frame.reference(held.frame)
         lastShown = .decoded(frame, converter, origin: origin)
     }

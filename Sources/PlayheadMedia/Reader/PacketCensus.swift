@@ -18,7 +18,8 @@ package enum PacketCensus {
         return count
     }
 
-    /// The sound's samples per channel in the file at `path`, from its packets' durations.
+    /// The sound's samples per channel in the file at `path`, from its packets' durations (those
+    /// its edit list hides, the encoder's priming, left out).
     /// - Parameter path: the file.
     /// - Returns: the count; nil when it cannot be opened or has no sound.
     package static func audioSamples(_ path: String) -> Int? {
@@ -31,7 +32,10 @@ package enum PacketCensus {
         let rate = AVRational(num: 1, den: parameters.pointee.sample_rate)
         var total: Int64 = 0
         while case .packet = demuxer.read(into: packet) {
-            total += av_rescale_q(packet.pointer.pointee.duration, stream.pointee.time_base, rate)
+            // A packet the container's edit list hides (the encoder's priming) is not played.
+            if packet.pointer.pointee.flags & AV_PKT_FLAG_DISCARD == 0 {
+                total += av_rescale_q(packet.pointer.pointee.duration, stream.pointee.time_base, rate)
+            }
             packet.unref()
         }
         return Int(total)
