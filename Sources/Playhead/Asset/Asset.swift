@@ -10,7 +10,7 @@ import Synchronization
 /// let (tracks, duration) = try await asset.load(.tracks, .duration)
 /// ```
 ///
-/// One probe of the file (open + stream analysis, on a dedicated I/O thread, never on Swift's
+/// One probe of the file (open + stream analysis, on one of Playhead's worker threads, never on Swift's
 /// cooperative pool) serves every key. Concurrent callers share it. A successful or failed load is
 /// kept; a cancelled one can be started again by the next `load`.
 public actor Asset {

@@ -9,7 +9,7 @@ public struct ChannelTargetStatus: Sendable, Codable {
 
     public var target: String
     public var state: State
-    /// Times it was opened (connected).
+    /// Times it was opened (the first open connects it; one after a drop, once it has held).
     public var connects = 0
     /// Times it dropped (a write or an open failed) after being connected.
     public var drops = 0
