@@ -239,23 +239,15 @@ extension ChannelHLSTests {
             "--crf", "0", "--preset", "ultrafast", "--out", disk.path + "/live.m3u8", "--status", "127.0.0.1:\(port)", "--timeout", "2",
             "--as-run", asRun,
         ])
-        var healths: [Int] = []
         var unhealthy: (state: String?, error: String?, why: String)?
-        let until = Date().addingTimeInterval(70)
-        while Date() < until {
-            guard let health = TestServers.get(port: port, path: "/health") else {
-                if !healths.isEmpty { break }
-                try await Task.sleep(for: .milliseconds(100))
-                continue
-            }
-            if healths.last != health.status { healths.append(health.status) }
+        let healths = try await ChannelHealthTests.pollHealth(port: port, seconds: 70) { health in
             if health.status == 503, unhealthy == nil, let (status, body) = TestServers.get(port: port, path: "/status"), status == 200,
                 let document = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
                 let output = (document["outputs"] as? [[String: Any]])?.first
             {
                 unhealthy = (output["state"] as? String, output["lastError"] as? String, health.body)
             }
-            try await Task.sleep(for: .milliseconds(250))
+            return false
         }
         let run = try await running
         #expect(healths.contains(503), "/health answered \(healths) over a disk full for the whole run: \(run.stderr)")
@@ -281,6 +273,29 @@ extension ChannelHLSTests {
         status.downFor = down
         status.lastError = error
         return status
+    }
+
+    /// Asks a channel's `/health` every 250 ms until its server is gone once it has answered (the
+    /// run ended), `each` says to stop, or `seconds` have passed.
+    /// - Parameter each: called with every answer; true stops.
+    /// - Returns: the statuses answered, each change once.
+    static func pollHealth(
+        port: Int, seconds: Double, _ each: ((status: Int, body: String)) async throws -> Bool
+    ) async throws -> [Int] {
+        var healths: [Int] = []
+        let until = Date().addingTimeInterval(seconds)
+        while Date() < until {
+            guard let health = TestServers.get(port: port, path: "/health") else {
+                // Not up yet, or gone: the run ended.
+                if !healths.isEmpty { break }
+                try await Task.sleep(for: .milliseconds(100))
+                continue
+            }
+            if healths.last != health.status { healths.append(health.status) }
+            if try await each(health) { break }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        return healths
     }
 
     @Test func anOutputDownLongerThanItsGraceMakesTheChannelUnhealthy() {
@@ -310,22 +325,12 @@ extension ChannelHLSTests {
             "--out", "rtmp://127.0.0.1:\(silent.port)/live/\(key)", "--out", folder + "/rec.ts", "--timeout", "2",
             "--status", "127.0.0.1:\(port)", "--as-run", folder + "/as-run.jsonl",
         ])
-        var healths: [Int] = []
         var shown: [String] = []
-        let until = Date().addingTimeInterval(60)
-        while Date() < until {
-            guard let health = TestServers.get(port: port, path: "/health") else {
-                // Not up yet, or gone: the run ended.
-                if !healths.isEmpty { break }
-                try await Task.sleep(for: .milliseconds(100))
-                continue
-            }
-            if healths.last != health.status { healths.append(health.status) }
+        let healths = try await Self.pollHealth(port: port, seconds: 60) { health in
             for path in ["/status", "/metrics"] {
                 if let answer = TestServers.get(port: port, path: path), answer.body.contains(key) { shown.append(path) }
             }
-            if healths.last == 503 { break }
-            try await Task.sleep(for: .milliseconds(250))
+            return health.status == 503
         }
         let run = try await running
         // (200 first, while within its grace, when the probe got in that early: a loaded machine's
