@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// GNU `timeout` (and other supervisors) deliver one signal twice: to the process, and to its
@@ -6,6 +7,11 @@ import Testing
 /// recordings complete, its summary says `cancelled` — every time. A real second signal stops the
 /// process at once and still never throws a valid recording away.
 extension HostileOperationsTests {
+    /// The signal is timed from the recordings' first bytes (a channel's start-up, on a loaded
+    /// machine, once outlasted a fixed 1.5 s, and nothing had been recorded to keep): `timeout`
+    /// is sent its own timer's signal then (`SIGALRM`, which it unblocks for itself: its time is
+    /// up), and does what it does when its time is up — `TERM` to the channel, then to the whole
+    /// process group.
     @Test func aSignalDeliveredTwiceByTimeoutStopsAChannelCleanly() async throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -13,15 +19,37 @@ extension HostileOperationsTests {
         let binary = try CLI.binary().path
         for run in 0..<6 {
             let ts = folder + "/rec\(run).ts", mp4 = folder + "/rec\(run).mp4"
-            // Sent 1 to 3 s into the run, from the first bytes of the recording on.
-            let (output, status) = try await Reference.runAllowingFailure(
-                "/usr/bin/timeout",
-                [
-                    "-s", "TERM", String(format: "%.1f", 1.5 + Double(run) * 0.3), binary, "playout", "--layout", layout, "--size", "64x36",
-                    "--rate", "25", "--clock", "realtime", "--duration", "60", "--out", ts, "--out", mp4,
-                ])
-            let text = String(decoding: output, as: UTF8.self)
-            #expect(status == 124, "run \(run): timeout's status \(status): \(text)")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+            process.arguments = [
+                "-s", "TERM", "120", binary, "playout", "--layout", layout, "--size", "64x36", "--rate", "25", "--clock", "realtime",
+                "--duration", "60", "--out", ts, "--out", mp4,
+            ]
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            // Both recordings begun (their temporary files made), then 0 to 1.5 s more.
+            let begun = try await offPool {
+                let until = Date().addingTimeInterval(60)
+                while Date() < until, process.isRunning {
+                    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+                    if names.contains(where: { $0.hasPrefix(".rec\(run).ts.") }), names.contains(where: { $0.hasPrefix(".rec\(run).mp4.") }) {
+                        return true
+                    }
+                    usleep(10_000)
+                }
+                return false
+            }
+            try await Task.sleep(for: .milliseconds(300 * run))
+            kill(process.processIdentifier, SIGALRM)
+            let text = try await offPool {
+                let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                return text
+            }
+            #expect(begun, "run \(run): the recordings never began: \(text)")
+            #expect(process.terminationStatus == 124, "run \(run): timeout's status \(process.terminationStatus): \(text)")
             #expect(!text.contains("stopped at once"), "run \(run): the duplicate counted as a second signal: \(text)")
             for path in [ts, mp4] {
                 #expect(FileManager.default.fileExists(atPath: path), "run \(run): \(path) was lost: \(text)")
@@ -267,7 +295,7 @@ extension HostileOperationsTests {
             process.standardOutput = FileHandle.nullDevice
             try process.run()
             usleep(UInt32(delay))
-            kill(process.processIdentifier, SIGTERM)
+            kill(process.processIdentifier, SIGALRM)
             process.waitUntilExit()
             let left = ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).sorted()
             if !left.isEmpty, !left.contains("summary.json") { lockOnly.append("signal after \(delay) µs: \(left)") }
