@@ -22,20 +22,32 @@ final class LayerReader {
         /// Nothing open (between passes, or not opened yet; in a channel, an item whose source has
         /// not opened yet: the layer holds its last picture meanwhile).
         case closed
-        /// A decoded item: its reader (its demuxer given back to `owner`), where its frames start
-        /// (its time range's start, or its first frame), its converter into the canvas (made at
-        /// the first frame drawn).
-        case decoding(reader: MediaReader, owner: Asset, itemStart: MediaTime, converter: FrameConverter?)
+        /// A decoded item (its reader, its decode out, its converter).
+        case decoding(Decoding)
         /// An item of sound and no picture (music under a composition): it draws nothing for
         /// `length` from `itemStart`, and its sound plays if the layer gives the composition's.
         /// In a channel it starts before its sound is measured (`length` nil until it is, from
         /// the start its stream declares), so that an hours-long item delays nothing.
         case soundOnly(itemStart: MediaTime, length: MediaTime?)
     }
+    /// A decoded item's reader and what goes with it, for as long as it is open.
+    private struct Decoding {
+        /// Its reader (its demuxer given back to `owner` at the end).
+        let reader: MediaReader
+        let owner: Asset
+        /// Where its frames start: its time range's start, or its first frame.
+        let itemStart: MediaTime
+        /// Its converter into the canvas (made at the first frame drawn; nil again when the layer
+        /// moves).
+        var converter: FrameConverter?
+        /// In a realtime render: its decode on a worker, while it is out (the reader is the
+        /// worker's until it ends).
+        var inFlight: LayerDecodeRequest?
+        /// A decode of this reader answered with a picture (its source has sent one at least: a
+        /// later decode of it is held to the stall timeout, not the open timeout more).
+        var answered = false
+    }
     private var content = Content.closed
-    /// In a realtime render: the current item's decode on a worker, while it is out (the reader
-    /// is the worker's until it ends).
-    private var inFlight: LayerDecodeRequest?
     /// In a realtime render, while a frame is drawn: when it is due (a picture not decoded by then
     /// is held); nil: the render waits for every picture.
     private var deadline: FrameDeadline?
@@ -48,16 +60,9 @@ final class LayerReader {
     private let itemLengths: ItemLengthTable
     /// What recorded pictures may take (nil: the layer records none).
     private let loopBudget: LoopCacheBudget?
-    /// Items whose pictures were recorded whole, by item: later passes draw them without decoding.
-    private var recordings: [Int: LoopRecording] = [:]
-    /// The recording the current reader feeds, and its item.
-    private var recording: (item: Int, recording: LoopRecording)?
-    /// Items that could not be recorded (the budget was spent, damage, frames out of order): not
-    /// tried again for this version of the layer.
-    private var unrecordable: Set<Int> = []
-    /// Items whose recording began part way (a scheduled start, a seek) and were recorded again,
-    /// whole, from a pass's start: once each.
-    private var rerecorded: Set<Int> = []
+    /// Which items are recorded, kept and given up (pure; see its tests); this type attaches the
+    /// recording it names to the reader.
+    private var loopCache = LoopCacheBook<LoopRecording>()
     /// What was drawn last, to hold while there is no new picture (a decode still out, a source
     /// not open yet) and after the content ends.
     private var lastShown = LastShown.nothing
@@ -89,9 +94,6 @@ final class LayerReader {
         if case .nothing = lastShown { return .nothing }
         return .held
     }
-    /// The reader whose decode last answered with a picture (its source has sent one at least:
-    /// a later decode of it is held to the stall timeout).
-    private var answeredBy: ObjectIdentifier?
 
     private(set) var framesShown = 0
     /// Frames drawn from a recording, without decoding (``Compositor/loopCacheBytes``).
@@ -189,15 +191,11 @@ final class LayerReader {
     /// A pass of `item` began: a recording made from part way in is made again, whole, on this
     /// pass; a recorded item needs no reader on its later passes, and one to be recorded a fresh one.
     private func passBegan(_ item: Int, continuing: Bool) {
-        if let recorded = recordings[item], !rerecorded.contains(item), !recorded.covers(recorded.target(at: .zero).tick) {
-            rerecorded.insert(item)
-            recorded.abandon()
-            recordings[item] = nil
-        }
-        if !continuing || recordings[item] != nil || wantsRecording { closeItem() }
+        loopCache.passBegins(item)
+        if !continuing || loopCache.recording(of: item) != nil || wantsRecording { closeItem() }
         // Opened ahead (in a channel, the render does not wait for it).
         if case .closed = content {
-            let copies = preparer.copies(for: layer, pictures: recordings[item] == nil)
+            let copies = preparer.copies(for: layer, pictures: loopCache.recording(of: item) == nil)
             if copies > 0 { preparer.prepare(layer.assets[item], copies: copies) }
         }
     }
@@ -269,9 +267,7 @@ final class LayerReader {
     /// Moves the layer (and the version waiting, if any): the next frame is drawn at the new place.
     func move(rect: PixelRect, zIndex: Int) {
         guard machine.move(rect: rect, zIndex: zIndex) else { return }
-        if case .decoding(let reader, let owner, let itemStart, _) = content {
-            content = .decoding(reader: reader, owner: owner, itemStart: itemStart, converter: nil)
-        }
+        updateDecoding { $0.converter = nil }
         // The pictures held and recorded were scaled for the old place.
         forgetRecordings()
         lastShown = .nothing
@@ -386,7 +382,7 @@ final class LayerReader {
 
     /// The current item's frame at `time`, or nil when its pass ended (the next one began).
     private func playing(at time: MediaTime) throws(PlayheadError) -> Shown? {
-        if let recorded = recordings[timeline.item] {
+        if let recorded = loopCache.recording(of: timeline.item) {
             switch recordedFrame(at: time, from: recorded) {
             case .shown(let shown): return shown
             case .passEnded: return nil
@@ -423,11 +419,12 @@ final class LayerReader {
                 return nil
             }
             return .nothing
-        case .decoding(let reader, _, let itemStart, _):
+        case .decoding(let open):
+            let reader = open.reader, itemStart = open.itemStart
             machine.passSourceStarts(at: itemStart)
             if let length = LayerStateMachine.rangeEnd(of: layer.timeRange, at: offset) {
                 // The pass's range ended (a decode still out lets go of the item when it ends).
-                if inFlight != nil { closeItem() } else { settleRecording(of: reader, reachedEnd: false) }
+                if open.inFlight != nil { closeItem() } else { settleRecording(of: reader, reachedEnd: false) }
                 passEnded(length: length, status: .played)
                 return nil
             }
@@ -437,7 +434,7 @@ final class LayerReader {
             let found: LayerDecodeRequest.Held?
             let damageBefore: Int
             var target = itemStart + offset + Self.halfTick(timeBase)
-            if let flight = inFlight {
+            if let flight = open.inFlight {
                 // A decode out since an earlier frame (in a realtime render): the reader is the
                 // worker's until it ends; never waited for (the other layers' pictures are due
                 // too). Once it has ended, its picture — a frame or more late, newer than the one
@@ -464,12 +461,12 @@ final class LayerReader {
                     // has its open timeout more. Never a regular file's (its reads do not stall).
                     let asset = layer.assets[timeline.item]
                     if let stall = asset.stallTimeout, let sentAt = flight.sentAt {
-                        let limit = stall + (answeredBy == ObjectIdentifier(reader) ? .zero : asset.openTimeout ?? stall)
+                        let limit = stall + (open.answered ? .zero : asset.openTimeout ?? stall)
                         if ContinuousClock.now - sentAt > limit, asset.readsCanStall { throw Self.tooSlow(reader.source, behindBy: limit) }
                     }
                     return holding
                 }
-                inFlight = nil
+                updateDecoding { $0.inFlight = nil }
                 found = try flight.answer()
                 damageBefore = flight.damageBefore
                 target = flight.target
@@ -479,7 +476,7 @@ final class LayerReader {
                 let request = LayerDecodeRequest(reader: reader, target: target, sentAt: .now)
                 request.start()
                 guard request.wait(until: deadline) else {
-                    inFlight = request
+                    updateDecoding { $0.inFlight = request }
                     return holding
                 }
                 found = try request.answer()
@@ -490,7 +487,7 @@ final class LayerReader {
             guard let held = found else {
                 throw reader.end?.failure ?? PlayheadError(code: .decodeFailed, message: "no frame could be decoded", file: reader.source)
             }
-            answeredBy = ObjectIdentifier(reader)
+            updateDecoding { $0.answered = true }
             dropRecordingIfGivenUp(reader)
             noteDamage(of: reader, since: damageBefore)
             // The one rule: an item cut short fails where its data stops (it does not loop at the
@@ -506,10 +503,10 @@ final class LayerReader {
                 passEnded(length: length, status: .played)
                 return nil
             }
-            if let recording, let recorded = recording.recording.picture(withPTS: held.pts) {
+            if let recording = loopCache.feeding?.recording, let recorded = recording.picture(withPTS: held.pts) {
                 // Recorded as it was decoded: drawn from the recording (scaled once).
-                lastShown = .recorded(recorded.picture, recording.recording.rect)
-                return .recorded(recorded.picture, recording.recording.rect, fromCache: false)
+                lastShown = .recorded(recorded.picture, recording.rect)
+                return .recorded(recorded.picture, recording.rect, fromCache: false)
             }
             try keep(held, of: reader, drawnBy: try converterForCurrent())
             return .decoded(held.frame)
@@ -562,28 +559,22 @@ final class LayerReader {
     /// The current item's pass ended: its recording, if it was fed, is kept for later passes when
     /// it is whole (no damage; `reachedEnd`: the data ended complete), else given up for good.
     private func settleRecording(of reader: MediaReader, reachedEnd: Bool) {
-        guard let (item, recorded) = recording else { return }
-        recording = nil
-        reader.video.recorder = nil
-        reader.video.decodesEveryFrame = false
         let whole = reader.damage.count == 0 && (!reachedEnd || (reader.end != nil && reader.end?.failure == nil))
-        if whole { recorded.seal(reachedEnd: reachedEnd) }
-        if recorded.isSealed {
-            recordings[item] = recorded
-        } else {
-            recorded.abandon()
-            unrecordable.insert(item)
-        }
+        guard loopCache.passEnded(whole: whole, reachedEnd: reachedEnd) != nil else { return }
+        Self.detachRecording(from: reader)
     }
 
     /// A recording that gave up (its budget spent, a frame out of order) stops costing the
     /// decoder anything at once: the item is not recorded again.
     private func dropRecordingIfGivenUp(_ reader: MediaReader) {
-        guard let (item, recorded) = recording, recorded.isAbandoned else { return }
-        recording = nil
+        guard loopCache.dropIfGivenUp() != nil else { return }
+        Self.detachRecording(from: reader)
+    }
+
+    /// The reader decodes for drawing alone again (no recorder, only the frames it needs).
+    private static func detachRecording(from reader: MediaReader) {
         reader.video.recorder = nil
         reader.video.decodesEveryFrame = false
-        unrecordable.insert(item)
     }
 
     /// Whether the layer plays its items more than once (what makes recording them worth it).
@@ -597,7 +588,7 @@ final class LayerReader {
 
     /// Whether the current item is to be recorded when its reader next opens.
     private var wantsRecording: Bool {
-        loopBudget != nil && repeats && recordings[timeline.item] == nil && !unrecordable.contains(timeline.item)
+        loopBudget != nil && loopCache.wants(timeline.item, repeats: repeats)
     }
 
     /// Starts recording the pictures of the reader just opened for the current item, when the
@@ -609,18 +600,18 @@ final class LayerReader {
         let layout = Self.converter(for: reader, layer: layer, canvasSize: canvasSize, outputFormat: outputFormat).layout
         // An item that says it is longer than the budget has room for is not begun: it would take
         // the budget from the others while it fills, and give up anyway.
-        if let duration = reader.facts.duration, duration.isNumeric, let frame = reader.facts.frameDuration, frame > .zero {
-            let frames = duration.seconds / frame.seconds
-            let needed = frames * Double(outputFormat.bytes(of: layout.content.size))
-            if needed > Double(loopBudget.limit - loopBudget.used) {
-                unrecordable.insert(timeline.item)
-                return
-            }
+        if let duration = reader.facts.duration, duration.isNumeric, let frame = reader.facts.frameDuration, frame > .zero,
+            !LoopCacheBook<LoopRecording>.fits(
+                frames: duration.seconds / frame.seconds, pictureBytes: outputFormat.bytes(of: layout.content.size),
+                room: loopBudget.limit - loopBudget.used)
+        {
+            loopCache.refuse(timeline.item)
+            return
         }
         let recorded = LoopRecording(
             layout: layout, format: outputFormat, itemStart: itemStart, timeBase: reader.facts.timeBase, budget: loopBudget,
             source: reader.source)
-        recording = (timeline.item, recorded)
+        loopCache.began(recorded, for: timeline.item)
         reader.video.recorder = recorded
         reader.video.decodesEveryFrame = true
     }
@@ -629,17 +620,8 @@ final class LayerReader {
     private func forgetRecordings() {
         // A decode still out feeds the recording: the item is let go (when the decode ends) and
         // opened again.
-        if inFlight != nil, recording != nil { closeItem() }
-        if case .decoding(let reader, _, _, _) = content, recording != nil {
-            reader.video.recorder = nil
-            reader.video.decodesEveryFrame = false
-        }
-        recording?.recording.abandon()
-        recording = nil
-        for recorded in recordings.values { recorded.abandon() }
-        recordings = [:]
-        unrecordable = []
-        rerecorded = []
+        if case .decoding(let open) = content, open.inFlight != nil, loopCache.feeding != nil { closeItem() }
+        if loopCache.forget() != nil, case .decoding(let open) = content { Self.detachRecording(from: open.reader) }
     }
 
     /// Keeps its own reference to the frame drawn (once per frame: a frame drawn again is not
@@ -722,7 +704,7 @@ final class LayerReader {
             throw error
         }
         let itemStart = rangeStart ?? opened.facts.startTime ?? .zero
-        content = .decoding(reader: opened, owner: asset, itemStart: itemStart, converter: nil)
+        content = .decoding(Decoding(reader: opened, owner: asset, itemStart: itemStart))
         startRecording(opened, itemStart: itemStart)
         return content
     }
@@ -758,13 +740,20 @@ final class LayerReader {
     }
 
     private func converterForCurrent() throws(PlayheadError) -> FrameConverter {
-        guard case .decoding(let reader, let owner, let itemStart, let converter) = content else {
+        guard case .decoding(let open) = content else {
             throw PlayheadError(code: .invalidState, message: "no item open", file: nil)
         }
-        if let converter { return converter }
-        let made = Self.converter(for: reader, layer: layer, canvasSize: canvasSize, outputFormat: outputFormat)
-        content = .decoding(reader: reader, owner: owner, itemStart: itemStart, converter: made)
+        if let converter = open.converter { return converter }
+        let made = Self.converter(for: open.reader, layer: layer, canvasSize: canvasSize, outputFormat: outputFormat)
+        updateDecoding { $0.converter = made }
         return made
+    }
+
+    /// Changes the open item's reader state (nothing when no decoded item is open).
+    private func updateDecoding(_ body: (inout Decoding) -> Void) {
+        guard case .decoding(var open) = content else { return }
+        body(&open)
+        content = .decoding(open)
     }
 
     /// A converter of `reader`'s pictures into `layer`'s rectangle of the canvas.
@@ -787,23 +776,20 @@ final class LayerReader {
     }
 
     private func closeItem() {
-        answeredBy = nil
-        if case .decoding(let open, let owner, _, _) = content {
+        if case .decoding(let decoding) = content {
+            let open = decoding.reader, owner = decoding.owner
             // A recording cut off before its pass ended holds part of the item: let go.
-            let recorded = recording?.recording
-            recording = nil
+            let recorded = loopCache.cutOff()
             let preparer = preparer
             let letGo = {
                 if let recorded {
-                    open.video.recorder = nil
-                    open.video.decodesEveryFrame = false
+                    Self.detachRecording(from: open)
                     recorded.abandon()
                 }
                 preparer.giveBack(open.demuxer, of: owner)
             }
             // A decode still out lets go of the reader when it ends, on its worker.
-            if let flight = inFlight {
-                inFlight = nil
+            if let flight = decoding.inFlight {
                 flight.abandon(then: letGo)
             } else {
                 letGo()

@@ -35,7 +35,7 @@ final class LoopCacheBudget: Sendable {
 /// or a picture that cannot be made ends the recording (it is given up, never half trusted).
 /// One thread at a time: the render thread, or the one decoding its item for a realtime render
 /// (``LayerDecodeRequest``) while the render thread waits for it or has let it go.
-final class LoopRecording: DecodedFrameRecorder {
+final class LoopRecording: DecodedFrameRecorder, LoopCacheRecording {
     struct Picture {
         let pts: Int64
         let duration: Int64
@@ -130,6 +130,9 @@ final class LoopRecording: DecodedFrameRecorder {
         let time = itemStart + offset + LayerReader.halfTick(timeBase)
         return (time, time.ticks(in: timeBase, rounding: .down))
     }
+
+    /// Whether the recording tells what is displayed from the item's start on.
+    var coversItemStart: Bool { covers(target(at: .zero).tick) }
 
     /// Whether the recording can tell what is displayed at `target` (in stream ticks) and after it,
     /// up to its end: a pass that starts there needs nothing decoded.
