@@ -63,6 +63,9 @@ final class TargetConnection {
     /// Where each stream's packets written end, in the stream's time base (a recording's plain
     /// MP4 ends its tracks there).
     private var ends: [Int32: Int64] = [:]
+    /// An RTMP stream's timestamps start at 0 (servers expect it): the first packet's time (a
+    /// picture's: a target opens at a keyframe) and its time base, taken off every packet.
+    private var origin: (ticks: Int64, timeBase: AVRational)?
 
     /// Opens `target` with streams like `video` and `audio` (encoder contexts) and writes its header.
     init(
@@ -86,8 +89,20 @@ final class TargetConnection {
 
     /// Writes one packet (taken: left blank), its timestamps in `timeBase`; a write that blocks
     /// longer than `timeout` seconds fails.
-    func write(_ packet: UnsafeMutablePointer<AVPacket>, video: Bool, timeBase: AVRational, timeout: Double) throws(PlayheadError) {
-        guard let index = video ? videoIndex : audioIndex else { return }
+    /// - Returns: false when the packet was not written: a stream the output does not have, or on
+    ///   RTMP a packet decoded before the first picture (its time would be negative).
+    /// - Throws: what the muxer or the parameter-set filter threw; `output.timedOut` past `timeout`.
+    @discardableResult
+    func write(_ packet: UnsafeMutablePointer<AVPacket>, video: Bool, timeBase: AVRational, timeout: Double) throws(PlayheadError) -> Bool {
+        guard let index = video ? videoIndex : audioIndex else { return false }
+        if target.kind == .rtmp {
+            let first = origin ?? (packet.pointee.pts, timeBase)
+            origin = first
+            let offset = av_rescale_q(first.ticks, first.timeBase, timeBase)
+            packet.pointee.pts -= offset
+            packet.pointee.dts -= offset
+            if packet.pointee.dts < 0 { return false }
+        }
         if video, let repeater { try repeater.filter(packet) }
         let tb = muxer.timeBase(of: index)
         let end = av_rescale_q(packet.pointee.pts + max(0, packet.pointee.duration), timeBase, tb)
@@ -95,6 +110,7 @@ final class TargetConnection {
         deadline.arm(timeout)
         defer { deadline.arm(0) }
         try muxer.write(packet, stream: index, from: timeBase)
+        return true
     }
 
     /// Completes the output: the trailer (a recording takes its name).

@@ -28,17 +28,22 @@ public struct ChannelTargetStatus: Sendable, Codable {
 /// queue, resumption at keyframes, reconnection with back-off, a recording given up for good);
 /// this type performs it: it holds the queue and the connection, and runs the thread.
 final class TargetWriter: @unchecked Sendable {
-    // @unchecked Sendable: `queue`, `machine`, `closing`, `ends` and `spare` are read and written
-    // only under `condition`'s lock; the connection belongs to the writer thread (its `run`),
-    // which alone opens, writes and closes it.
+    // @unchecked Sendable: `queue`, `machine`, `intake` and `spare` are read and written only
+    // under `condition`'s lock; the connection and the HLS folder belong to the writer thread (its
+    // `run`), which alone opens, writes and closes them.
     let target: ChannelTarget
     private let condition = NSCondition()
     private var queue: [(packet: OwnedPacket, video: Bool)] = []
-    private var closing = false
+    /// Whether the channel still sends packets.
+    private enum Intake {
+        case sending
+        /// It finished (told where its picture and sound end: a recording's tracks end there) or
+        /// gave up (nil): the writer writes what is queued, then ends.
+        case closing(ChannelEnds?)
+    }
+    private var intake = Intake.sending
     private var spare: [OwnedPacket] = []
     private var machine: TargetWriterStateMachine
-    /// Where the channel's picture and sound end, told by `finish` (a recording's tracks end there).
-    private var ends: ChannelEnds?
     private let deadline = OutputDeadline()
     private let done = DispatchSemaphore(value: 0)
     private let parameters: Parameters
@@ -84,7 +89,7 @@ final class TargetWriter: @unchecked Sendable {
     func send(_ packet: UnsafeMutablePointer<AVPacket>, video: Bool) {
         condition.lock()
         defer { condition.unlock() }
-        guard !closing else { return }
+        guard case .sending = intake else { return }
         let key = packet.pointee.flags & AV_PKT_FLAG_KEY != 0
         guard machine.admit(video: video, keyframe: key, queued: queue.count, limit: Self.queueLimit) else { return }
         let copy: OwnedPacket
@@ -101,8 +106,7 @@ final class TargetWriter: @unchecked Sendable {
     ///   - ends: where the channel's picture and sound end (a recording's tracks end there).
     func finish(timeout: Double, ends: ChannelEnds? = nil) {
         condition.lock()
-        closing = true
-        self.ends = ends
+        intake = .closing(ends)
         condition.broadcast()
         condition.unlock()
         if done.wait(timeout: .now() + timeout) == .timedOut {
@@ -115,7 +119,7 @@ final class TargetWriter: @unchecked Sendable {
     func abort() {
         deadline.stop()
         condition.lock()
-        closing = true
+        intake = .closing(nil)
         for item in queue { av_packet_unref(item.packet.pointer) }
         queue.removeAll()
         condition.broadcast()
@@ -133,17 +137,18 @@ final class TargetWriter: @unchecked Sendable {
         return body(&machine)
     }
 
+    /// The writer thread: takes each packet and does what the machine decides with it. The
+    /// connection is open exactly while the machine's phase is `open` (it is made at an `open`
+    /// step, given up at a failure, completed or given up at the end).
     private func run() {
         var connection: TargetConnection?
         /// An HLS target's files (its segments' names, its playlist's lock), kept across reopens.
         var hls: HLSFolder?
-        /// An RTMP connection's first picture time: its timestamps start at 0 (servers expect it).
-        var firstVideo: Int64?
         while true {
             condition.lock()
-            while queue.isEmpty && !closing { condition.wait() }
+            while queue.isEmpty, case .sending = intake { condition.wait() }
             let next = queue.isEmpty ? nil : queue.removeFirst()
-            let ends = self.ends
+            let ends: ChannelEnds? = if case .closing(let ends) = intake { ends } else { nil }
             condition.unlock()
             guard let (packet, video) = next else {
                 close(connection, ends: ends)
@@ -160,7 +165,6 @@ final class TargetWriter: @unchecked Sendable {
                     connection = try TargetConnection(
                         target: target, video: parameters.video, audio: parameters.audio,
                         segmentSeconds: parameters.segmentSeconds, deadline: deadline, openTimeout: parameters.openTimeout, hls: hls)
-                    firstVideo = nil
                     decide { $0.opened(now: Self.now()) }
                 } catch {
                     let stopping = deadline.isStopping
@@ -172,21 +176,11 @@ final class TargetWriter: @unchecked Sendable {
                 break
             }
             guard let open = connection else { continue }
-            if target.kind == .rtmp {
-                let p = packet.pointer.pointee
-                if firstVideo == nil {
-                    firstVideo = av_rescale_q(p.pts, video ? parameters.videoTimeBase : parameters.audioTimeBase, parameters.videoTimeBase)
-                }
-                let offset = av_rescale_q(firstVideo ?? 0, parameters.videoTimeBase, video ? parameters.videoTimeBase : parameters.audioTimeBase)
-                packet.pointer.pointee.pts -= offset
-                packet.pointer.pointee.dts -= offset
-                if packet.pointer.pointee.dts < 0 { continue }
-            }
             do throws(PlayheadError) {
-                try open.write(
+                let written = try open.write(
                     packet.pointer, video: video, timeBase: video ? parameters.videoTimeBase : parameters.audioTimeBase,
                     timeout: parameters.writeTimeout)
-                decide { $0.wrote(video: video, now: Self.now()) }
+                if written { decide { $0.wrote(video: video, now: Self.now()) } }
             } catch {
                 open.abandon()
                 connection = nil
