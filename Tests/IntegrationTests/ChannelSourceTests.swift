@@ -256,6 +256,62 @@ import Testing
         #expect(layer.failure == nil && layer.framesShown > 100, "\(String(describing: layer.failure)), \(layer.framesShown) frames shown")
     }
 
+    /// A channel's layer that showed a picture, then failed its every item, shows the background
+    /// while it waits — and still while the retry's source does not answer: the picture it held
+    /// is let go when it starts waiting (it showed again, stale, while the retry's open waited).
+    /// Its one item plays (2 s), then its server stops answering: the next pass stalls (the last
+    /// picture held, as for any stall) and fails; the first retry, 1 s later, waits 1 s for an
+    /// open that fails; the server is back 3 s after the failure, and a later retry plays.
+    @Test func aWaitingLayerLetsItsLastPictureGo() async throws {
+        let root = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // Large enough that a pass from the start asks the server again (nothing buffered).
+        try await Self.spreadClip(root + "/clip.mp4", seconds: 2)
+        let server = try TestHTTPServer(root: root)
+        defer { server.stop() }
+        server.isBroken = false
+        let clip = Asset(
+            url: try #require(URL(string: server.url("flaky", "clip.mp4"))),
+            options: AssetOptions(openTimeout: .seconds(1), stallTimeout: .seconds(1)))
+        let records = Locked<[LayerItemRecord]>([])
+        let canvas = CompositionCanvas(size: PixelSize(width: 64, height: 36), frameRate: try #require(FrameRate(numerator: 25)))
+        let compositor = Compositor(
+            canvas: canvas,
+            onRecord: { record in
+                let earlier = records.withLock { records in
+                    defer { records.append(record) }
+                    return records
+                }
+                if record.status == .played, earlier.isEmpty { server.isBroken = true }
+                if record.status == .failed, !earlier.contains(where: { $0.status == .failed }) {
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 3) { server.isBroken = false }
+                }
+            })
+        compositor.failedItemRetry = .seconds(1)
+        try compositor.add(CompositionLayer(assets: [clip], rect: PixelRect(x: 0, y: 0, width: 64, height: 36), loop: .forever))
+        let sink = InMemorySink(pixelFormat: .rgb24)
+        let report = await compositor.render(frames: 300, into: sink, realtime: SystemPlaybackClock())
+        #expect(report.error == nil && report.framesWritten == 300, "\(String(describing: report.error))")
+        let passes = records.withLock { $0 }
+        let summary = passes.map { "\($0.status) \($0.start.seconds)–\($0.end.seconds)" }
+        // Played, failed (the stall), failed (the retry whose open waited), …, played again.
+        let failedAt = try #require(passes.firstIndex { $0.status == .failed }, "\(summary)")
+        #expect(passes.first?.status == .played && failedAt == 1, "\(summary)")
+        let back = try #require(passes[failedAt...].firstIndex { $0.status == .played }, "the server came back: \(summary)")
+        let retries = passes[(failedAt + 1)..<back].filter { $0.status == .failed }
+        #expect(!retries.isEmpty, "a retry met the server still down (else nothing here is tested): \(summary)")
+        // From two frames past the failure to the pass that played again: the background alone.
+        let from = Int((passes[failedAt].end.seconds * 25).rounded(.up)) + 2
+        let to = Int((passes[back].start.seconds * 25).rounded(.down))
+        #expect(to - from >= 25, "waited a second at least: frames \(from)..<\(to), \(summary)")
+        let frames = sink.frames
+        let shown = frames[min(from, frames.count)..<min(max(from, to), frames.count)].filter { frame in
+            frame.bytes.contains { $0 > 40 }
+        }.map(\.index)
+        #expect(shown.isEmpty, "a picture showed in \(shown.count) frames while the layer waited, from \(shown.first ?? -1): \(summary)")
+        #expect(frames[...min(40, frames.count - 1)].contains { $0.bytes.contains { $0 > 40 } }, "the first pass showed its pictures")
+    }
+
     /// A 64x36, 25 fps compositor whose as-run records are kept, with `failedItemRetry` of
     /// `retry`, and a 4 s clip behind a server that does not answer until `fixedAfter` seconds
     /// after the first failed record of item 0 (1 s open and stall timeouts).
