@@ -295,7 +295,7 @@ extension HostileOperationsTests {
             process.standardOutput = FileHandle.nullDevice
             try process.run()
             usleep(UInt32(delay))
-            kill(process.processIdentifier, SIGALRM)
+            kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()
             let left = ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).sorted()
             if !left.isEmpty, !left.contains("summary.json") { lockOnly.append("signal after \(delay) µs: \(left)") }
