@@ -17,9 +17,11 @@ struct AssetReport: Encodable, Sendable {
     var startTime: Double?
     var bitRate: Int?
     var tracks: [TrackReport]?
+    /// The container's chapters (left out when it marks none).
+    var chapters: [ChapterReport]?
     var error: ErrorReport?
 
-    enum CodingKeys: String, CodingKey { case path, status, isPlayable, format, duration, startTime, bitRate, tracks, error }
+    enum CodingKeys: String, CodingKey { case path, status, isPlayable, format, duration, startTime, bitRate, tracks, chapters, error }
 
     /// A loaded file always has `duration`: `null` when unknown (never invented); a failed one has
     /// none of the loaded keys.
@@ -33,10 +35,14 @@ struct AssetReport: Encodable, Sendable {
         try container.encodeIfPresent(startTime, forKey: .startTime)
         try container.encodeIfPresent(bitRate, forKey: .bitRate)
         try container.encodeIfPresent(tracks, forKey: .tracks)
+        try container.encodeIfPresent(chapters, forKey: .chapters)
         try container.encodeIfPresent(error, forKey: .error)
     }
 
-    init(path: String, format: String, duration: MediaTime, startTime: MediaTime, bitRate: Int?, tracks: [AssetTrack], isPlayable: Bool) {
+    init(
+        path: String, format: String, duration: MediaTime, startTime: MediaTime, bitRate: Int?, tracks: [AssetTrack], isPlayable: Bool,
+        chapters: [AssetChapter] = []
+    ) {
         self.path = SourceRedaction.redacted(path)
         self.status = "loaded"
         self.isPlayable = isPlayable
@@ -45,6 +51,7 @@ struct AssetReport: Encodable, Sendable {
         self.startTime = startTime.jsonSeconds
         self.bitRate = bitRate
         self.tracks = tracks.map(TrackReport.init)
+        self.chapters = chapters.isEmpty ? nil : chapters.map(ChapterReport.init)
     }
 
     init(path: String, error: PlayheadError) {
@@ -112,6 +119,11 @@ struct TrackReport: Encodable, Sendable {
     var channels: Int?
     var channelLayout: String?
     var language: String?
+    /// The track's own name (left out when it has none).
+    var title: String?
+    /// FFmpeg's names of its dispositions (`default`, `comment`, `attached_pic`, …; left out when
+    /// none is set).
+    var flags: [String]?
     var bitRate: Int?
 
     init(_ track: AssetTrack) {
@@ -138,7 +150,22 @@ struct TrackReport: Encodable, Sendable {
         }
         timeRange = Range(start: track.timeRange.start.jsonSeconds, duration: track.timeRange.duration.jsonSeconds)
         language = track.language
+        title = track.title
+        flags = track.flags.isEmpty ? nil : track.flags.names
         bitRate = track.bitRate
+    }
+}
+
+/// One chapter: its title and where it starts and ends, in seconds (`end` left out when unknown).
+struct ChapterReport: Encodable, Sendable {
+    var title: String?
+    var start: Double?
+    var end: Double?
+
+    init(_ chapter: AssetChapter) {
+        title = chapter.title
+        start = chapter.timeRange.start.jsonSeconds
+        end = chapter.timeRange.end.jsonSeconds
     }
 }
 

@@ -21,6 +21,10 @@ enum ProbeTable {
                     "  #\(track.index) \(track.mediaType) \(track.codec)" + details(track)
                     + (track.encryption.map { " (encrypted: \($0))" } ?? (track.isPlayable ? "" : " (no decoder)")) + "\n"
             }
+            for (number, chapter) in (report.chapters ?? []).enumerated() {
+                let span = [chapter.start, chapter.end].map { $0.map { String(format: "%.3fs", $0) } ?? "?" }.joined(separator: "–")
+                out += "  chapter \(number + 1) \(span)" + (chapter.title.map { " \"\($0)\"" } ?? "") + "\n"
+            }
         }
         return out
     }
@@ -56,6 +60,8 @@ enum ProbeTable {
         if let rate = track.sampleRate { parts.append("\(rate) Hz") }
         if let layout = track.channelLayout ?? track.channels.map({ "\($0) ch" }) { parts.append(layout) }
         if let language = track.language { parts.append(language) }
+        if let title = track.title { parts.append("\"\(title)\"") }
+        if let flags = track.flags { parts.append(flags.joined(separator: " ")) }
         return parts.isEmpty ? "" : " " + parts.joined(separator: ", ")
     }
 }

@@ -16,6 +16,7 @@ public struct AssetKey: Sendable, Hashable, CustomStringConvertible {
     public static let bitRate = AssetKey("bitRate")
     public static let metadata = AssetKey("metadata")
     public static let byteCount = AssetKey("byteCount")
+    public static let chapters = AssetKey("chapters")
 }
 
 /// A typed, loadable property of an ``Asset``: `try await asset.load(.tracks, .duration)`.
@@ -61,6 +62,11 @@ extension AssetProperty where Value == Int64? {
 extension AssetProperty where Value == [String: String] {
     /// The container's metadata tags (title, encoder, …).
     public static var metadata: AssetProperty { AssetProperty(key: .metadata) { $0.metadata } }
+}
+
+extension AssetProperty where Value == [AssetChapter] {
+    /// The container's chapters, in its order (none when it marks none).
+    public static var chapters: AssetProperty { AssetProperty(key: .chapters) { $0.chapters } }
 }
 
 /// Where the loading of one key stands.

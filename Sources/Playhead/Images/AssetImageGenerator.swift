@@ -108,6 +108,12 @@ public struct AssetImageGenerator: Sendable {
             for (i, time) in times.enumerated() { emitter.put(i, Result(requestedTime: time, error: error)) }
             return
         }
+        // An asset without a picture (sound alone, or sound and its cover) fails every time alike,
+        // before any time is checked against its start (its sound's).
+        if let noPicture = description.noPicture {
+            for (i, time) in times.enumerated() { emitter.put(i, Result(requestedTime: time, error: noPicture)) }
+            return
+        }
         let start = description.startTime
         // Where the clip ends is known from the data, not from its header (which may say less
         // than the last frame's end, or hours more than the file holds): a time after the

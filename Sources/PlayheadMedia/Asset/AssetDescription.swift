@@ -8,10 +8,16 @@ package struct AssetDescription: Sendable, Hashable {
     package var bitRate: Int?
     package var tracks: [AssetTrack]
     package var metadata: [String: String]
+    /// The container's chapters, in its order.
+    package var chapters: [AssetChapter] = []
     /// The source cannot seek or be opened again (a pipe, a FIFO, standard input).
     package var isOneShot = false
     /// The source's size in bytes, when it is one file whose size is known (not a pipe, not HLS).
     package var byteCount: Int64? = nil
+    /// Why no picture can be taken of the asset (nil: its video plays): no video stream, or only a
+    /// cover picture (``TrackFlags/attachedPicture``), as the demuxer's one choice of its video
+    /// stream decides (``Demuxer/missingVideo(what:)``).
+    package var noPicture: PlayheadError? = nil
 
     /// Playable when at least one audio or video track has a decoder and is in the clear.
     package var isPlayable: Bool {

@@ -29,6 +29,11 @@ public struct AssetTrack: Sendable, Hashable, Identifiable {
     public var timeRange: TimeRange
     /// The language tag (ISO 639), when the container has one.
     public var language: String?
+    /// The track's own name, when the container gives one (`Director's commentary`).
+    public var title: String?
+    /// What the container says of the track's role: the default one, forced subtitles, a
+    /// commentary, for the hearing impaired, a cover picture… (FFmpeg's stream dispositions).
+    public var flags: TrackFlags = []
     /// Video properties; nil for other tracks.
     public var video: VideoTrackInfo?
     /// Audio properties; nil for other tracks.

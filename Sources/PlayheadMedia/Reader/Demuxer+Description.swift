@@ -17,9 +17,29 @@ extension Demuxer {
             bitRate: ctx.bit_rate > 0 && duration != nil ? Int(ctx.bit_rate) : nil,
             tracks: tracks,
             metadata: Self.dictionary(ctx.metadata),
+            chapters: chapters,
             isOneShot: !canSeek,
-            byteCount: byteCount
+            byteCount: byteCount,
+            noPicture: video == nil ? missingVideo() : nil
         )
+    }
+
+    /// The container's chapters, each on the asset's timeline (in its own time base; a chapter
+    /// without a usable start is left out, one without a usable end lasts an unknown time).
+    private var chapters: [AssetChapter] {
+        let ctx = context.pointer.pointee
+        guard ctx.nb_chapters > 0, let list = ctx.chapters else { return [] }
+        return (0..<Int(ctx.nb_chapters)).compactMap { i -> AssetChapter? in
+            guard let chapter = list[i]?.pointee else { return nil }
+            let start = MediaTime(ffmpegTimestamp: chapter.start, timeBase: chapter.time_base)
+            guard start.isNumeric else { return nil }
+            let end = MediaTime(ffmpegTimestamp: chapter.end, timeBase: chapter.time_base)
+            var tags = Self.dictionary(chapter.metadata)
+            let title = tags.removeValue(forKey: "title")
+            return AssetChapter(
+                id: chapter.id, title: title, timeRange: TimeRange(start: start, duration: end.isNumeric && end >= start ? end - start : .indefinite),
+                metadata: tags)
+        }
     }
 
     /// The size of the one file read, when the I/O layer knows it (a playlist's size is not the media's).
@@ -55,6 +75,8 @@ extension Demuxer {
             language: Self.dictionary(st.metadata)["language"].flatMap { $0 == "und" ? nil : $0 }
         )
         track.encryptionScheme = encryption[st.index]
+        track.title = Self.dictionary(st.metadata)["title"]
+        track.flags = TrackFlags(rawValue: Int(st.disposition))
         switch mediaType {
         case .video:
             let facts = VideoStreamFacts(stream: stream, format: context.pointer)

@@ -127,8 +127,7 @@ package final class Demuxer {
         self.context = context
         source = context.source
         let format = context.pointer
-        let videoIndex = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
-        let videoStream = context.stream(at: Int(videoIndex))
+        let videoStream = Self.pictureStream(in: context)
         video = videoStream.flatMap { stream in
             let facts = VideoStreamFacts(stream: stream, format: format)
             return facts.storedSize.isEmpty ? nil : facts
@@ -139,6 +138,16 @@ package final class Demuxer {
         let flags = format.pointee.iformat?.pointee.flags ?? 0
         timestampsMayJump = flags & AVFMT_TS_DISCONT != 0
         errorsAtOpen = context.evidence.errorCount
+    }
+
+    /// The video stream that plays: FFmpeg's best, unless it is a picture attached to the file
+    /// (cover art: `av_find_best_stream` takes it as a video), then the first video stream that is
+    /// not one; nil when there is none (an MP3 with its cover is sound alone).
+    private static func pictureStream(in context: FormatContext) -> UnsafeMutablePointer<AVStream>? {
+        let best = context.stream(at: Int(av_find_best_stream(context.pointer, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)))
+        func attached(_ stream: UnsafeMutablePointer<AVStream>) -> Bool { stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 }
+        guard let best, attached(best) else { return best }
+        return context.streams.first { $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO && !attached($0) }
     }
 
     /// Opens `source` and reads its stream parameters. Blocking; `interrupt` can stop it.
