@@ -20,6 +20,9 @@ struct AssetReport: Encodable, Sendable {
     /// The container's chapters (left out when it marks none).
     var chapters: [ChapterReport]?
     var error: ErrorReport?
+    /// Whether a track of its picture (never a cover) and of its sound can be decoded (nil: it has
+    /// none); for the table, not encoded.
+    var decodable: (picture: Bool?, sound: Bool?) = (nil, nil)
 
     enum CodingKeys: String, CodingKey { case path, status, isPlayable, format, duration, startTime, bitRate, tracks, chapters, error }
 
@@ -52,6 +55,8 @@ struct AssetReport: Encodable, Sendable {
         self.bitRate = bitRate
         self.tracks = tracks.map(TrackReport.init)
         self.chapters = chapters.isEmpty ? nil : chapters.map(ChapterReport.init)
+        func decodable(_ of: [AssetTrack]) -> Bool? { of.isEmpty ? nil : of.contains(where: \.isPlayable) }
+        self.decodable = (decodable(tracks.filter(\.playsAsVideo)), decodable(tracks.filter { $0.mediaType == .audio }))
     }
 
     init(path: String, error: PlayheadError) {
@@ -151,7 +156,7 @@ struct TrackReport: Encodable, Sendable {
         timeRange = Range(start: track.timeRange.start.jsonSeconds, duration: track.timeRange.duration.jsonSeconds)
         language = track.language
         title = track.title
-        flags = track.flags.isEmpty ? nil : track.flags.names
+        flags = track.flags.names.isEmpty ? nil : track.flags.names
         bitRate = track.bitRate
     }
 }

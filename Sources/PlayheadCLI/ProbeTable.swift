@@ -23,7 +23,7 @@ enum ProbeTable {
             }
             for (number, chapter) in (report.chapters ?? []).enumerated() {
                 let span = [chapter.start, chapter.end].map { $0.map { String(format: "%.3fs", $0) } ?? "?" }.joined(separator: "–")
-                out += "  chapter \(number + 1) \(span)" + (chapter.title.map { " \"\($0)\"" } ?? "") + "\n"
+                out += "  chapter \(number + 1) \(span)" + (chapter.title.map { " \"\(Console.name($0))\"" } ?? "") + "\n"
             }
         }
         return out
@@ -31,13 +31,9 @@ enum ProbeTable {
 
     /// What of a playable file plays, when not all of it: a picture that cannot be decoded beside
     /// a sound that can is sound only (`play` then fails on the picture), and the other way round.
+    /// A cover picture is not the file's picture.
     private static func partly(_ report: AssetReport) -> String {
-        let tracks = report.tracks ?? []
-        func plays(_ type: String) -> Bool? {
-            let of = tracks.filter { $0.mediaType == type }
-            return of.isEmpty ? nil : of.contains(where: \.isPlayable)
-        }
-        switch (plays("video"), plays("audio")) {
+        switch report.decodable {
         case (false?, true?): return " (sound only: no track of its picture can be decoded)"
         case (true?, false?): return " (picture only: no track of its sound can be decoded)"
         default: return ""
@@ -60,7 +56,7 @@ enum ProbeTable {
         if let rate = track.sampleRate { parts.append("\(rate) Hz") }
         if let layout = track.channelLayout ?? track.channels.map({ "\($0) ch" }) { parts.append(layout) }
         if let language = track.language { parts.append(language) }
-        if let title = track.title { parts.append("\"\(title)\"") }
+        if let title = track.title { parts.append("\"\(Console.name(title))\"") }
         if let flags = track.flags { parts.append(flags.joined(separator: " ")) }
         return parts.isEmpty ? "" : " " + parts.joined(separator: ", ")
     }

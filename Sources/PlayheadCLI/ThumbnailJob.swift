@@ -154,7 +154,7 @@ struct ThumbnailJob: Sendable {
     /// How long the picture lasts from the asset's start: the latest end of its video tracks,
     /// when they say; nil when none does.
     static func pictureSpan(_ tracks: [AssetTrack], start: MediaTime) -> MediaTime? {
-        let ends = tracks.filter { $0.mediaType == .video && $0.isPlayable }.map(\.timeRange.end).filter { $0.isNumeric }
+        let ends = tracks.filter { $0.playsAsVideo && $0.isPlayable }.map(\.timeRange.end).filter { $0.isNumeric }
         guard let end = ends.max(), end > start else { return nil }
         return end - (start.isNumeric ? start : .zero)
     }

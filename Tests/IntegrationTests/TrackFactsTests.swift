@@ -140,9 +140,16 @@ import Testing
                 _ = try await AssetImageGenerator(asset: Asset(path: song)).image(at: time)
                 Issue.record("an image was made of the cover at \(time.seconds) s")
             } catch {
-                #expect(error.code == .noVideoTrack, "\(error)")
+                #expect(error.code == .noVideoTrack && error.message.contains("cover picture #1 mjpeg"), "\(error)")
             }
         }
+        // Nothing else takes the cover for the picture: an item of it has no picture size, a
+        // contact sheet's header names no video, the probe's table no picture that cannot play.
+        let item = PlayerItem(asset: Asset(path: song))
+        await item.prepare()
+        #expect(item.status == .readyToPlay && item.presentationSize == nil, "\(item.status) \(String(describing: item.presentationSize))")
+        let table = try await CLI.run(["probe", song])
+        #expect(table.stdout.contains("playable\n") && table.stdout.contains("attached_pic"), "\(table.stdout)")
         // `play` plays its sound alone: no picture written.
         let out = folder + "/out"
         let played = try await CLI.run(["play", "--format", "png", "--out", out, song])

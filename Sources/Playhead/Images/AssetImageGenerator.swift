@@ -108,8 +108,9 @@ public struct AssetImageGenerator: Sendable {
             for (i, time) in times.enumerated() { emitter.put(i, Result(requestedTime: time, error: error)) }
             return
         }
-        // An asset without a picture (sound alone, or sound and its cover) fails every time alike,
-        // before any time is checked against its start (its sound's).
+        // An asset without a picture to take (sound alone, sound and its cover, or a video whose
+        // picture size could not be read) fails every time alike, before any time is checked
+        // against its start (its sound's).
         if let noPicture = description.noPicture {
             for (i, time) in times.enumerated() { emitter.put(i, Result(requestedTime: time, error: noPicture)) }
             return

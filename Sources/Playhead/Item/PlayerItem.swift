@@ -88,7 +88,7 @@ public final class PlayerItem: Sendable {
                 return
             }
             let (tracks, duration) = (description.tracks, description.duration)
-            let size = tracks.first { $0.mediaType == .video && $0.isPlayable }?.presentationSize
+            let size = tracks.first { $0.playsAsVideo && $0.isPlayable }?.presentationSize
             update { guarded in
                 guarded.duration = duration
                 guarded.end = duration.isNumeric && description.startTime.isNumeric ? description.startTime + duration : nil

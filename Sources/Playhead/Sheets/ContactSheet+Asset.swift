@@ -52,7 +52,7 @@ extension ContactSheet.Section {
     /// - Throws: ``PlayheadError`` when the asset's keys cannot be loaded.
     public static func details(of asset: Asset) async throws(PlayheadError) -> [String] {
         let (tracks, duration, bitRate, byteCount) = try await asset.load(.tracks, .duration, .bitRate, .byteCount)
-        let video = tracks.first { $0.mediaType == .video }
+        let video = tracks.first { $0.playsAsVideo }
         let audio = tracks.first { $0.mediaType == .audio }
         var first: [String] = []
         if let byteCount { first.append("Size " + Self.bytes(byteCount)) }

@@ -21,7 +21,7 @@ package struct AssetDescription: Sendable, Hashable {
 
     /// Playable when at least one audio or video track has a decoder and is in the clear.
     package var isPlayable: Bool {
-        tracks.contains { ($0.mediaType == .video || $0.mediaType == .audio) && $0.isPlayable }
+        tracks.contains { ($0.playsAsVideo || $0.mediaType == .audio) && $0.isPlayable }
     }
 
     /// Why nothing in the asset can be played, for `file` (nil when something can): its audio and
@@ -30,7 +30,7 @@ package struct AssetDescription: Sendable, Hashable {
     /// (`demux.noStreams`, naming what there is). The one place this is decided.
     package func unplayableReason(file: String) -> PlayheadError? {
         guard !isPlayable else { return nil }
-        let media = tracks.filter { $0.mediaType == .video || $0.mediaType == .audio }
+        let media = tracks.filter { $0.playsAsVideo || $0.mediaType == .audio }
         let list = { (tracks: [AssetTrack]) in tracks.map { "\($0.mediaType.rawValue) #\($0.index) \($0.codecName)" }.joined(separator: ", ") }
         let encrypted = media.filter { $0.encryptionScheme != nil }
         if let scheme = encrypted.first?.encryptionScheme {

@@ -70,6 +70,10 @@ public struct AssetTrack: Sendable, Hashable, Identifiable {
         self.audio = audio
     }
 
+    /// A video track that plays as one: not a picture attached to the file (cover art, which
+    /// FFmpeg lists as a video stream; ``TrackFlags/attachedPicture``). The rule every path asks.
+    public var playsAsVideo: Bool { mediaType == .video && !flags.contains(.attachedPicture) }
+
     /// The stored frame size (video only).
     public var naturalSize: PixelSize? { video?.naturalSize }
     /// The size a display shows, after pixel aspect ratio and rotation (video only).

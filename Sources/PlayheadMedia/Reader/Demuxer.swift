@@ -117,8 +117,9 @@ package final class Demuxer {
     var holdings: String {
         let streams = context.streams.map { stream in
             let parameters = stream.pointee.codecpar.pointee
-            return
-                "\(Self.mediaType(parameters.codec_type).rawValue) #\(stream.pointee.index) \(String(cString: avcodec_get_name(parameters.codec_id)))"
+            let kind =
+                stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 ? "cover picture" : Self.mediaType(parameters.codec_type).rawValue
+            return "\(kind) #\(stream.pointee.index) \(String(cString: avcodec_get_name(parameters.codec_id)))"
         }
         return streams.isEmpty ? "no tracks" : "only " + streams.joined(separator: ", ")
     }
