@@ -96,11 +96,11 @@ final class TargetConnection {
     func write(_ packet: UnsafeMutablePointer<AVPacket>, video: Bool, timeBase: AVRational, timeout: Double) throws(PlayheadError) -> Bool {
         guard let index = video ? videoIndex : audioIndex else { return false }
         if target.kind == .rtmp {
-            let first = origin ?? (packet.pointee.pts, timeBase)
-            origin = first
-            let offset = av_rescale_q(first.ticks, first.timeBase, timeBase)
-            packet.pointee.pts -= offset
-            packet.pointee.dts -= offset
+            if origin == nil, packet.pointee.pts != FFmpegConstants.noPTS { origin = (packet.pointee.pts, timeBase) }
+            let offset = origin.map { av_rescale_q($0.ticks, $0.timeBase, timeBase) } ?? 0
+            // (The encoder stamps every packet; a time it left unset is not moved, never wrapped.)
+            if packet.pointee.pts != FFmpegConstants.noPTS { packet.pointee.pts = packet.pointee.pts &- offset }
+            if packet.pointee.dts != FFmpegConstants.noPTS { packet.pointee.dts = packet.pointee.dts &- offset }
             if packet.pointee.dts < 0 { return false }
         }
         if video, let repeater { try repeater.filter(packet) }
