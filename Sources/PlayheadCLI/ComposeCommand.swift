@@ -19,12 +19,14 @@ struct ComposeCommand: AsyncParsableCommand {
               --layer "x=0,y=0,w=1280,h=720,gravity=aspect-fill,loop=forever,z=0,source=bg.mp4"
             Keys: x, y, w, h (canvas pixels, rounded down to even), z, gravity (aspect-fit, aspect-fill, stretch),
             loop (once, N, forever), start and duration (seconds of each source), after-end
-            (hold, clear), audio (yes: this layer's sound is heard, mixed with other such layers: into the MP4, or audio.wav beside frames), source. --grid RxC lays the sources given after the options out in
+            (hold, clear), audio (yes: this layer's sound is heard, mixed with other such layers: into the MP4, or audio.wav beside frames),
+            audio-track (which sound of a file with several: an index, lang:CODE, default; else --audio-track), source. --grid RxC lays the sources given after the options out in
             R rows and C columns, each aspect-fit.
             A layout file is a JSON array, one object per layer (bottom first unless z says):
               {"source": "bg.mp4" | "sources": ["a.mp4", "b.mp4"], "rect": [x, y, w, h],
                "z": 0, "gravity": "aspect-fit", "loop": "once" | N | "forever",
-               "timeRange": {"start": 0, "duration": 2}, "afterEnd": "hold" | "clear", "audio": true}
+               "timeRange": {"start": 0, "duration": 2}, "afterEnd": "hold" | "clear", "audio": true,
+               "audioTrack": "lang:fra" | 2}
             Relative sources are found beside the layout file. Examples: examples/*.json.
             """)
 
@@ -165,7 +167,7 @@ struct ComposeCommand: AsyncParsableCommand {
         let compositor = Compositor(canvas: canvas, strict: strict, loopCacheBytes: encoding.loopCacheBytes)
         var ids: [CompositionLayer.ID] = []
         for spec in specs {
-            let assets = spec.sources.map { Asset(source: $0, options: sourceOptions.assetOptions) }
+            let assets = spec.sources.map { Asset(source: $0, options: spec.assetOptions(sourceOptions.assetOptions)) }
             do throws(PlayheadError) {
                 ids.append(try compositor.add(spec.layer(assets: assets)))
             } catch {

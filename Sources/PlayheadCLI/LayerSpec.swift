@@ -18,6 +18,8 @@ struct LayerSpec {
     var afterEnd = LayerAfterEnd.holdLastFrame
     /// The composition's sound comes from this layer.
     var audio = false
+    /// Which sound of its sources plays (`audio-track=`, `"audioTrack"`); nil: the command's `--audio-track`.
+    var audioTrack: TrackChoice?
     /// The layer's identity across versions of a layout (a live edit changes the layer of that
     /// name); nil: its position.
     var name: String?
@@ -69,6 +71,7 @@ struct LayerSpec {
             }
             audio = value
         }
+        if let text = values.removeValue(forKey: "audio-track") { audioTrack = try SourceArguments.parseTrack(text) }
         if let unknown = values.keys.sorted().first { throw ValidationError("--layer: unknown key \(unknown)") }
         try checkLoopedRange("--layer")
     }
@@ -155,6 +158,7 @@ struct LayerSpec {
             var timeRange: Range?
             var afterEnd: String?
             var audio: Bool?
+            var audioTrack: LoopValue?
             var name: String?
             var startsAt: String?
         }
@@ -180,7 +184,9 @@ struct LayerSpec {
             throw ValidationError("the layout \(path) gives a layer name twice (or an empty one): names tell layers apart")
         }
         // A misspelt key would otherwise be dropped without a word (as --layer refuses one).
-        let known: Set<String> = ["source", "sources", "rect", "z", "gravity", "loop", "timeRange", "afterEnd", "audio", "name", "startsAt"]
+        let known: Set<String> = [
+            "source", "sources", "rect", "z", "gravity", "loop", "timeRange", "afterEnd", "audio", "audioTrack", "name", "startsAt",
+        ]
         if let objects = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] {
             for (index, object) in objects.enumerated() {
                 if let unknown = object.keys.filter({ !known.contains($0) }).sorted().first {
@@ -227,6 +233,11 @@ struct LayerSpec {
                 if let duration = entry.timeRange?.duration { try spec.setRange("duration", duration) }
                 if let afterEnd = entry.afterEnd { spec.afterEnd = try Self.afterEnd(afterEnd) }
                 spec.audio = entry.audio ?? false
+                switch entry.audioTrack {
+                case .text(let text)?: spec.audioTrack = try SourceArguments.parseTrack(text)
+                case .count(let index)?: spec.audioTrack = try SourceArguments.parseTrack(String(index))
+                case nil: break
+                }
                 spec.name = entry.name
                 if let text = entry.startsAt {
                     // Whole seconds, or with a fraction (2026-11-26T06:00:00.250Z).
@@ -257,7 +268,14 @@ struct LayerSpec {
     func layoutLayer(name: String) -> CompositionLayout.Layer {
         CompositionLayout.Layer(
             name: name, sources: sources, rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: timeRange, afterEnd: afterEnd,
-            providesAudio: audio, scheduledStart: startsAt)
+            providesAudio: audio, scheduledStart: startsAt, selection: audioTrack.map { MediaSelection(audio: $0) })
+    }
+
+    /// How the layer's sources open: `options`, with the layer's own sound if it names one.
+    func assetOptions(_ options: AssetOptions) -> AssetOptions {
+        var options = options
+        if let audioTrack { options.selection.audio = audioTrack }
+        return options
     }
 
     /// The time range `start` and `duration` give (nil: the whole item).

@@ -129,6 +129,8 @@ struct TrackReport: Encodable, Sendable {
     /// FFmpeg's names of its dispositions (`default`, `comment`, `attached_pic`, …; left out when
     /// none is set).
     var flags: [String]?
+    /// The track plays: the picture and the sound every command reads (by `--audio-track`).
+    var selected: Bool
     var bitRate: Int?
 
     init(_ track: AssetTrack) {
@@ -157,6 +159,7 @@ struct TrackReport: Encodable, Sendable {
         language = track.language
         title = track.title
         flags = track.flags.names.isEmpty ? nil : track.flags.names
+        selected = track.isSelected
         bitRate = track.bitRate
     }
 }

@@ -19,7 +19,8 @@ enum ProbeTable {
             for track in report.tracks ?? [] {
                 out +=
                     "  #\(track.index) \(track.mediaType) \(track.codec)" + details(track)
-                    + (track.encryption.map { " (encrypted: \($0))" } ?? (track.isPlayable ? "" : " (no decoder)")) + "\n"
+                    + (track.encryption.map { " (encrypted: \($0))" } ?? (track.isPlayable ? "" : " (no decoder)"))
+                    + (track.selected ? "  (plays)" : "") + "\n"
             }
             for (number, chapter) in (report.chapters ?? []).enumerated() {
                 let span = [chapter.start, chapter.end].map { $0.map { String(format: "%.3fs", $0) } ?? "?" }.joined(separator: "–")

@@ -13,8 +13,11 @@ import Testing
         let described = CompositionLayout.Layer(name: "a", sources: ["/clips/a.mp4"], rect: PixelRect(x: 0, y: 0, width: 2, height: 2))
         let parts = Set(Mirror(reflecting: layer).children.compactMap(\.label))
         let describedParts = Set(Mirror(reflecting: described).children.compactMap(\.label))
-        // The playlist is its sources' assets; a layout's layer also has a name.
-        #expect(parts.subtracting(["assets"]) == describedParts.subtracting(["name", "sources"]), "\(parts.symmetricDifference(describedParts))")
+        // The playlist is its sources' assets; a layout's layer also has a name, and which of its
+        // sources' tracks play (carried by the assets it opens: their options' selection).
+        #expect(
+            parts.subtracting(["assets"]) == describedParts.subtracting(["name", "sources", "selection"]),
+            "\(parts.symmetricDifference(describedParts))")
         #expect(parts.contains("assets") && describedParts.contains("sources"))
         // And each part is carried into the layer it composes.
         let full = CompositionLayout.Layer(

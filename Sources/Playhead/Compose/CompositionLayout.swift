@@ -29,12 +29,18 @@ public final class CompositionLayout: Sendable {
         public var afterEnd: LayerAfterEnd
         public var providesAudio: Bool
         public var scheduledStart: Date?
+        /// Which of its sources' tracks play (their sound, when a file holds several); nil: the
+        /// layout's ``AssetOptions/selection``.
+        public var selection: MediaSelection?
 
-        /// A layer of the given parts (as ``CompositionLayer``'s of the same names).
+        /// A layer of the given parts (as ``CompositionLayer``'s of the same names; `selection`:
+        /// which tracks of its sources play, nil for the layout's own).
         public init(
             name: String, sources: [String], rect: PixelRect, zIndex: Int = 0, gravity: VideoGravity = .resizeAspect, loop: LayerLoop = .once,
-            timeRange: TimeRange? = nil, afterEnd: LayerAfterEnd = .holdLastFrame, providesAudio: Bool = false, scheduledStart: Date? = nil
+            timeRange: TimeRange? = nil, afterEnd: LayerAfterEnd = .holdLastFrame, providesAudio: Bool = false, scheduledStart: Date? = nil,
+            selection: MediaSelection? = nil
         ) {
+            self.selection = selection
             self.name = name
             self.sources = sources
             self.rect = rect
@@ -62,11 +68,17 @@ public final class CompositionLayout: Sendable {
         public var error: PlayheadError?
     }
 
+    /// A source as a layer opens it: the same file with another selection is another asset.
+    private struct Opening: Hashable {
+        var source: String
+        var selection: MediaSelection
+    }
+
     private struct State {
         var layers: [(layer: Layer, id: CompositionLayer.ID)] = []
         /// Each source's asset, made once: a playlist that comes back in a new version reuses its
         /// probed assets (and their idle demuxers).
-        var assets: [String: Asset] = [:]
+        var assets: [Opening: Asset] = [:]
         /// Each local source's file as its asset was made, and as the last check saw it.
         var stamps: [String: (taken: FileStamp?, seen: FileStamp?, since: Date)] = [:]
     }
@@ -107,7 +119,7 @@ public final class CompositionLayout: Sendable {
             }
             // Each checked before anything changes, so that the error names it.
             do throws(PlayheadError) {
-                try compositor.check(layer.composed(assets: layer.sources.map { Asset(source: $0, options: assetOptions) }))
+                try compositor.check(layer.composed(assets: layer.sources.map { Asset(source: $0, options: options(of: layer)) }))
             } catch {
                 throw error.with(message: "layer \(layer.name): \(error.message)")
             }
@@ -119,10 +131,10 @@ public final class CompositionLayout: Sendable {
         var kept: [(layer: Layer, id: CompositionLayer.ID)] = []
         for layer in layers {
             if let old = current.first(where: { $0.layer.name == layer.name }) {
-                if old.layer != layer { edit.updates.append((old.id, layer.composed(assets: layer.sources.map(asset)))) }
+                if old.layer != layer { edit.updates.append((old.id, layer.composed(assets: assets(of: layer)))) }
                 kept.append((layer, old.id))
             } else {
-                edit.additions.append(layer.composed(assets: layer.sources.map(asset)))
+                edit.additions.append(layer.composed(assets: assets(of: layer)))
                 added.append(layer)
             }
         }
@@ -143,7 +155,7 @@ public final class CompositionLayout: Sendable {
         let watched = state.withLock { $0.stamps }
         var replaced: [String] = []
         for (source, stamps) in watched {
-            guard let url = state.withLock({ $0.assets[source]?.url }) else { continue }
+            guard let url = state.withLock({ $0.assets.first { $0.key.source == source }?.value.url }) else { continue }
             let now = FileStamp(path: url.path)
             if now != stamps.seen {
                 state.withLock {
@@ -156,7 +168,7 @@ public final class CompositionLayout: Sendable {
         }
         guard !replaced.isEmpty else { return [] }
         state.withLock { s in
-            for source in replaced { s.assets[source] = nil }
+            s.assets = s.assets.filter { !replaced.contains($0.key.source) }
         }
         var changes = replaced.map { SourceChange(source: $0, layers: [], error: nil) }
         // Each layer that plays one of them takes its new version once.
@@ -164,7 +176,7 @@ public final class CompositionLayout: Sendable {
         for (layer, id) in state.withLock({ $0.layers }) where !changed.isDisjoint(with: layer.sources) {
             var failure: PlayheadError?
             do throws(PlayheadError) {
-                try compositor.update(id, to: layer.composed(assets: layer.sources.map(asset)))
+                try compositor.update(id, to: layer.composed(assets: assets(of: layer)))
             } catch {
                 failure = error
             }
@@ -187,17 +199,30 @@ public final class CompositionLayout: Sendable {
     /// The layers as the last version taken gave them.
     public var layers: [Layer] { state.withLock { $0.layers.map(\.layer) } }
 
-    private func asset(_ source: String) -> Asset {
-        state.withLock { s in
-            if let made = s.assets[source] { return made }
-            // Its file as it is before the asset opens it: a change after that is seen.
-            let made = Asset(source: source, options: assetOptions)
-            if made.url.isFileURL {
-                let now = FileStamp(path: made.url.path)
-                s.stamps[source] = (now, now, Date())
+    /// How `layer`'s sources open: the layout's options, with the layer's selection if it has one.
+    private func options(of layer: Layer) -> AssetOptions {
+        var options = assetOptions
+        if let selection = layer.selection { options.selection = selection }
+        return options
+    }
+
+    /// The assets of `layer`'s playlist, each made once for its source and selection.
+    private func assets(of layer: Layer) -> [Asset] {
+        let options = options(of: layer)
+        return layer.sources.map { source in
+            state.withLock { s in
+                let opening = Opening(source: source, selection: options.selection)
+                if let made = s.assets[opening] { return made }
+                // Its file as it is before the asset opens it: a change after that is seen.
+                let made = Asset(source: source, options: options)
+                // (Once per source: another selection of a watched file shares its watch.)
+                if made.url.isFileURL, !s.assets.keys.contains(where: { $0.source == source }) {
+                    let now = FileStamp(path: made.url.path)
+                    s.stamps[source] = (now, now, Date())
+                }
+                s.assets[opening] = made
+                return made
             }
-            s.assets[source] = made
-            return made
         }
     }
 
@@ -205,9 +230,11 @@ public final class CompositionLayout: Sendable {
     /// layout changes every day does not keep every day's files.
     private func letGoOfUnplayedSources() {
         state.withLock { s in
-            let playing = Set(s.layers.flatMap(\.layer.sources))
+            let playing = Set(
+                s.layers.flatMap { layer in layer.layer.sources.map { Opening(source: $0, selection: self.options(of: layer.layer).selection) } })
             s.assets = s.assets.filter { playing.contains($0.key) }
-            s.stamps = s.stamps.filter { playing.contains($0.key) }
+            let sources = Set(playing.map(\.source))
+            s.stamps = s.stamps.filter { sources.contains($0.key) }
         }
     }
 }

@@ -53,7 +53,7 @@ extension ContactSheet.Section {
     public static func details(of asset: Asset) async throws(PlayheadError) -> [String] {
         let (tracks, duration, bitRate, byteCount) = try await asset.load(.tracks, .duration, .bitRate, .byteCount)
         let video = tracks.first { $0.playsAsVideo }
-        let audio = tracks.first { $0.mediaType == .audio }
+        let audio = tracks.first { $0.mediaType == .audio && $0.isSelected }
         var first: [String] = []
         if let byteCount { first.append("Size " + Self.bytes(byteCount)) }
         if duration.isNumeric { first.append("Duration " + ContactSheet.timeLabel(duration, duration: duration)) }

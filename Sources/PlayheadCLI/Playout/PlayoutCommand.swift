@@ -122,7 +122,11 @@ struct PlayoutCommand: AsyncParsableCommand {
         }
         let canvas = CompositionCanvas(size: size, frameRate: rate, background: colour)
         let log = try asRun.map { try AsRunLog(path: $0) }
-        let fillerAsset = filler.map { Asset(source: $0, options: sourceOptions.assetOptions) }
+        // The filler is the operator's own clip: it plays its default sound, whatever sound
+        // `--audio-track` chose of the channel's sources (a French choice must not fail it).
+        var fillerOptions = sourceOptions.assetOptions
+        fillerOptions.selection = MediaSelection()
+        let fillerAsset = filler.map { Asset(source: $0, options: fillerOptions) }
         var slotLength = slot.map { MediaTime(seconds: $0) }
         if slotLength == nil, let fillerAsset, let length = try? await fillerAsset.load(.duration), length.isNumeric, length > .zero {
             slotLength = length

@@ -11,15 +11,23 @@ public struct AssetOptions: Sendable, Hashable {
     /// connection drops, waiting up to this long between tries before giving up. Zero turns
     /// reconnecting off.
     public var reconnectDelayLimit: Duration
+    /// Which tracks play (the sound, when the file holds several): every reader of the asset
+    /// plays the same ones.
+    public var selection = MediaSelection()
 
     /// 15 s to open, 15 s without a byte, reconnects up to 4 s apart.
     /// - Parameters:
     ///   - openTimeout: how long opening the source may take (``openTimeout``); nil: no limit.
     ///   - stallTimeout: how long a network source may send nothing (``stallTimeout``); nil: no limit.
     ///   - reconnectDelayLimit: the longest wait between two HTTP reconnection tries; zero: no reconnection.
-    public init(openTimeout: Duration? = .seconds(15), stallTimeout: Duration? = .seconds(15), reconnectDelayLimit: Duration = .seconds(4)) {
+    ///   - selection: which tracks play (``selection``); default: the file's default ones.
+    public init(
+        openTimeout: Duration? = .seconds(15), stallTimeout: Duration? = .seconds(15), reconnectDelayLimit: Duration = .seconds(4),
+        selection: MediaSelection = MediaSelection()
+    ) {
         self.openTimeout = openTimeout
         self.stallTimeout = stallTimeout
         self.reconnectDelayLimit = reconnectDelayLimit
+        self.selection = selection
     }
 }

@@ -34,6 +34,9 @@ public struct AssetTrack: Sendable, Hashable, Identifiable {
     /// What the container says of the track's role: the default one, forced subtitles, a
     /// commentary, for the hearing impaired, a cover picture… (FFmpeg's stream dispositions).
     public var flags: TrackFlags = []
+    /// The track plays: it is the video or the sound every reader of the asset reads (its
+    /// ``AssetOptions/selection`` chose it). At most one of each kind; a cover picture never.
+    public var isSelected = false
     /// Video properties; nil for other tracks.
     public var video: VideoTrackInfo?
     /// Audio properties; nil for other tracks.

@@ -67,7 +67,7 @@ extension PlayheadError {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         enum Wrapped: String, Sendable, Hashable {
             case fileNotFound, notARegularFile, permissionDenied, readFailed, truncated, timedOut, connectionFailed
-            case emptyFile, unrecognizedFormat, openFailed, streamInfoFailed, noStreams, noVideoTrack, seekFailed
+            case emptyFile, unrecognizedFormat, openFailed, streamInfoFailed, noStreams, noVideoTrack, trackNotFound, seekFailed
             case decoderNotFound, decoderOpenFailed, decodeFailed, encrypted
             case encodeFailed, writeFailed, outputOpenFailed, conversionFailed, outputExists, diskFull, nameTooLong, outputBusy
             case cancelled, invalidArgument, invalidState
@@ -78,7 +78,8 @@ extension PlayheadError {
         public var family: Family {
             switch wrapped {
             case .fileNotFound, .notARegularFile, .permissionDenied, .readFailed, .truncated, .timedOut, .connectionFailed: return .io
-            case .emptyFile, .unrecognizedFormat, .openFailed, .streamInfoFailed, .noStreams, .noVideoTrack, .seekFailed: return .demux
+            case .emptyFile, .unrecognizedFormat, .openFailed, .streamInfoFailed, .noStreams, .noVideoTrack, .trackNotFound, .seekFailed:
+                return .demux
             case .decoderNotFound, .decoderOpenFailed, .decodeFailed, .encrypted: return .decode
             case .encodeFailed, .writeFailed, .outputOpenFailed, .conversionFailed, .outputExists, .diskFull, .nameTooLong, .outputBusy:
                 return .output
@@ -116,6 +117,8 @@ extension PlayheadError {
         public static let noStreams = Code(wrapped: .noStreams)
         /// A video track was needed and there is none.
         public static let noVideoTrack = Code(wrapped: .noVideoTrack)
+        /// The track asked for (``MediaSelection``: an index, a language) is not in the file.
+        public static let trackNotFound = Code(wrapped: .trackNotFound)
         /// Seeking failed.
         public static let seekFailed = Code(wrapped: .seekFailed)
         /// No decoder exists for the track's codec.

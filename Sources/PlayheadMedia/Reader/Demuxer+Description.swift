@@ -8,7 +8,12 @@ extension Demuxer {
         let streams = context.streams
         let duration = DeclaredDuration.asset(container: ctx.duration, streams: streams.map(\.pointee), in: context.pointer)
         let containerStart = self.containerStart
-        let tracks = streams.map { makeTrack($0, containerStart: containerStart, containerDuration: duration) }
+        let playing = Set([video?.index, audio?.index].compactMap { $0 })
+        let tracks = streams.map { stream in
+            var track = makeTrack(stream, containerStart: containerStart, containerDuration: duration)
+            track.isSelected = playing.contains(stream.pointee.index)
+            return track
+        }
         return AssetDescription(
             formatName: context.formatName,
             formatLongName: ctx.iformat.flatMap { $0.pointee.long_name.map { String(cString: $0) } },
@@ -63,6 +68,7 @@ extension Demuxer {
             spanned.map { tag <= $0 + MediaTime(value: 1, timescale: 10) } ?? true ? tag : nil
         }
         let duration = DeclaredDuration.stream(st, in: context.pointer) ?? tagged ?? spanned ?? .indefinite
+        let candidate = Self.candidate(stream)
         var track = AssetTrack(
             index: Int(st.index),
             trackID: st.id != 0 ? Int(st.id) : Int(st.index) + 1,
@@ -72,11 +78,11 @@ extension Demuxer {
             bitRate: par.bit_rate > 0 ? Int(par.bit_rate) : nil,
             frameCount: st.nb_frames > 0 ? Int(st.nb_frames) : nil,
             timeRange: TimeRange(start: trackStart, duration: duration),
-            language: Self.dictionary(st.metadata)["language"].flatMap { $0 == "und" ? nil : $0 }
+            language: candidate.language
         )
         track.encryptionScheme = encryption[st.index]
-        track.title = Self.dictionary(st.metadata)["title"]
-        track.flags = TrackFlags(rawValue: Int(st.disposition))
+        track.title = candidate.title
+        track.flags = candidate.flags
         switch mediaType {
         case .video:
             let facts = VideoStreamFacts(stream: stream, format: context.pointer)
@@ -100,6 +106,15 @@ extension Demuxer {
             break
         }
         return track
+    }
+
+    /// What the choice of a track looks at of `stream` (``TrackChoice/resolve(kind:among:best:file:)``).
+    static func candidate(_ stream: UnsafeMutablePointer<AVStream>) -> TrackCandidate {
+        let st = stream.pointee
+        let tags = dictionary(st.metadata)
+        return TrackCandidate(
+            index: Int(st.index), mediaType: mediaType(st.codecpar.pointee.codec_type), codecName: StreamDecoder.codecName(st.codecpar.pointee),
+            language: tags["language"].flatMap { $0 == "und" ? nil : $0 }, title: tags["title"], flags: TrackFlags(rawValue: Int(st.disposition)))
     }
 
     static func mediaType(_ type: AVMediaType) -> MediaType {

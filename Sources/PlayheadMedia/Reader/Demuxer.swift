@@ -68,7 +68,8 @@ package struct DamageTally: Sendable, Hashable {
 package final class Demuxer {
     package let context: FormatContext
     package let source: String
-    /// The best video and audio streams (FFmpeg's choice), when there are any.
+    /// The video stream that plays (FFmpeg's best, never a cover picture) and the audio stream
+    /// that plays (the selection's, ``TrackChoice/resolve(kind:among:best:file:)``), when there are any.
     package let video: VideoStreamFacts?
     package let audio: AudioStreamFacts?
     /// Damage met while reading: packets flagged corrupt or unreadable.
@@ -124,7 +125,7 @@ package final class Demuxer {
         return streams.isEmpty ? "no tracks" : "only " + streams.joined(separator: ", ")
     }
 
-    private init(context: FormatContext) {
+    private init(context: FormatContext, selection: MediaSelection) throws(PlayheadError) {
         self.context = context
         source = context.source
         let format = context.pointer
@@ -134,8 +135,10 @@ package final class Demuxer {
             return facts.storedSize.isEmpty ? nil : facts
         }
         hasSizelessVideo = videoStream != nil && video == nil
-        let audioIndex = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, video.map { $0.index } ?? -1, nil, 0)
-        audio = context.stream(at: Int(audioIndex)).map { AudioStreamFacts(stream: $0, format: format) }
+        let best = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, video.map { $0.index } ?? -1, nil, 0)
+        let audioIndex = try selection.audio.resolve(
+            kind: .audio, among: context.streams.map(Self.candidate), best: best >= 0 ? Int(best) : nil, file: context.source)
+        audio = audioIndex.flatMap { context.stream(at: $0) }.map { AudioStreamFacts(stream: $0, format: format) }
         let flags = format.pointee.iformat?.pointee.flags ?? 0
         timestampsMayJump = flags & AVFMT_TS_DISCONT != 0
         errorsAtOpen = context.evidence.errorCount
@@ -178,7 +181,7 @@ package final class Demuxer {
         guard context.streamCount > 0 else {
             throw PlayheadError(code: .noStreams, message: "the container holds no streams", file: source)
         }
-        let demuxer = Demuxer(context: context)
+        let demuxer = try Demuxer(context: context, selection: options.selection)
         demuxer.lookAtFirstPackets()
         return demuxer
     }

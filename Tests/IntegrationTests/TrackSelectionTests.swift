@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+
+@testable import Playhead
+
+/// Choosing the sound that plays (`--audio-track`, `audioTrack` in a layout, ``MediaSelection``),
+/// with ffmpeg as the oracle: the film of ``TrackFactsTests`` has three sounds (English at
+/// 440 Hz, the default; French at 880 Hz; an English commentary at 660 Hz), so which one played
+/// can be heard in its samples.
+@Suite struct TrackSelectionTests {
+    /// The film's sound at stream `index`, as ffmpeg decodes it (mono, 16 bits, at its own rate).
+    static func sound(_ path: String, stream index: Int) async throws -> [Int16] {
+        let bytes = try await Reference.run(
+            try Reference.ffmpeg(), ["-hide_banner", "-loglevel", "error", "-i", path, "-map", "0:\(index)", "-f", "s16le", "-ac", "1", "-"])
+        return bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+    }
+
+    /// The pitch of a sine in `path`'s sound (any WAV, MPEG-TS or MP4), as ffmpeg decodes it:
+    /// its zero crossings per second, halved, over its middle (so its fade in and out count not).
+    static func pitch(_ path: String) async throws -> Double {
+        let rate = 48_000
+        let bytes = try await Reference.run(
+            try Reference.ffmpeg(),
+            ["-hide_banner", "-loglevel", "error", "-i", path, "-map", "0:a:0", "-f", "s16le", "-ac", "1", "-ar", "\(rate)", "-"])
+        let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let middle = samples.dropFirst(samples.count / 4).dropLast(samples.count / 4)
+        guard middle.count > rate / 4 else { return 0 }
+        var crossings = 0
+        var previous = middle.first ?? 0
+        for sample in middle.dropFirst() {
+            if (previous < 0) != (sample < 0) { crossings += 1 }
+            previous = sample
+        }
+        return Double(crossings) / 2 / (Double(middle.count) / Double(rate))
+    }
+
+    /// `play --audio-track SPEC` writes the sound SPEC names, sample for sample as ffmpeg decodes
+    /// that stream (and not another's): by index, by language (two- and three-letter codes, both
+    /// forms of French), the default, English (two tracks: the default one, not the commentary).
+    @Test(arguments: ["mkv", "mp4"])
+    func playWritesTheChosenSound(container: String) async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = try await TrackFactsTests.film(container, in: folder)
+        let sounds = [1: try await Self.sound(path, stream: 1), 2: try await Self.sound(path, stream: 2), 3: try await Self.sound(path, stream: 3)]
+        let cases: [(spec: String, stream: Int)] = [
+            ("default", 1), ("lang:fra", 2), ("lang:fr", 2), ("lang:FRE", 2), ("3", 3), ("lang:eng", 1), ("2", 2),
+        ]
+        for (number, (spec, stream)) in cases.enumerated() {
+            let out = folder + "/out\(number)"
+            let run = try await CLI.run(["play", "--out", out, "--format", "ppm", "--size", "16x8", "--audio-track", spec, path])
+            #expect(run.status == 0, "\(container) \(spec): \(run.stderr)")
+            let ours = try await Reference.wavSamples(out + "/01-film.\(container)/audio.wav")
+            for (index, theirs) in sounds {
+                let correlation = AudioTests.correlation(ours, theirs)
+                if index == stream {
+                    #expect(correlation > 0.999 && abs(ours.count - theirs.count) <= 2048, "\(container) \(spec): #\(index) \(correlation)")
+                } else {
+                    #expect(correlation < 0.5, "\(container) \(spec) plays #\(stream), yet is like #\(index): \(correlation)")
+                }
+            }
+        }
+        // `none`: the picture without its sound.
+        let silent = try await CLI.run(["play", "--out", folder + "/none", "--format", "ppm", "--size", "16x8", "--audio-track", "none", path])
+        #expect(silent.status == 0, "\(silent.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder + "/none/01-film.\(container)/frame-000001.ppm"))
+        #expect(!FileManager.default.fileExists(atPath: folder + "/none/01-film.\(container)/audio.wav"))
+    }
+
+    /// A sound the file does not have fails with `demux.trackNotFound`, naming the file and what
+    /// it holds — never another sound played in its place; an index that is no sound says what
+    /// it is; a spec that is no spec is a usage error.
+    @Test func aSoundTheFileLacksIsATypedError() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = try await TrackFactsTests.film("mkv", in: folder)
+        let run = try await CLI.run(["play", "--out", folder + "/o", "--format", "ppm", "--size", "16x8", "--audio-track", "lang:deu", path])
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.contains("demux.trackNotFound") && run.stderr.contains("film.mkv"), "\(run.stderr)")
+        #expect(run.stderr.contains("audio #2 aac fra \"Français\""), "what it holds: \(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/o/01-film.mkv/audio.wav"))
+        let video = try await CLI.run(["probe", "--audio-track", "0", path])
+        #expect(video.status == 1 && video.stdout.contains("(#0 is video)"), "\(video.stdout)")
+        let typo = try await CLI.run(["probe", "--audio-track", "french", path])
+        #expect(typo.status == 2 && typo.stderr.contains("lang:CODE"), "\(typo.stderr)")
+        // Through the library: the asset's load says so, with the code.
+        do {
+            _ = try await Asset(path: path, options: AssetOptions(selection: MediaSelection(audio: .language("de")))).load(.tracks)
+            Issue.record("a German sound was found in \(path)")
+        } catch {
+            #expect(error.code == .trackNotFound && error.file == path, "\(error)")
+        }
+    }
+
+    /// `probe` names the tracks that play (`"selected"`, and `(plays)` in the table): the picture
+    /// and the sound `--audio-track` chose; with `none`, the picture alone.
+    @Test func probeNamesTheTracksThatPlay() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = try await TrackFactsTests.film("mkv", in: folder)
+        for (spec, expected) in [("default", [0, 1]), ("lang:fra", [0, 2]), ("3", [0, 3]), ("none", [0])] {
+            let run = try await CLI.run(["probe", "--json", "--audio-track", spec, path])
+            #expect(run.status == 0, "\(run.stderr)")
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            let tracks = try #require((document["assets"] as? [[String: Any]])?.first?["tracks"] as? [[String: Any]])
+            let selected = tracks.filter { $0["selected"] as? Bool == true }.compactMap { $0["index"] as? Int }
+            #expect(selected == expected, "\(spec): \(selected)")
+        }
+        let table = try await CLI.run(["probe", "--audio-track", "lang:fra", path])
+        let playing = table.stdout.split(separator: "\n").filter { $0.hasSuffix("(plays)") }
+        #expect(playing.count == 2 && playing[1].contains("#2 audio"), "\(table.stdout)")
+    }
+
+    /// A composition layer and a channel layer play the sound their layout names (`audio-track=`,
+    /// `"audioTrack"`), or else the command's `--audio-track`: heard as its pitch in what they wrote.
+    @Test func layersPlayTheSoundTheirLayoutNames() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = try await TrackFactsTests.film("mkv", in: folder)
+        func near(_ pitch: Double, _ hertz: Double) -> Bool { abs(pitch - hertz) < hertz * 0.03 }
+
+        let composed = try await CLI.run([
+            "compose", "--format", "ppm", "--out", folder + "/c", "--size", "16x16", "--rate", "25", "--duration", "2",
+            "--layer", "x=0,y=0,w=16,h=16,audio=yes,audio-track=lang:fra,source=\(path)",
+        ])
+        #expect(composed.status == 0, "\(composed.stderr)")
+        let french = try await Self.pitch(folder + "/c/composition/audio.wav")
+        #expect(near(french, 880), "compose: \(french) Hz")
+        let byCommand = try await CLI.run([
+            "compose", "--format", "ppm", "--out", folder + "/d", "--size", "16x16", "--rate", "25", "--duration", "2", "--audio-track", "3",
+            "--layer", "x=0,y=0,w=16,h=16,audio=yes,source=\(path)",
+        ])
+        #expect(byCommand.status == 0, "\(byCommand.stderr)")
+        let commentary = try await Self.pitch(folder + "/d/composition/audio.wav")
+        #expect(near(commentary, 660), "compose --audio-track 3: \(commentary) Hz")
+
+        // Two layers of one channel play the same file, each its own sound: the French one heard.
+        try Data(
+            #"""
+            [{"name": "fr", "source": "film.mkv", "rect": [0, 0, 32, 36], "audio": true, "audioTrack": "lang:fra", "loop": "forever"},
+             {"name": "en", "source": "film.mkv", "rect": [32, 0, 32, 36], "audio": false, "loop": "forever"}]
+            """#.utf8
+        ).write(to: URL(fileURLWithPath: folder + "/layout.json"))
+        let channel = try await CLI.run([
+            "playout", "--layout", folder + "/layout.json", "--size", "64x36", "--clock", "virtual", "--duration", "2", "--out", folder + "/rec.ts",
+        ])
+        #expect(channel.status == 0, "\(channel.stderr)")
+        let aired = try await Self.pitch(folder + "/rec.ts")
+        #expect(near(aired, 880), "playout: \(aired) Hz")
+    }
+}
