@@ -20,6 +20,11 @@ struct LayerSpec {
     var audio = false
     /// Which sound of its sources plays (`audio-track=`, `"audioTrack"`); nil: the command's `--audio-track`.
     var audioTrack: TrackChoice?
+    /// Which variant of an HLS master its sources play (`variant=`, `max-bitrate=`,
+    /// `max-resolution=`; `"variant"`, `"maxBitRate"`, `"maxResolution"`); nil: the command's.
+    var variant: SourceArguments.VariantRule?
+    var maxBitRate: Int?
+    var maxResolution: PixelSize?
     /// The layer's identity across versions of a layout (a live edit changes the layer of that
     /// name); nil: its position.
     var name: String?
@@ -72,6 +77,9 @@ struct LayerSpec {
             audio = value
         }
         if let text = values.removeValue(forKey: "audio-track") { audioTrack = try SourceArguments.parseTrack(text) }
+        if let text = values.removeValue(forKey: "variant") { variant = try Self.variant(text) }
+        if let text = values.removeValue(forKey: "max-bitrate") { maxBitRate = try SourceArguments.parseBitRate(text) }
+        if let text = values.removeValue(forKey: "max-resolution") { maxResolution = try PlayCommand.parseSize(text) }
         if let unknown = values.keys.sorted().first { throw ValidationError("--layer: unknown key \(unknown)") }
         try checkLoopedRange("--layer")
     }
@@ -100,6 +108,13 @@ struct LayerSpec {
             }
             return .times(count)
         }
+    }
+
+    static func variant(_ text: String) throws -> SourceArguments.VariantRule {
+        guard let rule = SourceArguments.VariantRule(rawValue: text) else {
+            throw ValidationError("a layer's variant must be highest or lowest, not \(text)")
+        }
+        return rule
     }
 
     static func afterEnd(_ text: String) throws -> LayerAfterEnd {
@@ -159,6 +174,9 @@ struct LayerSpec {
             var afterEnd: String?
             var audio: Bool?
             var audioTrack: LoopValue?
+            var variant: String?
+            var maxBitRate: LoopValue?
+            var maxResolution: String?
             var name: String?
             var startsAt: String?
         }
@@ -185,7 +203,9 @@ struct LayerSpec {
         }
         // A misspelt key would otherwise be dropped without a word (as --layer refuses one).
         let known: Set<String> = [
-            "source", "sources", "rect", "z", "gravity", "loop", "timeRange", "afterEnd", "audio", "audioTrack", "name", "startsAt",
+            "source", "sources", "rect", "z", "gravity", "loop", "timeRange", "afterEnd", "audio", "audioTrack", "variant", "maxBitRate",
+            "maxResolution", "name",
+            "startsAt",
         ]
         if let objects = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] {
             for (index, object) in objects.enumerated() {
@@ -238,6 +258,13 @@ struct LayerSpec {
                 case .count(let index)?: spec.audioTrack = try SourceArguments.parseTrack(String(index))
                 case nil: break
                 }
+                if let text = entry.variant { spec.variant = try Self.variant(text) }
+                switch entry.maxBitRate {
+                case .text(let text)?: spec.maxBitRate = try SourceArguments.parseBitRate(text)
+                case .count(let rate)?: spec.maxBitRate = try SourceArguments.parseBitRate(String(rate))
+                case nil: break
+                }
+                if let text = entry.maxResolution { spec.maxResolution = try PlayCommand.parseSize(text) }
                 spec.name = entry.name
                 if let text = entry.startsAt {
                     // Whole seconds, or with a fraction (2026-11-26T06:00:00.250Z).
@@ -265,16 +292,30 @@ struct LayerSpec {
     }
 
     /// The layer as the library's layout names it.
-    func layoutLayer(name: String) -> CompositionLayout.Layer {
+    /// - Parameters:
+    ///   - name: the layer's name in the layout.
+    ///   - base: the command's selection (`--audio-track`, `--variant`…), which the layer's own keys change.
+    func layoutLayer(name: String, base: MediaSelection) -> CompositionLayout.Layer {
         CompositionLayout.Layer(
             name: name, sources: sources, rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: timeRange, afterEnd: afterEnd,
-            providesAudio: audio, scheduledStart: startsAt, selection: audioTrack.map { MediaSelection(audio: $0) })
+            providesAudio: audio, scheduledStart: startsAt, selection: selection(over: base))
     }
 
-    /// How the layer's sources open: `options`, with the layer's own sound if it names one.
+    /// The command's selection with the layer's own keys applied; nil when the layer has none.
+    func selection(over base: MediaSelection) -> MediaSelection? {
+        guard audioTrack != nil || variant != nil || maxBitRate != nil || maxResolution != nil else { return nil }
+        var selection = base
+        if let audioTrack { selection.audio = audioTrack }
+        if let variant { selection.variant.lowest = variant == .lowest }
+        if let maxBitRate { selection.variant.maximumBitRate = maxBitRate }
+        if let maxResolution { selection.variant.maximumSize = maxResolution }
+        return selection
+    }
+
+    /// How the layer's sources open: `options`, with the layer's own selection if it has one.
     func assetOptions(_ options: AssetOptions) -> AssetOptions {
         var options = options
-        if let audioTrack { options.selection.audio = audioTrack }
+        if let selection = selection(over: options.selection) { options.selection = selection }
         return options
     }
 

@@ -81,11 +81,11 @@ struct ProbeCommand: AsyncParsableCommand {
     static func probe(_ path: String, options: AssetOptions) async -> AssetReport {
         let asset = Asset(source: path, options: options)
         do {
-            let (format, duration, start, bitRate, tracks, playable, chapters) =
-                try await asset.load(.formatName, .duration, .startTime, .bitRate, .tracks, .isPlayable, .chapters)
+            let (format, duration, start, bitRate, tracks, playable, chapters, variants) =
+                try await asset.load(.formatName, .duration, .startTime, .bitRate, .tracks, .isPlayable, .chapters, .variants)
             return AssetReport(
                 path: path, format: format, duration: duration, startTime: start,
-                bitRate: bitRate, tracks: tracks, isPlayable: playable, chapters: chapters)
+                bitRate: bitRate, tracks: tracks, isPlayable: playable, chapters: chapters, variants: variants)
         } catch {
             return AssetReport(path: path, error: error)
         }

@@ -19,12 +19,14 @@ struct AssetReport: Encodable, Sendable {
     var tracks: [TrackReport]?
     /// The container's chapters (left out when it marks none).
     var chapters: [ChapterReport]?
+    /// An HLS master playlist's variants (left out for any other source).
+    var variants: [VariantReport]?
     var error: ErrorReport?
     /// Whether a track of its picture (never a cover) and of its sound can be decoded (nil: it has
     /// none); for the table, not encoded.
     var decodable: (picture: Bool?, sound: Bool?) = (nil, nil)
 
-    enum CodingKeys: String, CodingKey { case path, status, isPlayable, format, duration, startTime, bitRate, tracks, chapters, error }
+    enum CodingKeys: String, CodingKey { case path, status, isPlayable, format, duration, startTime, bitRate, tracks, chapters, variants, error }
 
     /// A loaded file always has `duration`: `null` when unknown (never invented); a failed one has
     /// none of the loaded keys.
@@ -39,12 +41,13 @@ struct AssetReport: Encodable, Sendable {
         try container.encodeIfPresent(bitRate, forKey: .bitRate)
         try container.encodeIfPresent(tracks, forKey: .tracks)
         try container.encodeIfPresent(chapters, forKey: .chapters)
+        try container.encodeIfPresent(variants, forKey: .variants)
         try container.encodeIfPresent(error, forKey: .error)
     }
 
     init(
         path: String, format: String, duration: MediaTime, startTime: MediaTime, bitRate: Int?, tracks: [AssetTrack], isPlayable: Bool,
-        chapters: [AssetChapter] = []
+        chapters: [AssetChapter] = [], variants: [AssetVariant] = []
     ) {
         self.path = SourceRedaction.redacted(path)
         self.status = "loaded"
@@ -55,6 +58,7 @@ struct AssetReport: Encodable, Sendable {
         self.bitRate = bitRate
         self.tracks = tracks.map(TrackReport.init)
         self.chapters = chapters.isEmpty ? nil : chapters.map(ChapterReport.init)
+        self.variants = variants.isEmpty ? nil : variants.map(VariantReport.init)
         func decodable(_ of: [AssetTrack]) -> Bool? { of.isEmpty ? nil : of.contains(where: \.isPlayable) }
         self.decodable = (decodable(tracks.filter(\.playsAsVideo)), decodable(tracks.filter { $0.mediaType == .audio }))
     }
@@ -161,6 +165,28 @@ struct TrackReport: Encodable, Sendable {
         flags = track.flags.names.isEmpty ? nil : track.flags.names
         selected = track.isSelected
         bitRate = track.bitRate
+    }
+}
+
+/// One variant of an HLS master playlist: its declared bandwidth, picture size and rate, codecs,
+/// streams, and whether it is the one that plays.
+struct VariantReport: Encodable, Sendable {
+    var bandwidth: Int
+    var width: Int?
+    var height: Int?
+    var frameRate: Double?
+    var codecs: [String]
+    var tracks: [Int]
+    var selected: Bool
+
+    init(_ variant: AssetVariant) {
+        bandwidth = variant.bandwidth
+        width = variant.size?.width
+        height = variant.size?.height
+        frameRate = variant.frameRate
+        codecs = variant.codecs
+        tracks = variant.trackIndices
+        selected = variant.isSelected
     }
 }
 

@@ -22,6 +22,13 @@ enum ProbeTable {
                     + (track.encryption.map { " (encrypted: \($0))" } ?? (track.isPlayable ? "" : " (no decoder)"))
                     + (track.selected ? "  (plays)" : "") + "\n"
             }
+            for (number, variant) in (report.variants ?? []).enumerated() {
+                var line = "  variant \(number + 1) \(variant.bandwidth / 1000) kb/s"
+                if let width = variant.width, let height = variant.height { line += " \(width)x\(height)" }
+                if let rate = variant.frameRate { line += String(format: " %.3g fps", rate) }
+                line += " " + variant.codecs.joined(separator: " ") + " (tracks " + variant.tracks.map { "#\($0)" }.joined(separator: " ") + ")"
+                out += line + (variant.selected ? "  (plays)" : "") + "\n"
+            }
             for (number, chapter) in (report.chapters ?? []).enumerated() {
                 let span = [chapter.start, chapter.end].map { $0.map { String(format: "%.3fs", $0) } ?? "?" }.joined(separator: "–")
                 out += "  chapter \(number + 1) \(span)" + (chapter.title.map { " \"\(Console.name($0))\"" } ?? "") + "\n"

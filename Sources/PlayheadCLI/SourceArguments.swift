@@ -16,6 +16,33 @@ struct SourceArguments: ParsableArguments {
         transform: SourceArguments.parseTrack)
     var audioTrack: TrackChoice = .default
 
+    enum VariantRule: String, ExpressibleByArgument, CaseIterable { case highest, lowest }
+
+    @Option(help: "Which variant of an HLS master playlist plays: highest (within --max-bitrate and --max-resolution) or lowest.")
+    var variant: VariantRule = .highest
+
+    @Option(
+        name: .customLong("max-bitrate"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "HLS: play the highest variant declaring at most N bits per second (800000, 800k, 2.5M); the lowest if none does.", valueName: "n"),
+        transform: SourceArguments.parseBitRate)
+    var maxBitRate: Int?
+
+    @Option(
+        name: .customLong("max-resolution"), parsing: .unconditional,
+        help: ArgumentHelp("HLS: play the highest variant whose picture fits in WxH; the lowest if none does.", valueName: "WxH"),
+        transform: PlayCommand.parseSize)
+    var maxResolution: PixelSize?
+
+    static func parseBitRate(_ text: String) throws -> Int {
+        let lower = text.lowercased()
+        let scale: Double = lower.hasSuffix("k") ? 1e3 : lower.hasSuffix("m") ? 1e6 : 1
+        guard let number = Double(scale == 1 ? lower : String(lower.dropLast())), number.isFinite, number >= 1, number * scale <= 1e12 else {
+            throw ValidationError("--max-bitrate must be bits per second, 1 … 10^12 (800000, 800k, 2.5M), not \(text)")
+        }
+        return Int((number * scale).rounded())
+    }
+
     static func parseTrack(_ text: String) throws -> TrackChoice {
         do throws(PlayheadError) { return try TrackChoice(parsing: text) } catch { throw ValidationError(error.message) }
     }
@@ -26,6 +53,12 @@ struct SourceArguments: ParsableArguments {
 
     var assetOptions: AssetOptions {
         let limit = Duration.milliseconds(Int64((timeout * 1000).rounded()))
-        return AssetOptions(openTimeout: limit, stallTimeout: limit, selection: MediaSelection(audio: audioTrack))
+        return AssetOptions(openTimeout: limit, stallTimeout: limit, selection: selection)
+    }
+
+    /// What plays of each source: `--audio-track`, and for an HLS master `--variant`, `--max-bitrate`, `--max-resolution`.
+    var selection: MediaSelection {
+        MediaSelection(
+            audio: audioTrack, variant: VariantPreference(lowest: variant == .lowest, maximumBitRate: maxBitRate, maximumSize: maxResolution))
     }
 }

@@ -48,7 +48,12 @@ final class TestHTTPServer: @unchecked Sendable {
     private var bodyBytes = 0
     private var rangeRequests = 0
     private var requests = 0
+    private var paths: [String] = []
     private let sendBuffer: Int32
+
+    /// The path of each request (its query left out), in the order they came, since the last
+    /// ``resetCount()``.
+    var requestedPaths: [String] { lock.withLock { paths } }
 
     /// Bytes sent (headers and bodies), requests with a `Range` from a byte other than 0, and
     /// requests in all, since the last ``resetCount()``.
@@ -59,6 +64,7 @@ final class TestHTTPServer: @unchecked Sendable {
             bodyBytes = 0
             rangeRequests = 0
             requests = 0
+            paths = []
         }
     }
 
@@ -148,7 +154,10 @@ final class TestHTTPServer: @unchecked Sendable {
         let parts = lines.first?.split(separator: " ") ?? []
         guard parts.count >= 2 else { return }
         let path = String(parts[1].prefix(while: { $0 != "?" }))
-        lock.withLock { requests += 1 }
+        lock.withLock {
+            requests += 1
+            paths.append(path)
+        }
         let pieces = path.split(separator: "/", maxSplits: 1).map(String.init)
         guard pieces.count == 2 else { return send(fd, status: "404 Not Found", headers: [], body: []) }
         let (mode, name) = (pieces[0], pieces[1])

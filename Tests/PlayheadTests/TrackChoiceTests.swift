@@ -46,4 +46,35 @@ import Testing
             #expect(throws: PlayheadError.self, "\(bad)") { try TrackChoice(parsing: bad) }
         }
     }
+
+    /// Which HLS variant a ``VariantPreference`` takes: the highest bandwidth within the limits
+    /// (the larger picture, then the first listed, among equals), the lowest when asked or when
+    /// none fits; a variant without a picture fits any size.
+    @Test func theVariantRuleChoosesAsDocumented() {
+        func variant(_ index: Int, _ bandwidth: Int, _ width: Int?, _ height: Int? = nil) -> AssetVariant {
+            AssetVariant(index: index, bandwidth: bandwidth, size: width.map { PixelSize(width: $0, height: height ?? $0 * 9 / 16) })
+        }
+        let ladder = [
+            variant(0, 2_000_000, 1280), variant(1, 5_000_000, 1920), variant(2, 800_000, 640), variant(3, 800_000, 854), variant(4, 64_000, nil),
+        ]
+        func choose(_ preference: VariantPreference) -> Int? { preference.choose(among: ladder) }
+        #expect(choose(VariantPreference()) == 1)
+        #expect(choose(VariantPreference(maximumBitRate: 3_000_000)) == 0)
+        #expect(choose(VariantPreference(maximumBitRate: 800_000)) == 3, "among equal bandwidths, the larger picture")
+        #expect(choose(VariantPreference(maximumSize: PixelSize(width: 1280, height: 720))) == 0)
+        #expect(choose(VariantPreference(maximumSize: PixelSize(width: 700, height: 400))) == 2)
+        #expect(choose(VariantPreference(maximumBitRate: 1_000_000, maximumSize: PixelSize(width: 640, height: 360))) == 2)
+        // The sound-only variant has no picture to be too large: it fits any size.
+        #expect(choose(VariantPreference(maximumSize: PixelSize(width: 100, height: 100))) == 4)
+        #expect(choose(VariantPreference(lowest: true)) == 4)
+        #expect(choose(VariantPreference(lowest: true, maximumBitRate: 3_000_000)) == 4, "lowest is lowest, whatever the limits")
+        // None fits: the lowest plays, rather than nothing.
+        let pictures = Array(ladder.prefix(4))
+        #expect(VariantPreference(maximumBitRate: 1000).choose(among: pictures) == 2, "the smaller of the two lowest")
+        #expect(VariantPreference(maximumSize: PixelSize(width: 2, height: 2)).choose(among: pictures) == 2)
+        #expect(VariantPreference().choose(among: []) == nil)
+        // Equal in all: the first in the playlist (the lower index).
+        #expect(VariantPreference().choose(among: [variant(7, 1000, 64), variant(3, 1000, 64)]) == 3)
+        #expect(VariantPreference(lowest: true).choose(among: [variant(7, 1000, 64), variant(3, 1000, 64)]) == 3)
+    }
 }

@@ -17,6 +17,7 @@ public struct AssetKey: Sendable, Hashable, CustomStringConvertible {
     public static let metadata = AssetKey("metadata")
     public static let byteCount = AssetKey("byteCount")
     public static let chapters = AssetKey("chapters")
+    public static let variants = AssetKey("variants")
 }
 
 /// A typed, loadable property of an ``Asset``: `try await asset.load(.tracks, .duration)`.
@@ -67,6 +68,12 @@ extension AssetProperty where Value == [String: String] {
 extension AssetProperty where Value == [AssetChapter] {
     /// The container's chapters, in its order (none when it marks none).
     public static var chapters: AssetProperty { AssetProperty(key: .chapters) { $0.chapters } }
+}
+
+extension AssetProperty where Value == [AssetVariant] {
+    /// An HLS master playlist's variants, in its order, the one that plays marked
+    /// (``AssetVariant/isSelected``); none for any other source.
+    public static var variants: AssetProperty { AssetProperty(key: .variants) { $0.variants } }
 }
 
 /// Where the loading of one key stands.

@@ -20,6 +20,8 @@ final class ChannelLayout: Sendable {
     private let stamp = Locked<FileStamp?>(nil)
     /// Told of each version taken or refused, and each source taken (a line for the log).
     private let report: @Sendable (String) -> Void
+    /// The command's selection, which each layer's own keys change.
+    private let selection: MediaSelection
 
     init(
         path: String, compositor: Compositor, assetOptions: AssetOptions, timeout: Double, quietSeconds: Double = 2,
@@ -27,6 +29,7 @@ final class ChannelLayout: Sendable {
     ) {
         self.path = path
         layout = CompositionLayout(compositor: compositor, assetOptions: assetOptions, quietSeconds: quietSeconds)
+        selection = assetOptions.selection
         self.timeout = timeout
         self.report = report
     }
@@ -74,7 +77,7 @@ final class ChannelLayout: Sendable {
 
     /// Gives the layout `specs`, keyed by name (or position), whole or not at all.
     private func apply(_ specs: [LayerSpec]) throws {
-        let layers = specs.enumerated().map { index, spec in spec.layoutLayer(name: spec.name ?? "#\(index + 1)") }
+        let layers = specs.enumerated().map { index, spec in spec.layoutLayer(name: spec.name ?? "#\(index + 1)", base: selection) }
         do throws(PlayheadError) {
             try layout.apply(layers)
         } catch {

@@ -10,6 +10,8 @@ package struct AssetDescription: Sendable, Hashable {
     package var metadata: [String: String]
     /// The container's chapters, in its order.
     package var chapters: [AssetChapter] = []
+    /// An HLS master playlist's variants (none for another source).
+    package var variants: [AssetVariant] = []
     /// The source cannot seek or be opened again (a pipe, a FIFO, standard input).
     package var isOneShot = false
     /// The source's size in bytes, when it is one file whose size is known (not a pipe, not HLS).

@@ -8,11 +8,17 @@
 public struct MediaSelection: Sendable, Hashable {
     /// The sound that plays.
     public var audio: TrackChoice
+    /// Which variant of an HLS master playlist plays (its sound and picture are chosen among
+    /// that variant's streams).
+    public var variant: VariantPreference
 
-    /// A selection of the sound.
-    /// - Parameter audio: the sound that plays (default: the file's default one).
-    public init(audio: TrackChoice = .default) {
+    /// A selection of the sound and the variant.
+    /// - Parameters:
+    ///   - audio: the sound that plays (default: the file's default one).
+    ///   - variant: the HLS variant that plays (default: the highest).
+    public init(audio: TrackChoice = .default, variant: VariantPreference = VariantPreference()) {
         self.audio = audio
+        self.variant = variant
     }
 }
 

@@ -23,6 +23,7 @@ extension Demuxer {
             tracks: tracks,
             metadata: Self.dictionary(ctx.metadata),
             chapters: chapters,
+            variants: variants,
             isOneShot: !canSeek,
             byteCount: byteCount,
             noPicture: video == nil ? missingVideo() : nil

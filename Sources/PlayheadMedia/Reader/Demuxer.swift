@@ -72,6 +72,10 @@ package final class Demuxer {
     /// that plays (the selection's, ``TrackChoice/resolve(kind:among:best:file:)``), when there are any.
     package let video: VideoStreamFacts?
     package let audio: AudioStreamFacts?
+    /// An HLS master playlist's variants, the chosen one marked (none for another source).
+    package let variants: [AssetVariant]
+    /// The source is a playlist of segments (HLS): a stream not read is not fetched.
+    package let isPlaylist: Bool
     /// Damage met while reading: packets flagged corrupt or unreadable.
     private var readDamage = DamageTally()
     /// Errors the demuxer logged before reading began (while opening): not damage of the data read.
@@ -129,29 +133,70 @@ package final class Demuxer {
         self.context = context
         source = context.source
         let format = context.pointer
-        let videoStream = Self.pictureStream(in: context)
+        isPlaylist = context.formatName.contains("hls")
+        var variants = isPlaylist ? Self.variants(in: context) : []
+        let chosen = variants.count > 1 ? selection.variant.choose(among: variants) : nil
+        // The streams that may play: the chosen variant's (nil: any of the file's).
+        let allowed = chosen.flatMap { index in variants.first { $0.index == index } }.map { Set($0.trackIndices) }
+        for i in variants.indices { variants[i].isSelected = variants[i].index == chosen }
+        self.variants = variants
+        let videoStream = Self.pictureStream(in: context, among: allowed)
         video = videoStream.flatMap { stream in
             let facts = VideoStreamFacts(stream: stream, format: format)
             return facts.storedSize.isEmpty ? nil : facts
         }
         hasSizelessVideo = videoStream != nil && video == nil
         let best = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, video.map { $0.index } ?? -1, nil, 0)
-        let audioIndex = try selection.audio.resolve(
-            kind: .audio, among: context.streams.map(Self.candidate), best: best >= 0 ? Int(best) : nil, file: context.source)
+        // An index names its stream wherever it is; another choice looks among the variant's.
+        let candidates = context.streams.map(Self.candidate).filter { candidate in
+            if case .index = selection.audio { return true }
+            return allowed?.contains(candidate.index) ?? true
+        }
+        let audioIndex = try selection.audio.resolve(kind: .audio, among: candidates, best: best >= 0 ? Int(best) : nil, file: context.source)
         audio = audioIndex.flatMap { context.stream(at: $0) }.map { AudioStreamFacts(stream: $0, format: format) }
         let flags = format.pointee.iformat?.pointee.flags ?? 0
         timestampsMayJump = flags & AVFMT_TS_DISCONT != 0
         errorsAtOpen = context.evidence.errorCount
+        // A playlist fetches the segments of what plays alone (from the open on: the asset's
+        // probe reads no further, a session selects again).
+        if isPlaylist { select(Set([video?.index, audio?.index].compactMap { $0 })) }
     }
 
+    /// An HLS playlist's variants (FFmpeg's HLS demuxer makes a program of each, its declared
+    /// bandwidth as `variant_bitrate`); none when it is a media playlist (one program that
+    /// declares no bandwidth).
+    private static func variants(in context: FormatContext) -> [AssetVariant] {
+        let format = context.pointer.pointee
+        guard format.nb_programs > 0, let programs = format.programs else { return [] }
+        let variants = (0..<Int(format.nb_programs)).compactMap { i -> AssetVariant? in
+            guard let program = programs[i]?.pointee else { return nil }
+            let bandwidth = dictionary(program.metadata)["variant_bitrate"].flatMap { Int($0) } ?? 0
+            let indices = (0..<Int(program.nb_stream_indexes)).compactMap { program.stream_index?[$0] }.map(Int.init)
+            let streams = indices.compactMap { context.stream(at: $0) }
+            let picture = streams.first { $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO && !attached($0) }
+            let size = picture.map { PixelSize(width: Int($0.pointee.codecpar.pointee.width), height: Int($0.pointee.codecpar.pointee.height)) }
+            let rate = picture.map { $0.pointee.avg_frame_rate.num > 0 ? $0.pointee.avg_frame_rate : $0.pointee.r_frame_rate }
+            return AssetVariant(
+                index: i, bandwidth: bandwidth, size: size.flatMap { $0.width > 0 && $0.height > 0 ? $0 : nil },
+                frameRate: rate.flatMap { $0.num > 0 && $0.den > 0 ? Double($0.num) / Double($0.den) : nil },
+                codecs: streams.map { StreamDecoder.codecName($0.pointee.codecpar.pointee) }, trackIndices: indices)
+        }
+        return variants.count == 1 && variants[0].bandwidth == 0 ? [] : variants
+    }
+
+    private static func attached(_ stream: UnsafeMutablePointer<AVStream>) -> Bool { stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 }
+
     /// The video stream that plays: FFmpeg's best, unless it is a picture attached to the file
-    /// (cover art: `av_find_best_stream` takes it as a video), then the first video stream that is
-    /// not one; nil when there is none (an MP3 with its cover is sound alone).
-    private static func pictureStream(in context: FormatContext) -> UnsafeMutablePointer<AVStream>? {
+    /// (cover art: `av_find_best_stream` takes it as a video) or not among `allowed` (an HLS
+    /// variant's streams), then the first video stream that is neither; nil when there is none
+    /// (an MP3 with its cover is sound alone).
+    private static func pictureStream(in context: FormatContext, among allowed: Set<Int>? = nil) -> UnsafeMutablePointer<AVStream>? {
+        func playable(_ stream: UnsafeMutablePointer<AVStream>) -> Bool {
+            !attached(stream) && (allowed?.contains(Int(stream.pointee.index)) ?? true)
+        }
         let best = context.stream(at: Int(av_find_best_stream(context.pointer, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)))
-        func attached(_ stream: UnsafeMutablePointer<AVStream>) -> Bool { stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 }
-        guard let best, attached(best) else { return best }
-        return context.streams.first { $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO && !attached($0) }
+        if let best, playable(best) { return best }
+        return context.streams.first { $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO && playable($0) }
     }
 
     /// Opens `source` and reads its stream parameters. Blocking; `interrupt` can stop it.
@@ -194,7 +239,8 @@ package final class Demuxer {
         var waiting = Set(
             context.streams.filter {
                 let type = $0.pointee.codecpar?.pointee.codec_type
-                return type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_VIDEO
+                // (A playlist's streams not read bring no packet.)
+                return (type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_VIDEO) && $0.pointee.discard != AVDISCARD_ALL
             }.map { $0.pointee.index })
         var read: [OwnedPacket] = []
         defer {
@@ -223,15 +269,16 @@ package final class Demuxer {
 
     var interrupt: InterruptFlag? { context.relay.current }
 
-    /// Reads only these streams. The container's other audio and video packets are still read
-    /// (and dropped here): a file that ends inside one of them is cut short whichever stream the
-    /// reader wanted, and only reading them shows it. Other streams' packets (subtitles, data)
-    /// are discarded unread.
+    /// Reads only these streams. In a file, the container's other audio and video packets are
+    /// still read (and dropped here): a file that ends inside one of them is cut short whichever
+    /// stream the reader wanted, and only reading them shows it. Other streams' packets
+    /// (subtitles, data) are discarded unread, and so is every other stream of a playlist (HLS:
+    /// its segments are other files, and a variant not read is not fetched).
     package func select(_ streams: Set<Int32>) {
         selected = streams
         for stream in context.streams {
             let type = stream.pointee.codecpar.pointee.codec_type
-            let media = type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO
+            let media = (type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO) && !isPlaylist
             stream.pointee.discard = streams.contains(stream.pointee.index) || media ? AVDISCARD_DEFAULT : AVDISCARD_ALL
         }
     }
