@@ -8,7 +8,9 @@ struct PlayheadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playhead",
         abstract: "A headless media engine: probe files, play them into frame dumps, take thumbnails.",
-        subcommands: [ProbeCommand.self, PlayCommand.self, ThumbnailsCommand.self, ComposeCommand.self, PlayoutCommand.self]
+        subcommands: [
+            ProbeCommand.self, PlayCommand.self, ThumbnailsCommand.self, SubtitlesCommand.self, ComposeCommand.self, PlayoutCommand.self,
+        ]
     )
 }
 

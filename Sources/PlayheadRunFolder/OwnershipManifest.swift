@@ -78,6 +78,13 @@ package enum OutputNames {
     package static let sheetExtensions = ["png", "jpg"]
     /// The extensions a thumbnail is written with.
     package static let thumbnailExtensions = ["png", "ppm"]
+    /// The extensions a subtitle track is written with.
+    package static let subtitleExtensions = ["srt", "vtt", "ass", "json"]
+
+    /// `subtitles.srt`, `subtitles.vtt`, `subtitles.ass`, `subtitles.json`.
+    /// - Parameter fileExtension: the form's extension.
+    /// - Returns: the file's name.
+    package static func subtitles(_ fileExtension: String) -> String { "subtitles." + fileExtension }
 
     /// `sheet.png`, `sheet.jpg`.
     /// - Parameter fileExtension: the sheet's format's extension.
@@ -108,6 +115,7 @@ package enum OutputNames {
 
     private static func isFinalOutputName(_ name: String) -> Bool {
         if [video, frames, audio].contains(name) || sheetExtensions.map(sheet).contains(name) { return true }
+        if subtitleExtensions.map(subtitles).contains(name) { return true }
         if ImageSequenceSink.number(inFileName: name) != nil { return true }
         return isThumbnail(name)
     }

@@ -1,8 +1,9 @@
 internal import CFFmpeg
 
-/// Owns a decoder for one stream (video or audio) and runs the one send/receive loop every path
-/// decodes with. Damage is decoded past and counted: a packet the decoder rejects, an error coming
-/// out of it, a frame it marks corrupt. Used by one thread at a time.
+/// Owns a decoder for one stream (video, audio or subtitles) and runs the one send/receive loop
+/// every path decodes pictures and sound with (and the one subtitle decode call). Damage is
+/// decoded past and counted: a packet the decoder rejects, an error coming out of it, a frame it
+/// marks corrupt. Used by one thread at a time.
 package final class StreamDecoder {
     /// The most threads a decoder uses (what FFmpeg recommends at most; more only costs memory).
     package static let maximumThreads = 16
@@ -130,6 +131,34 @@ package final class StreamDecoder {
 
     /// Drops everything in flight (after a seek); decoding goes on from the next packet.
     func flush() { avcodec_flush_buffers(context) }
+
+    /// Decodes one subtitle packet (an empty one drains a decoder that holds cues back) and calls
+    /// `body` with the subtitle that comes out, if one does, freed after it returns. A packet the
+    /// decoder rejects is damage, decoded past. (Subtitles have their own decode call in FFmpeg:
+    /// `avcodec_decode_subtitle2`, one packet in, at most one subtitle out.)
+    func decodeSubtitle(
+        _ packet: UnsafeMutablePointer<AVPacket>, _ body: (UnsafeMutablePointer<AVSubtitle>) throws(PlayheadError) -> Void
+    ) throws(PlayheadError) {
+        var subtitle = AVSubtitle()
+        var got: Int32 = 0
+        let result = avcodec_decode_subtitle2(context, &subtitle, &got, packet)
+        guard result >= 0 else {
+            damage.record(
+                FFmpegError.error(
+                    .decodeFailed, "the decoder rejected a subtitle packet", function: "avcodec_decode_subtitle2", result: result, file: source))
+            return
+        }
+        guard got != 0 else { return }
+        defer { avsubtitle_free(&subtitle) }
+        try withUnsafeMutablePointer(to: &subtitle) { (pointer) throws(PlayheadError) in try body(pointer) }
+    }
+
+    /// A text subtitle decoder's header: the ASS script header (styles) its cues refer to; nil for
+    /// a bitmap decoder and for other streams.
+    var subtitleHeader: [UInt8]? {
+        guard let header = context.pointee.subtitle_header, context.pointee.subtitle_header_size > 0 else { return nil }
+        return Array(UnsafeBufferPointer(start: header, count: Int(context.pointee.subtitle_header_size)))
+    }
 
     /// Sends `packet` (nil drains the decoder) and calls `body` with every frame that comes out,
     /// in presentation order. `body` takes the frame's content (moves or unreferences it) and

@@ -3,8 +3,8 @@ import Glibc
 
 /// The one libavformat muxer owner: every file, fragmented file, stream and protocol output
 /// Playhead writes (WAV, Y4M, MP4 exports, a channel's recordings, standard output, RTMP, SRT,
-/// UDP and HLS) is opened, given its streams, headed, written, completed and given up here, so a
-/// rule about any of them holds for all of them.
+/// UDP and HLS, subtitle files) is opened, given its streams, headed, written, completed and
+/// given up here, so a rule about any of them holds for all of them.
 ///
 /// - A file goes through custom I/O into a ``SafeFile`` (FFmpeg never opens the path itself): a
 ///   temporary name until it is complete, then renamed into place; given up, it keeps its valid
@@ -21,6 +21,8 @@ final class Muxer {
     /// What is written: the libavformat muxer, and the rules that follow from it.
     enum Container: String, Sendable, Hashable {
         case wav, y4m, mp4, mpegts, flv, hls
+        /// Text subtitles: SubRip, WebVTT, ASS.
+        case srt, webvtt, ass
         /// A plain (unfragmented) MP4: what an MP4 file becomes when complete (``MP4Rewrite``).
         case plainMP4
 
@@ -33,6 +35,9 @@ final class Muxer {
             case .mpegts: return "mpegts"
             case .flv: return "flv"
             case .hls: return "hls"
+            case .srt: return "srt"
+            case .webvtt: return "webvtt"
+            case .ass: return "ass"
             }
         }
 

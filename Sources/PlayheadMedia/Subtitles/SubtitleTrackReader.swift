@@ -1,0 +1,156 @@
+internal import CFFmpeg
+
+/// The one subtitle read: every cue of one subtitle stream of an opened demuxer, decoded by its
+/// ``StreamDecoder``, in the container's order — for a list of cues, or written as a file by
+/// FFmpeg's text subtitle encoder and muxer (``SubtitleEncoder``, ``Muxer``), as `ffmpeg -map 0:s
+/// out.srt` writes it. Blocking; runs on the thread that owns the demuxer.
+package enum SubtitleTrackReader {
+    /// Every cue of the subtitle stream `choice` names (``TrackChoice/default``: the file's
+    /// default one, as FFmpeg picks it), in the container's times. A cue a bitmap stream leaves
+    /// open (PGS, DVB: it lasts until the next, often empty, subtitle) ends where the next begins.
+    /// - Parameters:
+    ///   - choice: the subtitle track.
+    ///   - demuxer: the opened source; its reading position is used up.
+    /// - Returns: the track's index and cues.
+    /// - Throws: `demux.trackNotFound` (no such subtitle track, naming what the file holds),
+    ///   `decode.decoderNotFound`, the source's read failure (`io.truncated`, …), `state.cancelled`.
+    package static func cues(_ choice: TrackChoice, demuxer: Demuxer) throws(PlayheadError) -> SubtitleTrack {
+        let index = try stream(choice, in: demuxer)
+        var cues: [SubtitleCue] = []
+        let damage = try read(index, of: demuxer) { (subtitle) throws(PlayheadError) in
+            let cue = Self.cue(subtitle.pointee)
+            if let last = cues.indices.last, !cues[last].end.isNumeric, cue.start.isNumeric { cues[last].end = cue.start }
+            if cue.start.isNumeric, !cue.text.isEmpty || cue.pictureCount > 0 { cues.append(cue) }
+        }
+        return SubtitleTrack(trackIndex: Int(index), cues: cues, damagedPackets: damage.count)
+    }
+
+    /// Writes the subtitle stream `choice` names as a file of `format` (srt, vtt, ass) at `path`,
+    /// its times counted from `origin` (the asset's start, as `ffmpeg` counts them): complete, or
+    /// not at all (a failure leaves no file).
+    /// - Parameters:
+    ///   - choice: the subtitle track.
+    ///   - demuxer: the opened source.
+    ///   - format: the file's form (not JSON).
+    ///   - path: where the file goes (through a temporary name).
+    ///   - replacing: whether a file already at `path` may be replaced.
+    ///   - origin: the time written as 0.
+    /// - Returns: the track's index, the path and the cues written.
+    /// - Throws: as ``cues(_:demuxer:)``; `output.encodeFailed` for a bitmap track (it has no
+    ///   text); the write's failure (`output.diskFull`, `output.outputExists`, …).
+    package static func write(
+        _ choice: TrackChoice, demuxer: Demuxer, format: SubtitleFormat, to path: String, replacing: Bool, origin: MediaTime
+    ) throws(PlayheadError) -> SubtitleFile {
+        let index = try stream(choice, in: demuxer)
+        guard let stream = demuxer.context.stream(at: Int(index)) else {
+            throw PlayheadError(code: .trackNotFound, message: "no stream #\(index)", file: demuxer.source)
+        }
+        let container: Muxer.Container
+        switch format {
+        case .srt: container = .srt
+        case .vtt: container = .webvtt
+        case .ass: container = .ass
+        case .json: throw PlayheadError(code: .invalidArgument, message: "JSON cues are written by the caller, not a muxer", file: path)
+        }
+        let decoder = try StreamDecoder(stream: stream, threads: 1, source: demuxer.source)
+        let encoder = try SubtitleEncoder(format, header: decoder.subtitleHeader, target: path)
+        let muxer = try Muxer(container, to: .file(path: path, replacing: replacing))
+        try muxer.addStream(from: encoder.context)
+        try muxer.writeHeader()
+        let packet = try OwnedPacket()
+        let microseconds = AVRational(num: 1, den: Int32(AV_TIME_BASE))
+        let shift = origin.isNumeric ? origin.ffmpegTimestamp(in: microseconds) : 0
+        var count = 0
+        let damage = try read(index, of: demuxer, decoder: decoder) { (subtitle) throws(PlayheadError) in
+            // As `ffmpeg` hands a cue to its encoder: its start in `pts`, its length in the end time.
+            guard subtitle.pointee.num_rects > 0, subtitle.pointee.pts != FFmpegConstants.noPTS else { return }
+            let start = subtitle.pointee.start_display_time
+            subtitle.pointee.pts += Int64(start) * 1000 - shift
+            if subtitle.pointee.end_display_time >= start { subtitle.pointee.end_display_time -= start }
+            subtitle.pointee.start_display_time = 0
+            try encoder.encode(subtitle, into: packet.pointer)
+            try muxer.write(packet.pointer, stream: 0, from: microseconds)
+            packet.unref()
+            count += 1
+        }
+        let written = try muxer.finish()
+        return SubtitleFile(trackIndex: Int(index), path: written, cueCount: count, damagedPackets: damage.count)
+    }
+
+    /// The subtitle stream `choice` names (``TrackChoice/resolve(kind:among:best:file:)``).
+    static func stream(_ choice: TrackChoice, in demuxer: Demuxer) throws(PlayheadError) -> Int32 {
+        if case .none = choice {
+            throw PlayheadError(code: .invalidArgument, message: "no subtitle track asked for (none): nothing to read", file: demuxer.source)
+        }
+        let best = av_find_best_stream(demuxer.context.pointer, AVMEDIA_TYPE_SUBTITLE, -1, -1, nil, 0)
+        let chosen = try choice.resolve(
+            kind: .subtitle, among: demuxer.context.streams.map(Demuxer.candidate), best: best >= 0 ? Int(best) : nil, file: demuxer.source)
+        guard let chosen else {
+            throw PlayheadError(code: .trackNotFound, message: "no subtitle track (\(demuxer.holdings))", file: demuxer.source)
+        }
+        return Int32(chosen)
+    }
+
+    /// Reads stream `index` to its end, handing each decoded subtitle to `body`.
+    /// - Returns: the damage passed over.
+    private static func read(
+        _ index: Int32, of demuxer: Demuxer, decoder given: StreamDecoder? = nil,
+        _ body: (UnsafeMutablePointer<AVSubtitle>) throws(PlayheadError) -> Void
+    ) throws(PlayheadError) -> DamageTally {
+        guard let stream = demuxer.context.stream(at: Int(index)) else {
+            throw PlayheadError(code: .trackNotFound, message: "no stream #\(index)", file: demuxer.source)
+        }
+        let decoder: StreamDecoder
+        if let given { decoder = given } else { decoder = try StreamDecoder(stream: stream, threads: 1, source: demuxer.source) }
+        demuxer.select([index])
+        let packet = try OwnedPacket()
+        reading: while true {
+            switch demuxer.read(into: packet) {
+            case .packet:
+                defer { packet.unref() }
+                guard packet.streamIndex == index else { continue }
+                try decoder.decodeSubtitle(packet.pointer, body)
+            case .end(let end):
+                if case .cancelled = end { throw .cancelled(file: demuxer.source) }
+                if let failure = end.failure { throw failure }
+                break reading
+            }
+        }
+        // A decoder that holds a cue back gives it now (an empty packet drains it).
+        try decoder.decodeSubtitle(packet.pointer, body)
+        var damage = demuxer.damage
+        damage.add(decoder.damage)
+        return damage
+    }
+
+    /// What a decoded subtitle shows, on the container's timeline.
+    private static func cue(_ subtitle: AVSubtitle) -> SubtitleCue {
+        let microseconds = AVRational(num: 1, den: Int32(AV_TIME_BASE))
+        let base = MediaTime(ffmpegTimestamp: subtitle.pts, timeBase: microseconds)
+        let milliseconds = { (value: UInt32) in MediaTime(value: Int64(value), timescale: 1000) }
+        var texts: [String] = [], styled: [String] = []
+        var pictures = 0
+        var forced = false
+        for i in 0..<Int(subtitle.num_rects) {
+            guard let rect = subtitle.rects?[i]?.pointee else { continue }
+            if rect.flags & AV_SUBTITLE_FLAG_FORCED != 0 { forced = true }
+            switch rect.type {
+            case SUBTITLE_ASS:
+                let text = rect.ass.map { ASSText.styled(event: String(cString: $0)) } ?? ""
+                styled.append(text)
+                texts.append(ASSText.plain(text))
+            case SUBTITLE_TEXT:
+                let text = rect.text.map { String(cString: $0) } ?? ""
+                styled.append(text)
+                texts.append(text)
+            default:
+                pictures += 1
+            }
+        }
+        return SubtitleCue(
+            start: base + milliseconds(subtitle.start_display_time),
+            end: subtitle.end_display_time == UInt32.max ? .indefinite : base + milliseconds(subtitle.end_display_time),
+            text: texts.joined(separator: "\n"), styledText: styled.isEmpty ? nil : styled.joined(separator: "\n"), pictureCount: pictures,
+            isForced: forced)
+    }
+}
