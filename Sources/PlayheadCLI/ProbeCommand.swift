@@ -81,8 +81,10 @@ struct ProbeCommand: AsyncParsableCommand {
     static func probe(_ path: String, options: AssetOptions) async -> AssetReport {
         let asset = Asset(source: path, options: options)
         do {
-            let (format, duration, start, bitRate, tracks, playable, chapters, variants) =
-                try await asset.load(.formatName, .duration, .startTime, .bitRate, .tracks, .isPlayable, .chapters, .variants)
+            let (format, duration, start, bitRate, tracks, playable, chapters, variants, unmet) =
+                try await asset.load(.formatName, .duration, .startTime, .bitRate, .tracks, .isPlayable, .chapters, .variants, .unmetSelection)
+            // The sound `--audio-track` asks for is not there: this file fails the question.
+            if let unmet { return AssetReport(path: path, error: unmet) }
             return AssetReport(
                 path: path, format: format, duration: duration, startTime: start,
                 bitRate: bitRate, tracks: tracks, isPlayable: playable, chapters: chapters, variants: variants)

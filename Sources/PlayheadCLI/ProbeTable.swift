@@ -25,7 +25,7 @@ enum ProbeTable {
             for (number, variant) in (report.variants ?? []).enumerated() {
                 var line = "  variant \(number + 1) \(variant.bandwidth / 1000) kb/s"
                 if let width = variant.width, let height = variant.height { line += " \(width)x\(height)" }
-                if let rate = variant.frameRate { line += String(format: " %.3g fps", rate) }
+                if let rate = variant.frameRate { line += String(format: " %.5g fps", rate) }
                 line += " " + variant.codecs.joined(separator: " ") + " (tracks " + variant.tracks.map { "#\($0)" }.joined(separator: " ") + ")"
                 out += line + (variant.selected ? "  (plays)" : "") + "\n"
             }

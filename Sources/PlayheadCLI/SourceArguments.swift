@@ -37,8 +37,11 @@ struct SourceArguments: ParsableArguments {
     static func parseBitRate(_ text: String) throws -> Int {
         let lower = text.lowercased()
         let scale: Double = lower.hasSuffix("k") ? 1e3 : lower.hasSuffix("m") ? 1e6 : 1
-        guard let number = Double(scale == 1 ? lower : String(lower.dropLast())), number.isFinite, number >= 1, number * scale <= 1e12 else {
-            throw ValidationError("--max-bitrate must be bits per second, 1 … 10^12 (800000, 800k, 2.5M), not \(text)")
+        let digits = scale == 1 ? lower : String(lower.dropLast())
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let number = Double(digits), number.isFinite,
+            number * scale >= 1, number * scale <= 1e12
+        else {
+            throw ValidationError("a bit rate is bits per second, 1 … 10^12 (800000, 800k, 2.5M), not \(text)")
         }
         return Int((number * scale).rounded())
     }

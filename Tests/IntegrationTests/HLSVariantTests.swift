@@ -167,4 +167,76 @@ import Testing
             "\(opens) opens: \(fetched) (ffprobe: \(analysed)): \(server.requestedPaths)")
         #expect((1...2).contains(opens), "\(server.requestedPaths)")
     }
+
+    /// A master with alternate sounds (`EXT-X-MEDIA` groups: English in one, English and French
+    /// in the other) and sound-only rungs, as ffmpeg's HLS muxer writes one: a language is looked
+    /// for in the variants that hold it (French: the smaller picture's), a sound-only rung never
+    /// plays while a variant has a picture, and a variant whose playlist is missing is never chosen.
+    @Test func languagesSoundOnlyRungsAndMissingVariants() async throws {
+        let root = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=160x90:r=25:d=3", "-f", "lavfi", "-i", "sine=f=440:d=3", "-f", "lavfi",
+                "-i", "sine=f=880:d=3", "-filter_complex", "[0:v]split=2[a][b];[b]scale=96:54[b2]", "-map", "[a]", "-map", "[b2]",
+                "-map", "1:a", "-map", "1:a", "-map", "2:a", "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-b:v:0", "400k",
+                "-b:v:1", "100k", "-c:a", "aac", "-b:a", "64k", "-f", "hls", "-hls_time", "1", "-hls_list_size", "0",
+                "-hls_playlist_type", "vod", "-master_pl_name", "groups.m3u8", "-var_stream_map",
+                "a:0,agroup:hi,language:eng a:1,agroup:lo,language:eng a:2,agroup:lo,language:fra v:0,agroup:hi v:1,agroup:lo",
+                "-hls_segment_filename", root + "/s%v/seg%d.ts", root + "/s%v/index.m3u8",
+            ])
+        let server = try TestHTTPServer(root: root)
+        defer { server.stop() }
+        func probe(_ arguments: [String], _ name: String = "groups.m3u8") async throws -> (variant: Int?, tracks: [Int]) {
+            let run = try await CLI.run(["probe", "--json"] + arguments + [server.url("ok", name)])
+            #expect(run.status == 0, "\(arguments): \(run.stdout) \(run.stderr)")
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            let asset = try #require((document["assets"] as? [[String: Any]])?.first)
+            let variants = asset["variants"] as? [[String: Any]] ?? []
+            let tracks = (asset["tracks"] as? [[String: Any]] ?? []).filter { $0["selected"] as? Bool == true }.compactMap { $0["index"] as? Int }
+            return (variants.firstIndex { $0["selected"] as? Bool == true }, tracks)
+        }
+        let declared = try String(contentsOfFile: root + "/groups.m3u8", encoding: .utf8).split(separator: "\n").filter {
+            $0.hasPrefix("#EXT-X-STREAM-INF")
+        }
+        let pictured = declared.indices.filter { declared[$0].contains("RESOLUTION") }
+        try #require(declared.count == 5 && pictured.count == 2, "ffmpeg's master: \(declared)")
+        // The highest plays, with its own sound (English).
+        #expect(try await probe([]).variant == pictured[0])
+        // French is only in the smaller picture's group.
+        let french = try await probe(["--audio-track", "lang:fra"])
+        #expect(french.variant == pictured[1], "\(french)")
+        // The lowest is the smaller picture, not a sound-only rung (70 kb/s).
+        #expect(try await probe(["--variant", "lowest"]).variant == pictured[1])
+        #expect(try await probe(["--max-bitrate", "100k"]).variant == pictured[1], "none with a picture fits: the lowest with one")
+
+        // Played: the French sound (880 Hz), only the French rendition's and that picture's
+        // segments past what the open analyses (as ffprobe's: this master makes it read all of
+        // the sound-only rungs).
+        server.resetCount()
+        _ = try await Reference.run("/usr/bin/ffprobe", ["-v", "error", server.url("ok", "groups.m3u8")])
+        let analysed = Self.segments(server)
+        server.resetCount()
+        let run = try await CLI.run([
+            "play", "--format", "ppm", "--size", "16x8", "--out", root + "/o", "--audio-track", "lang:fra", server.url("ok", "groups.m3u8"),
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let pitch = try await TrackSelectionTests.pitch(root + "/o/01-groups.m3u8/audio.wav")
+        #expect(abs(pitch - 880) < 30, "\(pitch) Hz")
+        let fetched = Self.segments(server)
+        #expect((fetched["s2"] ?? 0) >= 3 && (fetched["s4"] ?? 0) >= 3, "\(fetched)")
+        for other in ["s0", "s1", "s3"] {
+            #expect((fetched[other] ?? 0) <= (analysed[other] ?? 0), "\(other): \(fetched) (ffprobe: \(analysed))")
+        }
+
+        // A variant whose playlist is missing (the highest) is listed but never plays.
+        var broken = try String(contentsOfFile: root + "/groups.m3u8", encoding: .utf8)
+        broken += "\n#EXT-X-STREAM-INF:BANDWIDTH=9000000,RESOLUTION=1920x1080,CODECS=\"avc1.640028\"\nmissing/index.m3u8\n"
+        try broken.write(toFile: root + "/broken.m3u8", atomically: true, encoding: .utf8)
+        let chosen = try await probe([], "broken.m3u8")
+        #expect(chosen.variant == pictured[0] && chosen.tracks.count == 2, "\(chosen)")
+        let played = try await CLI.run(["play", "--json", "--format", "none", "--out", root + "/b", server.url("ok", "broken.m3u8")])
+        #expect(played.status == 0 && played.stdout.contains("\"framesDecoded\" : 75"), "\(played.stdout) \(played.stderr)")
+    }
 }

@@ -83,13 +83,30 @@ import Testing
         #expect(video.status == 1 && video.stdout.contains("(#0 is video)"), "\(video.stdout)")
         let typo = try await CLI.run(["probe", "--audio-track", "french", path])
         #expect(typo.status == 2 && typo.stderr.contains("lang:CODE"), "\(typo.stderr)")
-        // Through the library: the asset's load says so, with the code.
-        do {
-            _ = try await Asset(path: path, options: AssetOptions(selection: MediaSelection(audio: .language("de")))).load(.tracks)
-            Issue.record("a German sound was found in \(path)")
-        } catch {
-            #expect(error.code == .trackNotFound && error.file == path, "\(error)")
+        // Through the library: the asset says so, and what needs the sound fails with it…
+        let german = Asset(path: path, options: AssetOptions(selection: MediaSelection(audio: .language("de"))))
+        let unmet = try await german.load(.unmetSelection)
+        #expect(unmet?.code == .trackNotFound && unmet?.file == path, "\(String(describing: unmet))")
+        let sound = await AudioSession(asset: german).run(into: InMemoryAudioSink())
+        guard case .failed(let error) = sound.status else {
+            Issue.record("a German sound played: \(sound.status)")
+            return
         }
+        #expect(error.code == .trackNotFound, "\(error)")
+        // …while what needs only the picture plays: an image, `play --no-audio`, thumbnails.
+        let image = try await AssetImageGenerator(asset: german).image(at: MediaTime(value: 1, timescale: 1))
+        #expect(image.image.size.width == 64, "\(image)")
+        let pictureOnly = try await CLI.run([
+            "play", "--no-audio", "--out", folder + "/p", "--format", "ppm", "--size", "16x8", "--audio-track", "lang:deu", path,
+        ])
+        #expect(pictureOnly.status == 0, "\(pictureOnly.stderr)")
+        let thumbnails = try await CLI.run(["thumbnails", "--out", folder + "/t", "--count", "2", "--audio-track", "lang:deu", path])
+        #expect(thumbnails.status == 0, "\(thumbnails.stderr)")
+        // The sound turned off on a file that is only sound: said so.
+        let song = folder + "/song.m4a"
+        _ = try await Reference.run(try Reference.ffmpeg(), ["-v", "error", "-f", "lavfi", "-i", "sine=f=440:d=1", "-c:a", "aac", song])
+        let off = try await CLI.run(["play", "--out", folder + "/s", "--format", "none", "--audio-track", "none", song])
+        #expect(off.status == 1 && off.stderr.contains("turned the sound off"), "\(off.stderr)")
     }
 
     /// `probe` names the tracks that play (`"selected"`, and `(plays)` in the table): the picture
@@ -147,5 +164,51 @@ import Testing
         #expect(channel.status == 0, "\(channel.stderr)")
         let aired = try await Self.pitch(folder + "/rec.ts")
         #expect(near(aired, 880), "playout: \(aired) Hz")
+    }
+
+    /// Two layers of a channel playing two sounds of one file are measured apart (`--loudness`):
+    /// each layer's measure in the as-run log is its own sound's, as ffmpeg's ebur128 measures
+    /// that stream (a measure kept per source alone gave the French layer the English level).
+    @Test func twoSoundsOfOneFileAreMeasuredApart() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let ffmpeg = try Reference.ffmpeg()
+        let path = folder + "/two.mkv"
+        _ = try await Reference.run(
+            ffmpeg,
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=25:duration=3", "-f", "lavfi", "-i",
+                "sine=frequency=440:sample_rate=48000:duration=3,volume=0.5", "-f", "lavfi", "-i",
+                "sine=frequency=880:sample_rate=48000:duration=3,volume=0.02", "-map", "0", "-map", "1", "-map", "2", "-c:v", "libx264",
+                "-pix_fmt", "yuv420p", "-c:a", "aac", "-metadata:s:a:0", "language=eng", "-metadata:s:a:1", "language=fra", path,
+            ])
+        func reference(_ stream: Int) async throws -> Double {
+            let text = String(
+                decoding: try await Reference.run(
+                    ffmpeg,
+                    [
+                        "-v", "error", "-i", path, "-map", "0:\(stream)", "-af", "ebur128=metadata=1,ametadata=mode=print:key=lavfi.r128.I:file=-",
+                        "-f", "null", "-",
+                    ]), as: UTF8.self)
+            return try #require(text.split(separator: "\n").last { $0.hasPrefix("lavfi.r128.I=") }.flatMap { Double($0.dropFirst(13)) })
+        }
+        try Data(
+            #"""
+            [{"name": "en", "source": "two.mkv", "rect": [0, 0, 32, 36], "audio": true, "loop": "forever"},
+             {"name": "fr", "source": "two.mkv", "rect": [32, 0, 32, 36], "audio": true, "audioTrack": "lang:fra", "loop": "forever"}]
+            """#.utf8
+        ).write(to: URL(fileURLWithPath: folder + "/layout.json"))
+        let run = try await CLI.run([
+            "playout", "--layout", folder + "/layout.json", "--size", "64x36", "--clock", "virtual", "--duration", "4", "--loudness", "-23",
+            "--out", folder + "/rec.ts", "--as-run", folder + "/as-run.jsonl",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let records = try String(contentsOfFile: folder + "/as-run.jsonl", encoding: .utf8).split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.filter { $0["kind"] as? String == "item" }
+        let measured = Dictionary(
+            records.compactMap { record in (record["layer"] as? String).flatMap { layer in (record["loudness"] as? Double).map { (layer, $0) } } },
+            uniquingKeysWith: { a, _ in a })
+        let (english, french) = (try await reference(1), try await reference(2))
+        #expect(abs((measured["en"] ?? 0) - english) < 1 && abs((measured["fr"] ?? 0) - french) < 1, "\(measured): ffmpeg \(english), \(french)")
     }
 }

@@ -36,6 +36,17 @@ import Testing
             #expect(error.code == .trackNotFound && error.message.contains("(#5 is a cover picture)") && error.file == "f.mkv", "\(error)")
             #expect(error.message.contains("audio #4 ac3 ger (default)") && error.message.contains("audio #1 aac eng (comment)"), "\(error)")
         }
+        // FFmpeg's pick has no decoder in this build: the default is a sound that has one.
+        var undecodable = candidates
+        undecodable[4].isDecodable = false
+        #expect(try TrackChoice.default.resolve(kind: .audio, among: undecodable, best: 4, file: "f") == 2, "the first that is not the commentary")
+        undecodable[1].isDecodable = false
+        undecodable[2].isDecodable = false
+        undecodable[3].isDecodable = false
+        #expect(try TrackChoice.default.resolve(kind: .audio, among: undecodable, best: 4, file: "f") == 4, "none has one: FFmpeg's pick")
+        // A language tag with a region (HLS's `fr-CA`) matches by its language.
+        let canadian = [TrackCandidate(index: 0, mediaType: .audio, codecName: "aac", language: "fr-CA")]
+        #expect(try TrackChoice.language("fra").resolve(kind: .audio, among: canadian, best: nil, file: "f") == 0)
         // A file without a sound: the default is none, an index is an error.
         let silent = [candidates[0]]
         #expect(try TrackChoice.default.resolve(kind: .audio, among: silent, best: nil, file: "f") == nil)
@@ -52,7 +63,8 @@ import Testing
     /// none fits; a variant without a picture fits any size.
     @Test func theVariantRuleChoosesAsDocumented() {
         func variant(_ index: Int, _ bandwidth: Int, _ width: Int?, _ height: Int? = nil) -> AssetVariant {
-            AssetVariant(index: index, bandwidth: bandwidth, size: width.map { PixelSize(width: $0, height: height ?? $0 * 9 / 16) })
+            AssetVariant(
+                index: index, bandwidth: bandwidth, size: width.map { PixelSize(width: $0, height: height ?? $0 * 9 / 16) }, trackIndices: [index])
         }
         let ladder = [
             variant(0, 2_000_000, 1280), variant(1, 5_000_000, 1920), variant(2, 800_000, 640), variant(3, 800_000, 854), variant(4, 64_000, nil),
@@ -64,10 +76,16 @@ import Testing
         #expect(choose(VariantPreference(maximumSize: PixelSize(width: 1280, height: 720))) == 0)
         #expect(choose(VariantPreference(maximumSize: PixelSize(width: 700, height: 400))) == 2)
         #expect(choose(VariantPreference(maximumBitRate: 1_000_000, maximumSize: PixelSize(width: 640, height: 360))) == 2)
-        // The sound-only variant has no picture to be too large: it fits any size.
-        #expect(choose(VariantPreference(maximumSize: PixelSize(width: 100, height: 100))) == 4)
-        #expect(choose(VariantPreference(lowest: true)) == 4)
-        #expect(choose(VariantPreference(lowest: true, maximumBitRate: 3_000_000)) == 4, "lowest is lowest, whatever the limits")
+        // The sound-only variant (64 kb/s) never plays while one has a picture: none fits, the lowest with one.
+        #expect(choose(VariantPreference(maximumSize: PixelSize(width: 100, height: 100))) == 2)
+        #expect(choose(VariantPreference(lowest: true)) == 2)
+        #expect(choose(VariantPreference(lowest: true, maximumBitRate: 3_000_000)) == 2, "lowest is lowest, whatever the limits")
+        // Sound only throughout: it plays.
+        #expect(VariantPreference().choose(among: [variant(5, 64_000, nil), variant(6, 128_000, nil)]) == 6)
+        // A variant whose streams were not found (its playlist missing) never plays.
+        let missing = AssetVariant(index: 9, bandwidth: 9_000_000, size: nil, trackIndices: [])
+        #expect(VariantPreference().choose(among: ladder + [missing]) == 1)
+        #expect(VariantPreference().choose(among: [missing]) == nil)
         // None fits: the lowest plays, rather than nothing.
         let pictures = Array(ladder.prefix(4))
         #expect(VariantPreference(maximumBitRate: 1000).choose(among: pictures) == 2, "the smaller of the two lowest")

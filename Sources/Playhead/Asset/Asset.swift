@@ -27,6 +27,8 @@ public actor Asset {
     /// How long the source may send nothing before a read fails (``AssetOptions/stallTimeout``);
     /// nil: no limit.
     nonisolated var stallTimeout: Duration? { options.stallTimeout }
+    /// Which tracks play (``AssetOptions/selection``).
+    nonisolated var selection: MediaSelection { options.selection }
     /// How long an open may take (``AssetOptions/openTimeout``); nil: no limit.
     nonisolated var openTimeout: Duration? { options.openTimeout }
     /// Whether a read may wait on a writer or a network (a URL, a byte source, a FIFO, a device),

@@ -18,6 +18,7 @@ public struct AssetKey: Sendable, Hashable, CustomStringConvertible {
     public static let byteCount = AssetKey("byteCount")
     public static let chapters = AssetKey("chapters")
     public static let variants = AssetKey("variants")
+    public static let unmetSelection = AssetKey("unmetSelection")
 }
 
 /// A typed, loadable property of an ``Asset``: `try await asset.load(.tracks, .duration)`.
@@ -68,6 +69,13 @@ extension AssetProperty where Value == [String: String] {
 extension AssetProperty where Value == [AssetChapter] {
     /// The container's chapters, in its order (none when it marks none).
     public static var chapters: AssetProperty { AssetProperty(key: .chapters) { $0.chapters } }
+}
+
+extension AssetProperty where Value == PlayheadError? {
+    /// Why the asset's ``AssetOptions/selection`` cannot be met — `demux.trackNotFound` naming
+    /// what the file holds (no French sound) — or nil when it can. Its picture still plays; what
+    /// needs its sound (a session with an audio sink, a layer that gives its sound) fails with it.
+    public static var unmetSelection: AssetProperty { AssetProperty(key: .unmetSelection) { $0.unmetSelection } }
 }
 
 extension AssetProperty where Value == [AssetVariant] {

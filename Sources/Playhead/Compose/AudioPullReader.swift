@@ -29,6 +29,8 @@ final class AudioPullReader {
     init(asset: Asset, demuxer: Demuxer, start: MediaTime, format: AudioStreamInfo, preparer: ItemPreparer) throws(PlayheadError) {
         guard let audio = demuxer.audio else {
             preparer.giveBack(demuxer, of: asset)
+            // The layer gives its sound and the one asked for is not there: a failure, not silence.
+            if let failure = demuxer.audioChoiceFailure { throw failure }
             throw PlayheadError(code: .noStreams, message: "no audio track", file: demuxer.source)
         }
         // Encrypted sound is refused as the read rule refuses it.

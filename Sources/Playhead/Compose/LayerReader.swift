@@ -682,6 +682,10 @@ final class LayerReader {
         // A time range counts from the item's start (as the container gives it), whatever its
         // first timestamp: the same span of every item of a playlist.
         let rangeStart = layer.timeRange.map { demuxer.containerStart + $0.start }
+        if demuxer.video == nil, demuxer.audio == nil, let failure = demuxer.audioChoiceFailure {
+            preparer.giveBack(demuxer, of: asset)
+            throw failure
+        }
         if demuxer.video == nil, let audio = demuxer.audio {
             preparer.giveBack(demuxer, of: asset)
             if preparer.waits {

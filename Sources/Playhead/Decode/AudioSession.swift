@@ -139,7 +139,11 @@ public final class AudioSession: Sendable {
             let demuxer: Demuxer
             if let asset { demuxer = try asset.openDemuxer(interrupt: interrupt) } else { demuxer = try Demuxer.open(source, interrupt: interrupt) }
             defer { asset?.giveBack(demuxer) }
-            guard let audio = demuxer.audio else { throw PlayheadError(code: .noStreams, message: "no audio track", file: source) }
+            if let failure = demuxer.audioChoiceFailure { throw failure }
+            guard let audio = demuxer.audio else {
+                throw PlayheadError(
+                    code: .noStreams, message: demuxer.soundTurnedOff ? "the selection turned the sound off (none)" : "no audio track", file: source)
+            }
             demuxer.select([audio.index])
             let stage = try AudioStage(
                 demuxer: demuxer, stream: audio.index, format: format, start: nil, end: nil, timelineStart: .zero, sink: sink)

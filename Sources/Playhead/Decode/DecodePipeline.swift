@@ -136,6 +136,11 @@ final class DecodePipeline: Sendable {
         }
         let videoFacts = demuxer.video
         let audioFacts = audioSink == nil ? nil : demuxer.audio
+        // The sound asked for is not in the file: the run fails rather than play without it.
+        if audioSink != nil, let failure = demuxer.audioChoiceFailure {
+            session.asset?.giveBack(demuxer)
+            throw failure
+        }
         guard videoFacts != nil || audioFacts != nil else {
             session.asset?.giveBack(demuxer)
             throw demuxer.missingVideo(what: audioSink == nil ? "no video track to decode" : "no video or audio track to decode")

@@ -123,9 +123,10 @@ struct PlayoutCommand: AsyncParsableCommand {
         let canvas = CompositionCanvas(size: size, frameRate: rate, background: colour)
         let log = try asRun.map { try AsRunLog(path: $0) }
         // The filler is the operator's own clip: it plays its default sound, whatever sound
-        // `--audio-track` chose of the channel's sources (a French choice must not fail it).
+        // `--audio-track` chose of the channel's sources (a French choice must not fail it);
+        // the variant limits hold for it as for them.
         var fillerOptions = sourceOptions.assetOptions
-        fillerOptions.selection = MediaSelection()
+        fillerOptions.selection.audio = .default
         let fillerAsset = filler.map { Asset(source: $0, options: fillerOptions) }
         var slotLength = slot.map { MediaTime(seconds: $0) }
         if slotLength == nil, let fillerAsset, let length = try? await fillerAsset.load(.duration), length.isNumeric, length > .zero {

@@ -20,6 +20,8 @@ package struct AssetDescription: Sendable, Hashable {
     /// cover picture (``TrackFlags/attachedPicture``), as the demuxer's one choice of its video
     /// stream decides (``Demuxer/missingVideo(what:)``).
     package var noPicture: PlayheadError? = nil
+    /// Why the selection's sound cannot play (``MediaSelection``; nil: it can, or none is asked).
+    package var unmetSelection: PlayheadError? = nil
 
     /// Playable when at least one audio or video track has a decoder and is in the clear.
     package var isPlayable: Bool {

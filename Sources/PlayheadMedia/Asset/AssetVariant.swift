@@ -65,11 +65,17 @@ public struct VariantPreference: Sendable, Hashable {
     }
 
     /// The one rule: the ``AssetVariant/index`` of the variant that plays, nil when there are
-    /// none. Among equal bandwidths, the larger picture (the smaller, for the lowest), then the
+    /// none. Only variants whose streams were found are chosen, and only those with a picture
+    /// while any has one (a sound-only rung of the ladder plays when nothing else can). Among equal bandwidths, the larger picture (the smaller, for the lowest), then the
     /// first listed. Pure.
     /// - Parameter variants: the master playlist's variants.
     /// - Returns: the chosen variant's index.
-    package func choose(among variants: [AssetVariant]) -> Int? {
+    package func choose(among given: [AssetVariant]) -> Int? {
+        // A variant that holds no stream (its playlist could not be read) never plays; one
+        // without a picture (sound only) only when no variant has one.
+        let readable = given.filter { !$0.trackIndices.isEmpty }
+        let pictured = readable.filter { $0.size != nil }
+        let variants = pictured.isEmpty ? readable : pictured
         func pixels(_ variant: AssetVariant) -> Int { (variant.size?.width ?? 0) * (variant.size?.height ?? 0) }
         func below(_ a: AssetVariant, _ b: AssetVariant) -> Bool {
             a.bandwidth != b.bandwidth ? a.bandwidth < b.bandwidth : pixels(a) != pixels(b) ? pixels(a) < pixels(b) : a.index < b.index

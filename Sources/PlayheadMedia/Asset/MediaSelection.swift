@@ -3,8 +3,9 @@
 ///
 /// Part of ``AssetOptions``: every reader of the asset — its sessions, image requests,
 /// composition and channel layers — plays the same tracks, and ``AssetTrack/isSelected`` says
-/// which. A selection the file cannot meet (no French sound) fails the asset's load with
-/// `demux.trackNotFound`, naming what the file holds, rather than playing something else.
+/// which. A selection the file cannot meet (no French sound) fails what needs the sound with
+/// `demux.trackNotFound`, naming what the file holds, rather than playing another sound; what
+/// needs only the picture plays (the asset's `unmetSelection` key says why the sound cannot).
 public struct MediaSelection: Sendable, Hashable {
     /// The sound that plays.
     public var audio: TrackChoice
@@ -26,7 +27,9 @@ public struct MediaSelection: Sendable, Hashable {
 public enum TrackChoice: Sendable, Hashable, CustomStringConvertible {
     /// The track the file marks as its default; among several (or none marked), FFmpeg's choice:
     /// one that is not for the hearing or the visually impaired, then the one whose packets
-    /// analysed best, then the highest bit rate — what `ffplay` plays.
+    /// analysed best, then the highest bit rate — what `ffplay` plays; unless this build has no
+    /// decoder for it and has one for another (then the one marked default, else one that is not
+    /// a commentary nor for the impaired, else the first).
     case `default`
     /// The track at this stream index (as `playhead probe` numbers them, from 0).
     case index(Int)
@@ -85,14 +88,20 @@ package struct TrackCandidate: Sendable, Hashable {
     package var language: String?
     package var title: String?
     package var flags: TrackFlags
+    /// This build has a decoder for it.
+    package var isDecodable: Bool
 
-    package init(index: Int, mediaType: MediaType, codecName: String, language: String?, title: String? = nil, flags: TrackFlags = []) {
+    package init(
+        index: Int, mediaType: MediaType, codecName: String, language: String?, title: String? = nil, flags: TrackFlags = [],
+        isDecodable: Bool = true
+    ) {
         self.index = index
         self.mediaType = mediaType
         self.codecName = codecName
         self.language = language
         self.title = title
         self.flags = flags
+        self.isDecodable = isDecodable
     }
 
     /// What a message calls it: `audio #2 aac fra "Français" (default)`.
@@ -107,6 +116,9 @@ package struct TrackCandidate: Sendable, Hashable {
 }
 
 extension TrackChoice {
+    /// Not a commentary, nor for the hearing or the visually impaired.
+    private static func isPlain(_ track: TrackCandidate) -> Bool { track.flags.isDisjoint(with: [.comment, .hearingImpaired, .visualImpaired]) }
+
     /// The one rule for choosing a track of `kind` (audio): the stream index that plays, nil for
     /// ``none``. Pure: the demuxer hands it the streams and FFmpeg's own best pick.
     /// - Parameters:
@@ -128,8 +140,11 @@ extension TrackChoice {
         case .none:
             return nil
         case .default:
-            if let best, ofKind.contains(where: { $0.index == best }) { return best }
-            return ofKind.first(where: { $0.flags.contains(.default) })?.index ?? ofKind.first?.index
+            // FFmpeg's pick, unless this build cannot decode it and can another.
+            let decodable = ofKind.filter(\.isDecodable)
+            if let best, let picked = ofKind.first(where: { $0.index == best }), picked.isDecodable || decodable.isEmpty { return best }
+            let pool = decodable.isEmpty ? ofKind : decodable
+            return (pool.first { $0.flags.contains(.default) } ?? pool.first(where: Self.isPlain) ?? pool.first)?.index
         case .index(let index):
             guard ofKind.contains(where: { $0.index == index }) else {
                 let other = candidates.first { $0.index == index }
@@ -141,10 +156,13 @@ extension TrackChoice {
             return index
         case .language(let code):
             let names = LanguageCode.names(of: code)
-            let matching = ofKind.filter { track in track.language.map { names.contains($0.lowercased()) } ?? false }
+            // A tag with a region or script (`fr-CA`, HLS's `LANGUAGE`) matches by its language.
+            let matching = ofKind.filter { track in
+                guard let tag = track.language?.lowercased() else { return false }
+                return names.contains(tag) || names.contains(String(tag.prefix { $0 != "-" && $0 != "_" }))
+            }
             guard !matching.isEmpty else { throw notFound("") }
-            let plain: (TrackCandidate) -> Bool = { $0.flags.isDisjoint(with: [.comment, .hearingImpaired, .visualImpaired]) }
-            return (matching.first { $0.flags.contains(.default) } ?? matching.first(where: plain) ?? matching[0]).index
+            return (matching.first { $0.flags.contains(.default) } ?? matching.first(where: Self.isPlain) ?? matching[0]).index
         }
     }
 }

@@ -26,7 +26,8 @@ extension Demuxer {
             variants: variants,
             isOneShot: !canSeek,
             byteCount: byteCount,
-            noPicture: video == nil ? missingVideo() : nil
+            noPicture: video == nil ? missingVideo() : nil,
+            unmetSelection: audioChoiceFailure
         )
     }
 
@@ -115,7 +116,8 @@ extension Demuxer {
         let tags = dictionary(st.metadata)
         return TrackCandidate(
             index: Int(st.index), mediaType: mediaType(st.codecpar.pointee.codec_type), codecName: StreamDecoder.codecName(st.codecpar.pointee),
-            language: tags["language"].flatMap { $0 == "und" ? nil : $0 }, title: tags["title"], flags: TrackFlags(rawValue: Int(st.disposition)))
+            language: tags["language"].flatMap { $0 == "und" ? nil : $0 }, title: tags["title"], flags: TrackFlags(rawValue: Int(st.disposition)),
+            isDecodable: avcodec_find_decoder(st.codecpar.pointee.codec_id) != nil)
     }
 
     static func mediaType(_ type: AVMediaType) -> MediaType {

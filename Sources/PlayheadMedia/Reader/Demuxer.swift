@@ -74,6 +74,11 @@ package final class Demuxer {
     package let audio: AudioStreamFacts?
     /// An HLS master playlist's variants, the chosen one marked (none for another source).
     package let variants: [AssetVariant]
+    /// Why the selection's sound cannot play (`demux.trackNotFound`, naming what the file holds):
+    /// what needs the sound fails with it; what needs only the picture plays (``audio`` is nil).
+    package let audioChoiceFailure: PlayheadError?
+    /// The file has sound and the selection turned it off (``TrackChoice/none``).
+    package let soundTurnedOff: Bool
     /// The source is a playlist of segments (HLS): a stream not read is not fetched.
     package let isPlaylist: Bool
     /// Damage met while reading: packets flagged corrupt or unreadable.
@@ -110,6 +115,10 @@ package final class Demuxer {
 
     /// The error for a path that needs video and finds none usable: one rule for every path.
     package func missingVideo(what: String = "no video track") -> PlayheadError {
+        if soundTurnedOff, video == nil {
+            return PlayheadError(
+                code: .noVideoTrack, message: "\(what): no picture, and the selection turned the sound off (none) (\(holdings))", file: source)
+        }
         guard hasSizelessVideo else { return PlayheadError(code: .noVideoTrack, message: "\(what) (\(holdings))", file: source) }
         return PlayheadError(
             code: .decodeFailed,
@@ -129,13 +138,23 @@ package final class Demuxer {
         return streams.isEmpty ? "no tracks" : "only " + streams.joined(separator: ", ")
     }
 
-    private init(context: FormatContext, selection: MediaSelection) throws(PlayheadError) {
+    private init(context: FormatContext, selection: MediaSelection) {
         self.context = context
         source = context.source
         let format = context.pointer
         isPlaylist = context.formatName.contains("hls")
+        let all = context.streams.map(Self.candidate)
         var variants = isPlaylist ? Self.variants(in: context) : []
-        let chosen = variants.count > 1 ? selection.variant.choose(among: variants) : nil
+        // A sound named by index or language is looked for in the variants that hold it.
+        var holding = variants
+        if selection.audio != .default, selection.audio != .none {
+            let found = variants.filter { variant in
+                let own = all.filter { variant.trackIndices.contains($0.index) }
+                return (try? selection.audio.resolve(kind: .audio, among: own, best: nil, file: context.source)) != nil
+            }
+            if !found.isEmpty { holding = found }
+        }
+        let chosen = selection.variant.choose(among: holding)
         // The streams that may play: the chosen variant's (nil: any of the file's).
         let allowed = chosen.flatMap { index in variants.first { $0.index == index } }.map { Set($0.trackIndices) }
         for i in variants.indices { variants[i].isSelected = variants[i].index == chosen }
@@ -147,13 +166,18 @@ package final class Demuxer {
         }
         hasSizelessVideo = videoStream != nil && video == nil
         let best = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, video.map { $0.index } ?? -1, nil, 0)
-        // An index names its stream wherever it is; another choice looks among the variant's.
-        let candidates = context.streams.map(Self.candidate).filter { candidate in
-            if case .index = selection.audio { return true }
-            return allowed?.contains(candidate.index) ?? true
+        let candidates = all.filter { allowed?.contains($0.index) ?? true }
+        // A choice the file cannot meet fails only what needs the sound (``audioChoiceFailure``):
+        // its picture still plays for a reader that wants no sound.
+        do throws(PlayheadError) {
+            let audioIndex = try selection.audio.resolve(kind: .audio, among: candidates, best: best >= 0 ? Int(best) : nil, file: context.source)
+            audio = audioIndex.flatMap { context.stream(at: $0) }.map { AudioStreamFacts(stream: $0, format: format) }
+            audioChoiceFailure = nil
+        } catch {
+            audio = nil
+            audioChoiceFailure = error
         }
-        let audioIndex = try selection.audio.resolve(kind: .audio, among: candidates, best: best >= 0 ? Int(best) : nil, file: context.source)
-        audio = audioIndex.flatMap { context.stream(at: $0) }.map { AudioStreamFacts(stream: $0, format: format) }
+        soundTurnedOff = selection.audio == .none && all.contains { $0.mediaType == .audio }
         let flags = format.pointee.iformat?.pointee.flags ?? 0
         timestampsMayJump = flags & AVFMT_TS_DISCONT != 0
         errorsAtOpen = context.evidence.errorCount
@@ -226,7 +250,7 @@ package final class Demuxer {
         guard context.streamCount > 0 else {
             throw PlayheadError(code: .noStreams, message: "the container holds no streams", file: source)
         }
-        let demuxer = try Demuxer(context: context, selection: options.selection)
+        let demuxer = Demuxer(context: context, selection: options.selection)
         demuxer.lookAtFirstPackets()
         return demuxer
     }
