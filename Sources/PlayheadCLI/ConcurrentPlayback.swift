@@ -97,12 +97,12 @@ struct ConcurrentPlayback {
         _ job: PlayJob, folder: String?, to coordinator: PlaybackCoordinator, log: OutputLog, decoderThreads: Int
     ) async -> (SessionID, MP4Sink?) {
         let format = command.format
+        var decoding = DecodeConfiguration(
+            outputSize: command.size, gravity: command.gravity.videoGravity, frameLimit: command.frames, decoderThreads: decoderThreads,
+            strict: command.strict)
+        decoding.subtitles = command.subtitles?.burnIn
         let request = PlaybackRequest(
-            source: job.path, loop: command.loop?.policy ?? .none, realtime: command.realtime,
-            decoding: DecodeConfiguration(
-                outputSize: command.size, gravity: command.gravity.videoGravity,
-                frameLimit: command.frames, decoderThreads: decoderThreads,
-                strict: command.strict),
+            source: job.path, loop: command.loop?.policy ?? .none, realtime: command.realtime, decoding: decoding,
             assetOptions: command.sourceOptions.assetOptions)
         let key = job.folderName, folder = folder ?? "", native = command.size == nil
         if format == .mp4 {

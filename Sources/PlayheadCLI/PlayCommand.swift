@@ -61,6 +61,14 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Pace presentation at rate 1.0 on the clock (late frames are dropped and counted); default: as fast as possible.")
     var realtime = false
 
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Draw subtitles into the picture before it is fitted: a track of the file (an index, lang:CODE, default), a subtitle file (.srt, .ass, .vtt), or none.",
+            valueName: "spec"),
+        transform: SourceArguments.parseSubtitles)
+    var subtitles: SubtitleOption?
+
     @Flag(help: "Fail a file on any damaged data (by default damaged packets are decoded past and counted in damagedPackets).")
     var strict = false
 
@@ -114,7 +122,8 @@ struct PlayCommand: AsyncParsableCommand {
         let output = try await RunOutput.open(out, wait: wait, inputs: paths, echoing: json)
         let summary: PlaySummary
         if queue {
-            let decoding = DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity, frameLimit: frames, strict: strict)
+            var decoding = DecodeConfiguration(outputSize: size, gravity: gravity.videoGravity, frameLimit: frames, strict: strict)
+            decoding.subtitles = subtitles?.burnIn
             summary = try await QueuePlayback(
                 paths: paths, output: output, format: format, decoding: decoding, realtime: realtime,
                 audio: !noAudio, loop: loop ?? .count(1), json: json, assetOptions: sourceOptions.assetOptions

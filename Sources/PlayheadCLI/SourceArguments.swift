@@ -1,5 +1,11 @@
 import ArgumentParser
+import Glibc
 import Playhead
+
+/// What `--subtitles` asks for: subtitles drawn in, or none.
+struct SubtitleOption: Sendable {
+    var burnIn: SubtitleBurnIn?
+}
 
 /// How sources are opened, shared by every command.
 struct SourceArguments: ParsableArguments {
@@ -44,6 +50,20 @@ struct SourceArguments: ParsableArguments {
             throw ValidationError("a bit rate is bits per second, 1 … 10^12 (800000, 800k, 2.5M), not \(text)")
         }
         return Int((number * scale).rounded())
+    }
+
+    /// `--subtitles`: `none`, a track of the file (an index, `lang:CODE`, `default`), or a
+    /// subtitle file (a path that exists).
+    static func parseSubtitles(_ text: String) throws -> SubtitleOption {
+        if text == "none" || text == "off" { return SubtitleOption(burnIn: nil) }
+        var info = stat()
+        if stat(text, &info) == 0 { return SubtitleOption(burnIn: .file(text)) }
+        do throws(PlayheadError) {
+            return SubtitleOption(burnIn: .track(try TrackChoice(parsing: text)))
+        } catch {
+            throw ValidationError(
+                "--subtitles takes a track (an index as probe prints it, lang:CODE, default), a subtitle file that exists, or none: not \(text)")
+        }
     }
 
     static func parseTrack(_ text: String) throws -> TrackChoice {

@@ -15,6 +15,8 @@ struct ThumbnailJob: Sendable {
         var strict = false
         /// Move a picture off a blank frame (`--skip-blank`).
         var skipBlank = false
+        /// Subtitles drawn into each image (`--subtitles`).
+        var subtitles: SubtitleBurnIn?
     }
 
     var job: PlayJob
@@ -75,6 +77,7 @@ struct ThumbnailJob: Sendable {
         var generator = AssetImageGenerator(asset: asset)
         generator.maximumSize = settings.size
         generator.strict = settings.strict
+        generator.subtitles = settings.subtitles
         if let tolerance = settings.tolerance {
             generator.requestedTimeToleranceBefore = tolerance
             generator.requestedTimeToleranceAfter = tolerance

@@ -63,6 +63,14 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     @Option(name: .customLong("sheet-columns"), parsing: .unconditional, help: "Pictures a row on a sheet (default 4; the overview: a row per file).")
     var sheetColumns: Int?
 
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Draw subtitles into each image: a track of the file (an index, lang:CODE, default), a subtitle file (.srt, .ass, .vtt), or none.",
+            valueName: "spec"),
+        transform: SourceArguments.parseSubtitles)
+    var subtitles: SubtitleOption?
+
     @Flag(name: .customLong("skip-blank"), help: "Move a picture off a blank frame to the next frame that is not (bounded).")
     var skipBlank = false
 
@@ -174,7 +182,8 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         let tolerance = self.tolerance.map { MediaTime(seconds: $0) }
         let sheets = sheetSettings
         let settings = ThumbnailJob.Settings(
-            plan: plan, tolerance: tolerance, size: size, format: format, sheets: sheets, strict: strict, skipBlank: skipBlank)
+            plan: plan, tolerance: tolerance, size: size, format: format, sheets: sheets, strict: strict, skipBlank: skipBlank,
+            subtitles: subtitles?.burnIn)
         let json = self.json
         let work = Task {
             await withTaskGroup(of: (Int, ThumbnailFileReport, ContactSheet.Section?).self) { group in
@@ -238,7 +247,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
             plan: TimePlan(count: count, every: every, at: at), tolerance: tolerance, size: size, format: format,
             sheets: SheetSettings(perFile: sheet, overview: false, format: (sheetFormat ?? .png).format, columns: sheetColumns, cell: size),
             strict: strict,
-            skipBlank: skipBlank)
+            skipBlank: skipBlank, subtitles: subtitles?.burnIn)
         let run = BatchRun(options: batch, concurrency: maxSessions, command: "thumbnails", wait: wait)
         let options = sourceOptions.assetOptions
         let tally = try await run.run(

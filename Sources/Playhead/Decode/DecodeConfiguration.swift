@@ -37,6 +37,9 @@ public struct DecodeConfiguration: Sendable, Hashable {
     /// errors) is decoded past and counted in ``DecodeResult/damagedPackets``; with `strict`, any
     /// damage makes the result `failed`.
     public var strict: Bool
+    /// Subtitles drawn into each picture before it is fitted (a track of the file, or a
+    /// subtitle file); nil: none.
+    public var subtitles: SubtitleBurnIn? = nil
 
     /// A configuration; each argument sets the property of the same name, and counts and capacities out of
     /// range are held to their ranges.

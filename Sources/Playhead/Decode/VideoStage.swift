@@ -47,13 +47,17 @@ struct VideoStageSetup {
         let layout = gravity.layout(stored: stored, pixelAspectRatio: par, orientation: orientation, canvas: canvas, alignment: alignment)
         let passthrough =
             sinkFormat == .native && canvas == stored && !layout.hasBars
-            && layout.sourceCrop == PixelRect(size: stored) && orientation == .identity
+            && layout.sourceCrop == PixelRect(size: stored) && orientation == .identity && configuration.subtitles == nil
         var frames: [CanvasSlot] = []
         for _ in 0..<configuration.frameQueueCapacity {
             frames.append(CanvasSlot(frame: passthrough ? try OwnedFrame() : try OwnedFrame(size: canvas, format: outputFormat)))
         }
+        let converter = FrameConverter(layout: layout, format: outputFormat, source: source)
+        if let subtitles = configuration.subtitles {
+            converter.burner = try SubtitleBurner(subtitles, demuxer: demuxer, timeBase: facts.timeBase)
+        }
         return VideoStageSetup(
-            facts: facts, stepper: stepper, converter: FrameConverter(layout: layout, format: outputFormat, source: source),
+            facts: facts, stepper: stepper, converter: converter,
             layout: layout, canvasSize: canvas, passthrough: passthrough,
             route: try PacketRoute(stream: facts.index, capacity: configuration.packetQueueCapacity),
             canvases: CanvasPool(frames))

@@ -30,6 +30,9 @@ public struct AssetImageGenerator: Sendable {
     /// Any damaged data met while decoding fails the image (as ``DecodeConfiguration/strict``
     /// fails a session); by default it is decoded past and counted in each result.
     public var strict = false
+    /// Subtitles drawn into each image before it is fitted (a track of the asset, or a subtitle
+    /// file), at the image's frame's time; nil: none.
+    public var subtitles: SubtitleBurnIn?
     /// When set, an image whose frame is blank (``GeneratedImage/isBlank``: almost uniform, as at
     /// a fade or a clip's first frames) moves to the next frame that is not, looked for frame by
     /// frame up to this long after the blank one — or, when there is none (a clip that ends in
@@ -139,7 +142,8 @@ public struct AssetImageGenerator: Sendable {
         let settings = ImageSettings(
             maximumSize: maximumSize, appliesPreferredTrackTransform: appliesPreferredTrackTransform,
             toleranceBefore: requestedTimeToleranceBefore, toleranceAfter: requestedTimeToleranceAfter,
-            strict: strict, blankSearchLimit: blankFrameSearchLimit.flatMap { $0.isNumeric && $0 > .zero ? $0 : nil })
+            strict: strict, blankSearchLimit: blankFrameSearchLimit.flatMap { $0.isNumeric && $0 > .zero ? $0 : nil },
+            subtitles: subtitles)
         let asset = self.asset
         let requested = work
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -183,6 +187,7 @@ struct ImageSettings: Sendable {
     var toleranceAfter: MediaTime
     var strict = false
     var blankSearchLimit: MediaTime?
+    var subtitles: SubtitleBurnIn?
 }
 
 /// One requested time of a request: its place in the sorted list, and the time.
@@ -254,6 +259,9 @@ enum ImageGrabber {
             let size = facts.storedSize.fittedCanvas(pixelAspectRatio: par, orientation: orientation, within: settings.maximumSize)
             let layout = VideoGravity.resize.layout(stored: facts.storedSize, pixelAspectRatio: par, orientation: orientation, canvas: size)
             converter = FrameConverter(layout: layout, format: .rgb24, source: asset.source)
+            if let subtitles = settings.subtitles {
+                converter.burner = try SubtitleBurner(subtitles, demuxer: demuxer, timeBase: facts.timeBase)
+            }
             canvas = try OwnedFrame(size: size, format: .rgb24)
         } catch {
             fail(error)

@@ -32,6 +32,8 @@ package final class FrameConverter {
     /// The picture scaled at its content size, when the content is not the whole output.
     private var staging: OwnedFrame?
     private let source: String
+    /// Subtitles drawn into each picture before it is fitted (nil: none).
+    package var burner: SubtitleBurner?
 
     /// A converter of decoded frames into `layout`'s rectangle of a canvas in `format`.
     /// - Parameters:
@@ -53,7 +55,8 @@ package final class FrameConverter {
     }
 
     /// Converts `frame` into `canvas` (whose bars are already painted and stay so).
-    package func convert(_ frame: OwnedFrame, into canvas: OwnedFrame) throws(PlayheadError) {
+    package func convert(_ given: OwnedFrame, into canvas: OwnedFrame) throws(PlayheadError) {
+        let frame = try burner?.burn(given) ?? given
         let input = frame.pointer
         let inputFormat = AVPixelFormat(rawValue: input.pointee.format)
         guard layout.orientation != .identity else {
