@@ -21,14 +21,15 @@ struct ComposeCommand: AsyncParsableCommand {
             loop (once, N, forever), start and duration (seconds of each source), after-end
             (hold, clear), audio (yes: this layer's sound is heard, mixed with other such layers: into the MP4, or audio.wav beside frames),
             audio-track (which sound of a file with several: an index, lang:CODE, default; else --audio-track),
-            variant, max-bitrate, max-resolution (which variant of an HLS master; else the command's), source. --grid RxC lays the sources given after the options out in
+            variant, max-bitrate, max-resolution (which variant of an HLS master; else the command's),
+            subtitles (drawn into the items' pictures: a track, a subtitle file, none), source. --grid RxC lays the sources given after the options out in
             R rows and C columns, each aspect-fit.
             A layout file is a JSON array, one object per layer (bottom first unless z says):
               {"source": "bg.mp4" | "sources": ["a.mp4", "b.mp4"], "rect": [x, y, w, h],
                "z": 0, "gravity": "aspect-fit", "loop": "once" | N | "forever",
                "timeRange": {"start": 0, "duration": 2}, "afterEnd": "hold" | "clear", "audio": true,
                "audioTrack": "lang:fra" | 2, "variant": "highest" | "lowest", "maxBitRate": 800000 | "800k",
-               "maxResolution": "1280x720"}
+               "maxResolution": "1280x720", "subtitles": "lang:fra" | "film.srt"}
             Relative sources are found beside the layout file. Examples: examples/*.json.
             """)
 

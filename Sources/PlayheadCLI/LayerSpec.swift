@@ -25,6 +25,9 @@ struct LayerSpec {
     var variant: SourceArguments.VariantRule?
     var maxBitRate: Int?
     var maxResolution: PixelSize?
+    /// Subtitles drawn into its items' pictures (`subtitles=`, `"subtitles"`: a track, a subtitle
+    /// file beside the layout, none).
+    var subtitles: SubtitleBurnIn?
     /// The layer's identity across versions of a layout (a live edit changes the layer of that
     /// name); nil: its position.
     var name: String?
@@ -80,6 +83,7 @@ struct LayerSpec {
         if let text = values.removeValue(forKey: "variant") { variant = try Self.variant(text) }
         if let text = values.removeValue(forKey: "max-bitrate") { maxBitRate = try SourceArguments.parseBitRate(text) }
         if let text = values.removeValue(forKey: "max-resolution") { maxResolution = try PlayCommand.parseSize(text) }
+        if let text = values.removeValue(forKey: "subtitles") { subtitles = try SourceArguments.parseSubtitles(text).burnIn }
         if let unknown = values.keys.sorted().first { throw ValidationError("--layer: unknown key \(unknown)") }
         try checkLoopedRange("--layer")
     }
@@ -177,6 +181,7 @@ struct LayerSpec {
             var variant: String?
             var maxBitRate: LoopValue?
             var maxResolution: String?
+            var subtitles: LoopValue?
             var name: String?
             var startsAt: String?
         }
@@ -204,8 +209,7 @@ struct LayerSpec {
         // A misspelt key would otherwise be dropped without a word (as --layer refuses one).
         let known: Set<String> = [
             "source", "sources", "rect", "z", "gravity", "loop", "timeRange", "afterEnd", "audio", "audioTrack", "variant", "maxBitRate",
-            "maxResolution", "name",
-            "startsAt",
+            "maxResolution", "name", "startsAt", "subtitles",
         ]
         if let objects = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] {
             for (index, object) in objects.enumerated() {
@@ -265,6 +269,14 @@ struct LayerSpec {
                 case nil: break
                 }
                 if let text = entry.maxResolution { spec.maxResolution = try PlayCommand.parseSize(text) }
+                switch entry.subtitles {
+                case .text(let text)?:
+                    // A subtitle file is found beside the layout, as its sources are.
+                    let beside = Self.resolve(text, in: folder)
+                    spec.subtitles = try SourceArguments.parseSubtitles(FileManager.default.fileExists(atPath: beside) ? beside : text).burnIn
+                case .count(let index)?: spec.subtitles = try SourceArguments.parseSubtitles(String(index)).burnIn
+                case nil: break
+                }
                 spec.name = entry.name
                 if let text = entry.startsAt {
                     // Whole seconds, or with a fraction (2026-11-26T06:00:00.250Z).
@@ -298,7 +310,7 @@ struct LayerSpec {
     func layoutLayer(name: String, base: MediaSelection) -> CompositionLayout.Layer {
         CompositionLayout.Layer(
             name: name, sources: sources, rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: timeRange, afterEnd: afterEnd,
-            providesAudio: audio, scheduledStart: startsAt, selection: selection(over: base))
+            providesAudio: audio, scheduledStart: startsAt, selection: selection(over: base), subtitles: subtitles)
     }
 
     /// The command's selection with the layer's own keys applied; nil when the layer has none.
@@ -328,6 +340,6 @@ struct LayerSpec {
     func layer(assets: [Asset]) -> CompositionLayer {
         CompositionLayer(
             assets: assets, rect: rect, zIndex: z, gravity: gravity, loop: loop, timeRange: timeRange, afterEnd: afterEnd, providesAudio: audio,
-            scheduledStart: startsAt)
+            scheduledStart: startsAt, subtitles: subtitles)
     }
 }

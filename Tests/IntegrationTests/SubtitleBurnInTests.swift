@@ -125,4 +125,40 @@ import Testing
                 "\(spec): \(Self.differing(ours, theirs)), \(Self.differing(ours, plain))")
         }
     }
+
+    /// A composition layer draws its items' subtitles (`subtitles=`), in every pass: the first
+    /// decoded, the second drawn from the loop cache (recorded as shown); a channel layer takes a
+    /// subtitle file named beside its layout (`"subtitles"`), heard in its recording as the text drawn.
+    @Test func layersDrawTheirItemsSubtitles() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = try await Self.film(in: folder)
+        let run = try await CLI.run([
+            "compose", "--json", "--size", "320x180", "--rate", "25", "--duration", "6", "--format", "ppm", "--out", folder + "/c",
+            "--layer", "x=0,y=0,w=320,h=180,loop=2,subtitles=lang:fra,source=\(path)",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let layer = try #require((summary["layers"] as? [[String: Any]])?.first)
+        #expect((layer["framesFromLoopCache"] as? Int ?? 0) > 0, "the second pass is the loop cache's: \(layer)")
+        let theirs = try await Self.ffmpegFrame(path, 20, filter: "subtitles=\(path):si=1")
+        for frame in [20, 95] {
+            let ours = try Self.ours(folder + String(format: "/c/composition/frame-%06d.ppm", frame))
+            #expect(Self.differing(ours, theirs) <= ours.count / 1000, "frame \(frame): \(Self.differing(ours, theirs)) bytes unlike ffmpeg's")
+        }
+
+        try Data(#"[{"name": "film", "source": "film.mkv", "rect": [0, 0, 320, 180], "subtitles": "en.srt"}]"#.utf8)
+            .write(to: URL(fileURLWithPath: folder + "/layout.json"))
+        let channel = try await CLI.run([
+            "playout", "--layout", folder + "/layout.json", "--size", "320x180", "--clock", "virtual", "--duration", "2", "--out", folder + "/rec.ts",
+        ])
+        #expect(channel.status == 0, "\(channel.stderr)")
+        // The channel's frame 26 (1.0 s, inside the first cue), against ffmpeg's with and without the text.
+        let aired = try await Self.ffmpegFrame(folder + "/rec.ts", 26, filter: nil)
+        let burned = try await Self.ffmpegFrame(path, 26, filter: "subtitles=\(folder)/en.srt")
+        let plain = try await Self.ffmpegFrame(path, 26, filter: nil)
+        try #require(aired.count == burned.count && burned.count == plain.count && !aired.isEmpty, "\(aired.count) bytes against \(burned.count)")
+        let (withText, without) = (Reference.psnr(aired, burned), Reference.psnr(aired, plain))
+        #expect(withText > without + 3, "the recording is \(withText) dB from the drawn frame, \(without) dB from the plain one")
+    }
 }

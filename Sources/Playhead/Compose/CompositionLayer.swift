@@ -40,6 +40,9 @@ public struct CompositionLayer: Sendable {
     /// deploy comes back on schedule rather than at the top of its playlist. Nil: the playlist
     /// starts when the layer does.
     public var scheduledStart: Date?
+    /// Subtitles drawn into each item's picture before it is fitted into the rectangle (a track of
+    /// the item, or a subtitle file); nil: none. A filler is drawn without.
+    public var subtitles: SubtitleBurnIn?
 
     /// A layer; each argument sets the property of the same name.
     /// - Parameters:
@@ -52,10 +55,13 @@ public struct CompositionLayer: Sendable {
     ///   - afterEnd: what the layer shows once its content has ended.
     ///   - providesAudio: whether the layer's items give the composition sound.
     ///   - scheduledStart: when, on the wall clock, the playlist's first item began; nil: when the layer starts.
+    ///   - subtitles: subtitles drawn into each item's picture; nil: none.
     public init(
         assets: [Asset], rect: PixelRect, zIndex: Int = 0, gravity: VideoGravity = .resizeAspect, loop: LayerLoop = .once,
-        timeRange: TimeRange? = nil, afterEnd: LayerAfterEnd = .holdLastFrame, providesAudio: Bool = false, scheduledStart: Date? = nil
+        timeRange: TimeRange? = nil, afterEnd: LayerAfterEnd = .holdLastFrame, providesAudio: Bool = false, scheduledStart: Date? = nil,
+        subtitles: SubtitleBurnIn? = nil
     ) {
+        self.subtitles = subtitles
         self.scheduledStart = scheduledStart
         self.providesAudio = providesAudio
         self.assets = assets

@@ -32,15 +32,17 @@ public final class CompositionLayout: Sendable {
         /// Which of its sources' tracks play (their sound, when a file holds several); nil: the
         /// layout's ``AssetOptions/selection``.
         public var selection: MediaSelection?
+        public var subtitles: SubtitleBurnIn?
 
         /// A layer of the given parts (as ``CompositionLayer``'s of the same names; `selection`:
         /// which tracks of its sources play, nil for the layout's own).
         public init(
             name: String, sources: [String], rect: PixelRect, zIndex: Int = 0, gravity: VideoGravity = .resizeAspect, loop: LayerLoop = .once,
             timeRange: TimeRange? = nil, afterEnd: LayerAfterEnd = .holdLastFrame, providesAudio: Bool = false, scheduledStart: Date? = nil,
-            selection: MediaSelection? = nil
+            selection: MediaSelection? = nil, subtitles: SubtitleBurnIn? = nil
         ) {
             self.selection = selection
+            self.subtitles = subtitles
             self.name = name
             self.sources = sources
             self.rect = rect
@@ -56,7 +58,7 @@ public final class CompositionLayout: Sendable {
         func composed(assets: [Asset]) -> CompositionLayer {
             CompositionLayer(
                 assets: assets, rect: rect, zIndex: zIndex, gravity: gravity, loop: loop, timeRange: timeRange, afterEnd: afterEnd,
-                providesAudio: providesAudio, scheduledStart: scheduledStart)
+                providesAudio: providesAudio, scheduledStart: scheduledStart, subtitles: subtitles)
         }
     }
 

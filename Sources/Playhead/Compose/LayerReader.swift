@@ -611,6 +611,12 @@ final class LayerReader {
         let recorded = LoopRecording(
             layout: layout, format: outputFormat, itemStart: itemStart, timeBase: reader.facts.timeBase, budget: loopBudget,
             source: reader.source)
+        // Recorded as shown: with the layer's subtitles drawn in (an item whose subtitles cannot
+        // be drawn is not recorded; showing it fails as it would without a recording).
+        if let subtitles = layer.subtitles {
+            guard let burner = try? SubtitleBurner(subtitles, demuxer: reader.demuxer, timeBase: reader.facts.timeBase) else { return }
+            recorded.burner = burner
+        }
         loopCache.began(recorded, for: timeline.item)
         reader.video.recorder = recorded
         reader.video.decodesEveryFrame = true
@@ -749,6 +755,9 @@ final class LayerReader {
         }
         if let converter = open.converter { return converter }
         let made = Self.converter(for: open.reader, layer: layer, canvasSize: canvasSize, outputFormat: outputFormat)
+        if let subtitles = layer.subtitles {
+            made.burner = try SubtitleBurner(subtitles, demuxer: open.reader.demuxer, timeBase: open.reader.facts.timeBase)
+        }
         updateDecoding { $0.converter = made }
         return made
     }

@@ -79,6 +79,12 @@ final class LoopRecording: DecodedFrameRecorder, LoopCacheRecording {
 
     deinit { budget.giveBack(pictureBytes * pictures.count) }
 
+    /// Subtitles drawn into each picture as it is recorded (the layer's, as it shows them).
+    var burner: SubtitleBurner? {
+        get { scaler.burner }
+        set { scaler.burner = newValue }
+    }
+
     /// Memory the recording holds now.
     var bytes: Int { pictureBytes * pictures.count }
 
