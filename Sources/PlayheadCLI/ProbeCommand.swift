@@ -81,13 +81,15 @@ struct ProbeCommand: AsyncParsableCommand {
     static func probe(_ path: String, options: AssetOptions) async -> AssetReport {
         let asset = Asset(source: path, options: options)
         do {
-            let (format, duration, start, bitRate, tracks, playable, chapters, variants, unmet) =
-                try await asset.load(.formatName, .duration, .startTime, .bitRate, .tracks, .isPlayable, .chapters, .variants, .unmetSelection)
+            let (format, duration, start, bitRate, tracks, playable, chapters, variants, unmet, metadata, cover) =
+                try await asset.load(
+                    .formatName, .duration, .startTime, .bitRate, .tracks, .isPlayable, .chapters, .variants, .unmetSelection, .commonMetadata,
+                    .coverArt)
             // The sound `--audio-track` asks for is not there: this file fails the question.
             if let unmet { return AssetReport(path: path, error: unmet) }
             return AssetReport(
                 path: path, format: format, duration: duration, startTime: start,
-                bitRate: bitRate, tracks: tracks, isPlayable: playable, chapters: chapters, variants: variants)
+                bitRate: bitRate, tracks: tracks, isPlayable: playable, chapters: chapters, variants: variants, metadata: metadata, cover: cover)
         } catch {
             return AssetReport(path: path, error: error)
         }

@@ -21,12 +21,18 @@ struct AssetReport: Encodable, Sendable {
     var chapters: [ChapterReport]?
     /// An HLS master playlist's variants (left out for any other source).
     var variants: [VariantReport]?
+    /// What the file says of its work (left out when it says nothing).
+    var metadata: MetadataReport?
+    /// Its cover picture (left out when it has none).
+    var coverArt: CoverArtReport?
     var error: ErrorReport?
     /// Whether a track of its picture (never a cover) and of its sound can be decoded (nil: it has
     /// none); for the table, not encoded.
     var decodable: (picture: Bool?, sound: Bool?) = (nil, nil)
 
-    enum CodingKeys: String, CodingKey { case path, status, isPlayable, format, duration, startTime, bitRate, tracks, chapters, variants, error }
+    enum CodingKeys: String, CodingKey {
+        case path, status, isPlayable, format, duration, startTime, bitRate, tracks, chapters, variants, metadata, coverArt, error
+    }
 
     /// A loaded file always has `duration`: `null` when unknown (never invented); a failed one has
     /// none of the loaded keys.
@@ -42,12 +48,14 @@ struct AssetReport: Encodable, Sendable {
         try container.encodeIfPresent(tracks, forKey: .tracks)
         try container.encodeIfPresent(chapters, forKey: .chapters)
         try container.encodeIfPresent(variants, forKey: .variants)
+        try container.encodeIfPresent(metadata, forKey: .metadata)
+        try container.encodeIfPresent(coverArt, forKey: .coverArt)
         try container.encodeIfPresent(error, forKey: .error)
     }
 
     init(
         path: String, format: String, duration: MediaTime, startTime: MediaTime, bitRate: Int?, tracks: [AssetTrack], isPlayable: Bool,
-        chapters: [AssetChapter] = [], variants: [AssetVariant] = []
+        chapters: [AssetChapter] = [], variants: [AssetVariant] = [], metadata: AssetMetadata = AssetMetadata(), cover: AssetCoverArt? = nil
     ) {
         self.path = SourceRedaction.redacted(path)
         self.status = "loaded"
@@ -59,6 +67,8 @@ struct AssetReport: Encodable, Sendable {
         self.tracks = tracks.map(TrackReport.init)
         self.chapters = chapters.isEmpty ? nil : chapters.map(ChapterReport.init)
         self.variants = variants.isEmpty ? nil : variants.map(VariantReport.init)
+        self.metadata = metadata.isEmpty ? nil : MetadataReport(metadata)
+        self.coverArt = cover.map(CoverArtReport.init)
         func decodable(_ of: [AssetTrack]) -> Bool? { of.isEmpty ? nil : of.contains(where: \.isPlayable) }
         self.decodable = (decodable(tracks.filter(\.playsAsVideo)), decodable(tracks.filter { $0.mediaType == .audio }))
     }
@@ -165,6 +175,33 @@ struct TrackReport: Encodable, Sendable {
         flags = track.flags.names.isEmpty ? nil : track.flags.names
         selected = track.isSelected
         bitRate = track.bitRate
+    }
+}
+
+/// What a file says of its work, by the common names (keys left out when not said).
+struct MetadataReport: Encodable, Sendable {
+    var title, artist, album, albumArtist, composer, genre, date, comment, copyright, track, disc: String?
+
+    init(_ metadata: AssetMetadata) {
+        (title, artist, album, albumArtist, composer) = (metadata.title, metadata.artist, metadata.album, metadata.albumArtist, metadata.composer)
+        (genre, date, comment, copyright, track, disc) = (
+            metadata.genre, metadata.date, metadata.comment, metadata.copyright, metadata.track, metadata.disc
+        )
+    }
+}
+
+/// A file's cover picture: its track, codec and size.
+struct CoverArtReport: Encodable, Sendable {
+    var track: Int
+    var codec: String
+    var width: Int?
+    var height: Int?
+
+    init(_ cover: AssetCoverArt) {
+        track = cover.trackIndex
+        codec = cover.codecName
+        width = cover.size?.width
+        height = cover.size?.height
     }
 }
 

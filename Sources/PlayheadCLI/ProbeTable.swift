@@ -22,6 +22,17 @@ enum ProbeTable {
                     + (track.encryption.map { " (encrypted: \($0))" } ?? (track.isPlayable ? "" : " (no decoder)"))
                     + (track.selected ? "  (plays)" : "") + "\n"
             }
+            if let metadata = report.metadata {
+                let said = [
+                    ("title", metadata.title), ("artist", metadata.artist), ("album", metadata.album), ("date", metadata.date),
+                    ("genre", metadata.genre), ("track", metadata.track),
+                ].compactMap { key, value in value.map { "\(key) \"\(Console.name($0))\"" } }
+                if !said.isEmpty { out += "  " + said.joined(separator: ", ") + "\n" }
+            }
+            if let cover = report.coverArt {
+                let size = cover.width.flatMap { w in cover.height.map { " \(w)x\($0)" } } ?? ""
+                out += "  cover picture \(cover.codec)\(size) (track #\(cover.track))\n"
+            }
             for (number, variant) in (report.variants ?? []).enumerated() {
                 var line = "  variant \(number + 1) \(variant.bandwidth / 1000) kb/s"
                 if let width = variant.width, let height = variant.height { line += " \(width)x\(height)" }
@@ -57,7 +68,8 @@ enum ProbeTable {
             if let shown = track.presentationSize, shown.width != size.width || shown.height != size.height {
                 parts.append("shown \(shown.width)x\(shown.height)")
             }
-            if let fps = track.nominalFrameRate { parts.append(String(format: "%.3g fps", fps)) }
+            // (A cover picture has no rate: its stream's is a placeholder.)
+            if let fps = track.nominalFrameRate, !(track.flags ?? []).contains("attached_pic") { parts.append(String(format: "%.3g fps", fps)) }
             if let pf = track.pixelFormat { parts.append(pf) }
             if let color = track.color, !color.brief.isEmpty { parts.append(color.brief) }
         }

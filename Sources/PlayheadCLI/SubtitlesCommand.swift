@@ -94,7 +94,10 @@ struct SubtitlesCommand: AsyncParsableCommand {
     private static func extract(
         _ job: PlayJob, claim: Result<String, PlayheadError>, track: TrackChoice, format: SubtitleFormat, options: AssetOptions, output: RunOutput
     ) async -> SubtitleFileReport {
-        if Task.isCancelled { return SubtitleFileReport(path: job.path, status: "cancelled") }
+        if Task.isCancelled {
+            if case .success = claim { await output.folder.removeIfEmpty(job.folderName) }
+            return SubtitleFileReport(path: job.path, status: "cancelled")
+        }
         let folder: String
         switch claim {
         case .success(let path): folder = path
@@ -105,7 +108,9 @@ struct SubtitlesCommand: AsyncParsableCommand {
         do throws(PlayheadError) {
             var report = SubtitleFileReport(path: job.path, status: "completed")
             if format == .json {
-                let (read, start) = (try await asset.subtitles(track), try await asset.load(.startTime))
+                // The start first: a source read once (a pipe) is not opened again after the read.
+                let start = try await asset.load(.startTime)
+                let read = try await asset.subtitles(track)
                 let origin = start.isNumeric ? start : .zero
                 let bytes: [UInt8]
                 do {
@@ -164,6 +169,7 @@ struct SubtitleFileReport: Encodable {
     var line: String {
         let name = Console.name(path)
         if let error, status != "completed" { return "\(name)  \(status)  [\(error.code)] \(error.reason)" }
+        if status != "completed" { return "\(name)  \(status)" }
         return "\(name)  \(status)  track #\(track ?? -1), \(cues ?? 0) cues → \(output.map(Console.name) ?? "")"
     }
 }

@@ -154,4 +154,107 @@ import Testing
             #expect(error.code == .trackNotFound && !FileManager.default.fileExists(atPath: folder + "/x.srt"), "\(error)")
         }
     }
+
+    /// A PGS (Blu-ray) subtitle file of three pictures, shown at 1–2 s, 3–4.5 s and from 5 s (the
+    /// last never cleared), 320x240.
+    static func pictureSubtitles(_ path: String) throws {
+        func segment(_ seconds: Double, _ type: UInt8, _ data: [UInt8]) -> [UInt8] {
+            let pts = UInt32(seconds * 90_000)
+            return Array("PG".utf8) + bigEndian(pts, 4) + [0, 0, 0, 0, type] + bigEndian(UInt32(data.count), 2) + data
+        }
+        func bigEndian(_ value: UInt32, _ bytes: Int) -> [UInt8] { (0..<bytes).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+        let (width, height, x, y, w, h) = (UInt32(320), UInt32(240), UInt32(20), UInt32(180), UInt32(100), UInt32(20))
+        func composition(_ number: UInt32, shown: Bool) -> [UInt8] {
+            bigEndian(width, 2) + bigEndian(height, 2) + [0x10] + bigEndian(number, 2) + [shown ? 0x80 : 0x00, 0, 0, shown ? 1 : 0]
+                + (shown ? [0, 0, 0, 0, 0] + bigEndian(x, 2) + bigEndian(y, 2) : [])
+        }
+        let window = [1, 0] + bigEndian(x, 2) + bigEndian(y, 2) + bigEndian(w, 2) + bigEndian(h, 2)
+        var rows: [UInt8] = []
+        for _ in 0..<h { rows += [0x00, 0xC0 | UInt8(w >> 8), UInt8(w & 0xFF), 1, 0x00, 0x00] }
+        let object = [0, 0, 0, 0xC0] + bigEndian(UInt32(rows.count + 4), 3) + bigEndian(w, 2) + bigEndian(h, 2) + rows
+        let palette: [UInt8] = [0, 0, 0, 16, 128, 128, 0, 1, 235, 128, 128, 255]
+        var data: [UInt8] = []
+        var number = UInt32(0)
+        for (start, end) in [(1.0, 2.0), (3.0, 4.5), (5.0, nil as Double?)] {
+            data += segment(start, 0x16, composition(number, shown: true)) + segment(start, 0x17, window) + segment(start, 0x14, palette)
+            data += segment(start, 0x15, object) + segment(start, 0x80, [])
+            number += 1
+            if let end {
+                data += segment(end, 0x16, composition(number, shown: false)) + segment(end, 0x17, window) + segment(end, 0x80, [])
+                number += 1
+            }
+        }
+        try Data(data).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// A picture track: written as JSON (its cues' times, a cleared picture ending its cue), refused
+    /// as text with `output.encodeFailed` (never a crash: the encoder that refused to open was
+    /// freed twice); beside a text track, the default for a text form is the text track, as ffmpeg
+    /// picks it.
+    @Test func pictureTracksGiveTimesAndTextIsChosenForText() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await Self.files(in: folder)
+        let pgs = folder + "/pictures.sup"
+        try Self.pictureSubtitles(pgs)
+        for format in ["srt", "vtt"] {
+            let run = try await CLI.run(["subtitles", "--out", folder + "/p-\(format)", "--format", format, pgs])
+            #expect(
+                run.status == 1 && run.stderr.contains("output.encodeFailed") && run.stderr.contains("pictures, not text"),
+                "\(run.status): \(run.stderr)")
+        }
+        let json = try await CLI.run(["subtitles", "--out", folder + "/pj", "--format", "json", pgs])
+        #expect(json.status == 0, "\(json.stderr)")
+        let cues = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/pj/01-pictures.sup/subtitles.json")))
+                as? [[String: Any]])
+        // From the file's start, which is its first picture's (1 s), as ffmpeg counts.
+        #expect(cues.map { $0["start"] as? Double } == [0, 2, 4] && cues.prefix(2).map { $0["end"] as? Double } == [1, 3.5], "\(cues)")
+        let library = try await Asset(path: pgs).subtitles()
+        #expect(library.cues.map(\.start.seconds) == [1, 3, 5] && !library.cues[2].end.isNumeric, "the library: the file's own times")
+        #expect(cues.allSatisfy { $0["pictures"] as? Int == 1 }, "\(cues)")
+
+        // A rip: the pictures (the default) and an SRT track. A text form takes the SRT track.
+        let rip = folder + "/rip.mkv"
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            ["-v", "error", "-y", "-i", pgs, "-i", folder + "/en.srt", "-map", "0", "-map", "1", "-c", "copy", "-disposition:s:0", "default", rip])
+        let text = try await CLI.run(["subtitles", "--out", folder + "/r", rip])
+        #expect(text.status == 0, "\(text.stderr)")
+        _ = try await Reference.run(try Reference.ffmpeg(), ["-v", "error", "-y", "-i", rip, folder + "/rip-reference.srt"])
+        let ours = try Data(contentsOf: URL(fileURLWithPath: folder + "/r/01-rip.mkv/subtitles.srt"))
+        #expect(ours == (try Data(contentsOf: URL(fileURLWithPath: folder + "/rip-reference.srt"))), "\(String(decoding: ours, as: UTF8.self))")
+    }
+
+    /// An ASS event with no text is written as ffmpeg writes it (an empty cue), not a failure; a
+    /// second read of one asset gives every cue again (a kept demuxer is read from its start); JSON
+    /// reads a source that can be read once (standard input).
+    @Test func emptyCuesRereadsAndStandardInput() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await Self.files(in: folder)
+        var ass = try String(contentsOfFile: folder + "/fr.ass", encoding: .utf8)
+        ass += "Dialogue: 0,0:00:02.95,0:00:03.00,Default,,0,0,0,,\n"
+        try ass.write(toFile: folder + "/empty.ass", atomically: true, encoding: .utf8)
+        for format in ["srt", "vtt"] {
+            let run = try await CLI.run(["subtitles", "--out", folder + "/e-\(format)", "--format", format, folder + "/empty.ass"])
+            #expect(run.status == 0, "\(format): \(run.stderr)")
+            _ = try await Reference.run(
+                try Reference.ffmpeg(), ["-v", "error", "-y", "-i", folder + "/empty.ass", folder + "/empty-reference.\(format)"])
+            let ours = try? Data(contentsOf: URL(fileURLWithPath: folder + "/e-\(format)/01-empty.ass/subtitles.\(format)"))
+            #expect(ours == (try Data(contentsOf: URL(fileURLWithPath: folder + "/empty-reference.\(format)"))), "\(format)")
+        }
+        let asset = Asset(path: folder + "/subs.mkv")
+        let first = try await asset.subtitles()
+        let second = try await asset.subtitles()
+        let written = try await asset.writeSubtitles(.default, as: .srt, to: folder + "/again.srt")
+        #expect(first.cues.count == 2 && second.cues == first.cues && written.cueCount == 2, "\(second.cues.count), \(written.cueCount)")
+
+        let binary = try CLI.binary().path
+        let piped = try await Reference.runAllowingFailure(
+            "/bin/sh", ["-c", "\"$0\" subtitles --out \"$1\" --format json - < \"$2\" 2>&1", binary, folder + "/stdin", folder + "/subs.mkv"])
+        #expect(piped.status == 0, "\(String(decoding: piped.output, as: UTF8.self))")
+        let made = try FileManager.default.contentsOfDirectory(atPath: folder + "/stdin").filter { $0.hasPrefix("01-") }
+        #expect(made.count == 1 && FileManager.default.fileExists(atPath: folder + "/stdin/" + (made.first ?? "") + "/subtitles.json"), "\(made)")
+    }
 }

@@ -12,7 +12,9 @@ import Testing
 
     @Test func plainTextLosesOverridesAndKeepsLines() {
         #expect(ASSText.plain(#"{\i1}Bonjour{\i0}, le monde"#) == "Bonjour, le monde")
-        #expect(ASSText.plain(#"Deux\Nlignes\nici"#) == "Deux\nlignes\nici")
+        #expect(ASSText.plain(#"Deux\Nlignes\nici"#) == "Deux\nlignes ici", "\\n is a soft break: a space")
+        #expect(ASSText.plain(#"{\b1}{unclosed brace"#) == "{unclosed brace", "a { no } closes is text, as libass shows it")
+        #expect(ASSText.plain(String(repeating: "{", count: 100_000)).count == 100_000, "linear in the text")
         #expect(ASSText.plain(#"a\hb"#) == "a b")
         #expect(ASSText.plain(#"{\pos(10,20)\c&H00FF00&}green{\r}"#) == "green")
         #expect(ASSText.plain(#"back\slash and \"#) == #"back\slash and \"#, "an escape it does not know is kept")

@@ -19,6 +19,8 @@ public struct AssetKey: Sendable, Hashable, CustomStringConvertible {
     public static let chapters = AssetKey("chapters")
     public static let variants = AssetKey("variants")
     public static let unmetSelection = AssetKey("unmetSelection")
+    public static let commonMetadata = AssetKey("commonMetadata")
+    public static let coverArt = AssetKey("coverArt")
 }
 
 /// A typed, loadable property of an ``Asset``: `try await asset.load(.tracks, .duration)`.
@@ -69,6 +71,17 @@ extension AssetProperty where Value == [String: String] {
 extension AssetProperty where Value == [AssetChapter] {
     /// The container's chapters, in its order (none when it marks none).
     public static var chapters: AssetProperty { AssetProperty(key: .chapters) { $0.chapters } }
+}
+
+extension AssetProperty where Value == AssetMetadata {
+    /// What the file says of its work under every container's common names (title, artist,
+    /// album, date, …): AVFoundation's `commonMetadata`.
+    public static var commonMetadata: AssetProperty { AssetProperty(key: .commonMetadata) { $0.commonMetadata } }
+}
+
+extension AssetProperty where Value == AssetCoverArt? {
+    /// The file's cover picture (its track, codec and size), if it has one; ``Asset/coverArtImage()`` decodes it.
+    public static var coverArt: AssetProperty { AssetProperty(key: .coverArt) { $0.coverArt } }
 }
 
 extension AssetProperty where Value == PlayheadError? {

@@ -12,6 +12,10 @@ package struct AssetDescription: Sendable, Hashable {
     package var chapters: [AssetChapter] = []
     /// An HLS master playlist's variants (none for another source).
     package var variants: [AssetVariant] = []
+    /// What the file says of its work (title, artist, album, …).
+    package var commonMetadata = AssetMetadata()
+    /// The file's cover picture, if it has one.
+    package var coverArt: AssetCoverArt? = nil
     /// The source cannot seek or be opened again (a pipe, a FIFO, standard input).
     package var isOneShot = false
     /// The source's size in bytes, when it is one file whose size is known (not a pipe, not HLS).

@@ -156,8 +156,8 @@ package final class StreamDecoder {
     /// A text subtitle decoder's header: the ASS script header (styles) its cues refer to; nil for
     /// a bitmap decoder and for other streams.
     var subtitleHeader: [UInt8]? {
-        guard let header = context.pointee.subtitle_header, context.pointee.subtitle_header_size > 0 else { return nil }
-        return Array(UnsafeBufferPointer(start: header, count: Int(context.pointee.subtitle_header_size)))
+        guard let header = context.pointee.subtitle_header else { return nil }
+        return Array(UnsafeBufferPointer(start: header, count: max(0, Int(context.pointee.subtitle_header_size))))
     }
 
     /// Sends `packet` (nil drains the decoder) and calls `body` with every frame that comes out,

@@ -29,7 +29,8 @@ final class SubtitleEncoder {
         }
         self.context = context
         context.pointee.time_base = AVRational(num: 1, den: Int32(AV_TIME_BASE))
-        if let header, !header.isEmpty, let copy = av_mallocz(header.count + 1)?.assumingMemoryBound(to: UInt8.self) {
+        // Handed on as ffmpeg hands it on, even when empty: the text encoders need one.
+        if let header, let copy = av_mallocz(header.count + 1)?.assumingMemoryBound(to: UInt8.self) {
             header.withUnsafeBufferPointer { bytes in
                 if let base = bytes.baseAddress { copy.update(from: base, count: header.count) }
             }
@@ -37,9 +38,8 @@ final class SubtitleEncoder {
             context.pointee.subtitle_header_size = Int32(header.count)
         }
         let result = avcodec_open2(context, codec, nil)
+        // (The context is freed by `deinit`, which runs for a failed init too: every property is set.)
         guard result >= 0 else {
-            var owned: UnsafeMutablePointer<AVCodecContext>? = context
-            avcodec_free_context(&owned)
             throw FFmpegError.error(.encodeFailed, "could not open the \(name) encoder", function: "avcodec_open2", result: result, file: target)
         }
     }
@@ -60,15 +60,16 @@ final class SubtitleEncoder {
         let size = buffer.withUnsafeMutableBufferPointer { bytes in
             avcodec_encode_subtitle(context, bytes.baseAddress, Int32(bytes.count), subtitle)
         }
-        guard size > 0 else {
-            throw FFmpegError.error(
-                .encodeFailed, "could not encode a subtitle as text (a bitmap subtitle has no text)", function: "avcodec_encode_subtitle",
-                result: size < 0 ? size : -1, file: target)
+        // An empty cue (an ASS event with no text) encodes to nothing, and is written so, as ffmpeg writes it.
+        guard size >= 0 else {
+            throw FFmpegError.error(.encodeFailed, "could not encode a cue as text", function: "avcodec_encode_subtitle", result: size, file: target)
         }
         let made = av_new_packet(packet, size)
-        guard made >= 0, let data = packet.pointee.data else { throw PlayheadError.outOfMemory("av_new_packet") }
-        buffer.withUnsafeBufferPointer { bytes in
-            if let base = bytes.baseAddress { data.update(from: base, count: Int(size)) }
+        guard made >= 0 else { throw PlayheadError.outOfMemory("av_new_packet") }
+        if size > 0, let data = packet.pointee.data {
+            buffer.withUnsafeBufferPointer { bytes in
+                if let base = bytes.baseAddress { data.update(from: base, count: Int(size)) }
+            }
         }
         packet.pointee.pts = subtitle.pointee.pts
         packet.pointee.dts = subtitle.pointee.pts

@@ -24,6 +24,10 @@ extension Demuxer {
             metadata: Self.dictionary(ctx.metadata),
             chapters: chapters,
             variants: variants,
+            commonMetadata: AssetMetadata(
+                tags: Self.dictionary(ctx.metadata),
+                fallback: audio.flatMap { context.stream(at: Int($0.index)) }.map { Self.dictionary($0.pointee.metadata) } ?? [:]),
+            coverArt: coverArt,
             isOneShot: !canSeek,
             byteCount: byteCount,
             noPicture: video == nil ? missingVideo() : nil,
@@ -47,6 +51,14 @@ extension Demuxer {
                 id: chapter.id, title: title, timeRange: TimeRange(start: start, duration: end.isNumeric && end >= start ? end - start : .indefinite),
                 metadata: tags)
         }
+    }
+
+    /// The first picture attached to the file (cover art), if any.
+    private var coverArt: AssetCoverArt? {
+        guard let stream = context.streams.first(where: { $0.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 }) else { return nil }
+        let parameters = stream.pointee.codecpar.pointee
+        let size = PixelSize(width: Int(parameters.width), height: Int(parameters.height))
+        return AssetCoverArt(trackIndex: Int(stream.pointee.index), codecName: StreamDecoder.codecName(parameters), size: size.isEmpty ? nil : size)
     }
 
     /// The size of the one file read, when the I/O layer knows it (a playlist's size is not the media's).

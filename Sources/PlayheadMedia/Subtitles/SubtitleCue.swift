@@ -64,15 +64,18 @@ package enum ASSText {
         return commas == 8 ? String(event[index...]) : event
     }
 
-    /// `text` with its override blocks (`{\i1}`) removed, `\N` and `\n` as line breaks and `\h`
-    /// as a space.
+    /// `text` with its override blocks (`{\i1}`: a `{` that a `}` closes, as libass reads them)
+    /// removed, `\N` as a line break, `\n` and `\h` as spaces.
     /// - Parameter text: an ASS event's text.
     /// - Returns: the words as they read.
     package static func plain(_ text: String) -> String {
         var out = ""
         var inBlock = false
         var escape = false
-        for character in text {
+        let characters = Array(text)
+        // A `{` opens a block only when a `}` comes after it: before the last `}`.
+        let lastClose = characters.lastIndex(of: "}") ?? -1
+        for (position, character) in characters.enumerated() {
             if inBlock {
                 if character == "}" { inBlock = false }
                 continue
@@ -80,8 +83,8 @@ package enum ASSText {
             if escape {
                 escape = false
                 switch character {
-                case "N", "n": out.append("\n")
-                case "h": out.append(" ")
+                case "N": out.append("\n")
+                case "n", "h": out.append(" ")
                 default:
                     out.append("\\")
                     out.append(character)
@@ -89,7 +92,7 @@ package enum ASSText {
                 continue
             }
             switch character {
-            case "{": inBlock = true
+            case "{" where position < lastClose: inBlock = true
             case "\\": escape = true
             default: out.append(character)
             }

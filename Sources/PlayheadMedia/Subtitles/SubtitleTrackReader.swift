@@ -19,8 +19,13 @@ package enum SubtitleTrackReader {
         var cues: [SubtitleCue] = []
         let damage = try read(index, of: demuxer) { (subtitle) throws(PlayheadError) in
             let cue = Self.cue(subtitle.pointee)
-            if let last = cues.indices.last, !cues[last].end.isNumeric, cue.start.isNumeric { cues[last].end = cue.start }
-            if cue.start.isNumeric, !cue.text.isEmpty || cue.pictureCount > 0 { cues.append(cue) }
+            guard cue.start.isNumeric else { return }
+            // A cue left open ends where the next begins; an empty subtitle (a bitmap stream's
+            // clearing of the screen) ends the one before it, if that one was to last longer.
+            if let last = cues.indices.last, !cues[last].end.isNumeric || (subtitle.pointee.num_rects == 0 && cues[last].end > cue.start) {
+                cues[last].end = max(cues[last].start, cue.start)
+            }
+            if subtitle.pointee.num_rects > 0 { cues.append(cue) }
         }
         return SubtitleTrack(trackIndex: Int(index), cues: cues, damagedPackets: damage.count)
     }
@@ -41,9 +46,16 @@ package enum SubtitleTrackReader {
     package static func write(
         _ choice: TrackChoice, demuxer: Demuxer, format: SubtitleFormat, to path: String, replacing: Bool, origin: MediaTime
     ) throws(PlayheadError) -> SubtitleFile {
-        let index = try stream(choice, in: demuxer)
+        let index = try stream(choice, in: demuxer, text: true)
         guard let stream = demuxer.context.stream(at: Int(index)) else {
             throw PlayheadError(code: .trackNotFound, message: "no stream #\(index)", file: demuxer.source)
+        }
+        guard Self.isText(stream.pointee.codecpar.pointee.codec_id) else {
+            throw PlayheadError(
+                code: .encodeFailed,
+                message:
+                    "subtitle #\(index) (\(StreamDecoder.codecName(stream.pointee.codecpar.pointee))) is pictures, not text: it cannot be written as \(format.rawValue) (its cues' times can, as JSON)",
+                file: demuxer.source)
         }
         let container: Muxer.Container
         switch format {
@@ -77,14 +89,28 @@ package enum SubtitleTrackReader {
         return SubtitleFile(trackIndex: Int(index), path: written, cueCount: count, damagedPackets: damage.count)
     }
 
-    /// The subtitle stream `choice` names (``TrackChoice/resolve(kind:among:best:file:)``).
-    static func stream(_ choice: TrackChoice, in demuxer: Demuxer) throws(PlayheadError) -> Int32 {
+    /// A text subtitle codec (SRT, ASS, WebVTT, mov_text…), not pictures (PGS, DVB, DVD).
+    static func isText(_ codec: AVCodecID) -> Bool {
+        guard let descriptor = avcodec_descriptor_get(codec) else { return false }
+        return descriptor.pointee.props & AV_CODEC_PROP_TEXT_SUB != 0
+    }
+
+    /// The subtitle stream `choice` names (``TrackChoice/resolve(kind:among:best:file:)``); with
+    /// `text`, the default is a text track when the file has one (as ffmpeg matches text to text).
+    static func stream(_ choice: TrackChoice, in demuxer: Demuxer, text: Bool = false) throws(PlayheadError) -> Int32 {
         if case .none = choice {
             throw PlayheadError(code: .invalidArgument, message: "no subtitle track asked for (none): nothing to read", file: demuxer.source)
         }
-        let best = av_find_best_stream(demuxer.context.pointer, AVMEDIA_TYPE_SUBTITLE, -1, -1, nil, 0)
-        let chosen = try choice.resolve(
-            kind: .subtitle, among: demuxer.context.streams.map(Demuxer.candidate), best: best >= 0 ? Int(best) : nil, file: demuxer.source)
+        let found = av_find_best_stream(demuxer.context.pointer, AVMEDIA_TYPE_SUBTITLE, -1, -1, nil, 0)
+        var best = found >= 0 ? Int(found) : nil
+        if text, let picked = best, let stream = demuxer.context.stream(at: picked), !isText(stream.pointee.codecpar.pointee.codec_id) {
+            let texts = demuxer.context.streams.filter {
+                $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE && isText($0.pointee.codecpar.pointee.codec_id)
+            }
+            let marked = texts.first { $0.pointee.disposition & AV_DISPOSITION_DEFAULT != 0 } ?? texts.first
+            if let marked { best = Int(marked.pointee.index) }
+        }
+        let chosen = try choice.resolve(kind: .subtitle, among: demuxer.context.streams.map(Demuxer.candidate), best: best, file: demuxer.source)
         guard let chosen else {
             throw PlayheadError(code: .trackNotFound, message: "no subtitle track (\(demuxer.holdings))", file: demuxer.source)
         }
@@ -102,6 +128,8 @@ package enum SubtitleTrackReader {
         }
         let decoder: StreamDecoder
         if let given { decoder = given } else { decoder = try StreamDecoder(stream: stream, threads: 1, source: demuxer.source) }
+        // From the start, whoever read the demuxer before (a kept one is handed on where it stopped).
+        try demuxer.rewind()
         demuxer.select([index])
         let packet = try OwnedPacket()
         reading: while true {
@@ -149,7 +177,9 @@ package enum SubtitleTrackReader {
         }
         return SubtitleCue(
             start: base + milliseconds(subtitle.start_display_time),
-            end: subtitle.end_display_time == UInt32.max ? .indefinite : base + milliseconds(subtitle.end_display_time),
+            // No end (0: no duration; a wrapped negative one): the stream does not say.
+            end: subtitle.end_display_time == 0 || subtitle.end_display_time >= UInt32(Int32.max)
+                || subtitle.end_display_time < subtitle.start_display_time ? .indefinite : base + milliseconds(subtitle.end_display_time),
             text: texts.joined(separator: "\n"), styledText: styled.isEmpty ? nil : styled.joined(separator: "\n"), pictureCount: pictures,
             isForced: forced)
     }

@@ -44,3 +44,19 @@ extension Asset {
         }
     }
 }
+
+extension Asset {
+    /// The file's cover picture (an MP3's or an M4A's artwork: ``AssetProperty/coverArt``),
+    /// decoded at its own size; nil when it has none. Decoded on one of Playhead's worker threads.
+    /// - Returns: the picture, or nil.
+    /// - Throws: ``PlayheadError``: the source's open failure; `decode.decoderNotFound` or
+    ///   `decode.decodeFailed` when the picture cannot be decoded; `state.cancelled`.
+    public nonisolated func coverArtImage() async throws(PlayheadError) -> GeneratedImage? {
+        let flag = InterruptFlag()
+        return try await WorkerPool.shared.value("playhead.cover", onCancel: { flag.raise() }) { () throws(PlayheadError) in
+            let demuxer = try self.openDemuxer(interrupt: flag)
+            defer { self.giveBack(demuxer) }
+            return try CoverArtDecoder.image(of: demuxer)
+        }
+    }
+}
