@@ -109,6 +109,25 @@ import Testing
         #expect(off.status == 1 && off.stderr.contains("turned the sound off"), "\(off.stderr)")
     }
 
+    /// `asset.selecting(_:)`: the same file with another sound, the original untouched (the
+    /// library's way to pick another option of an asset, as AVFoundation's item selection does).
+    @Test func anAssetSelectingAnotherSound() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = try await TrackFactsTests.film("mkv", in: folder)
+        let english = Asset(path: path)
+        let french = english.selecting(MediaSelection(audio: .language("fra")))
+        for (asset, stream) in [(french, 2), (english, 1)] {
+            let sink = InMemoryAudioSink()
+            let result = await AudioSession(asset: asset, format: AudioFormat(sampleRate: 44_100, channelCount: 1)).run(into: sink)
+            #expect(result.status == .completed, "\(result.status)")
+            let theirs = try await Self.sound(path, stream: stream)
+            #expect(AudioTests.correlation(sink.samples, theirs) > 0.999, "stream \(stream)")
+        }
+        let tracks = try await french.load(.tracks)
+        #expect(tracks.filter(\.isSelected).map(\.index) == [0, 2], "\(tracks.map(\.isSelected))")
+    }
+
     /// `probe` names the tracks that play (`"selected"`, and `(plays)` in the table): the picture
     /// and the sound `--audio-track` chose; with `none`, the picture alone.
     @Test func probeNamesTheTracksThatPlay() async throws {

@@ -150,6 +150,27 @@ public actor Asset {
         self.logger = logger ?? Logger(label: "playhead.asset", factory: { _ in SwiftLogNoOpLogHandler() })
     }
 
+    /// The same source with other tracks playing (the French sound, the lowest HLS variant): a new
+    /// asset, as `AVPlayerItem.select(_:in:)` picks another option of the same asset — its keys
+    /// loaded afresh, its demuxers its own (see ``AssetOptions/selection``). A byte source is
+    /// shared: one that cannot seek is still read once in all.
+    /// - Parameter selection: the tracks that play.
+    /// - Returns: an asset of the same source, version and options but `selection`.
+    public nonisolated func selecting(_ selection: MediaSelection) -> Asset {
+        var options = self.options
+        options.selection = selection
+        return Asset(sameSourceAs: self, options: options)
+    }
+
+    private init(sameSourceAs other: Asset, options: AssetOptions) {
+        url = other.url
+        source = other.source
+        input = other.input
+        fileStamp = other.fileStamp
+        self.options = options
+        logger = other.logger
+    }
+
     static func location(of source: String) -> URL {
         if source == "-" { return URL(string: "pipe:0") ?? URL(fileURLWithPath: source) }
         // A name that is on disk is that file, even when it reads like a URL (`take:1.mp4`).
