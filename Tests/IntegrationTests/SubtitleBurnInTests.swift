@@ -161,4 +161,26 @@ import Testing
         let (withText, without) = (Reference.psnr(aired, burned), Reference.psnr(aired, plain))
         #expect(withText > without + 3, "the recording is \(withText) dB from the drawn frame, \(without) dB from the plain one")
     }
+
+    /// A byte source's own subtitles cannot be drawn (the filter opens files by name: a local file
+    /// of the byte source's name would be read instead): refused, naming why; a subtitle file can.
+    @Test func aByteSourcesOwnSubtitlesAreRefused() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = try await Self.film(in: folder)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        var configuration = DecodeConfiguration(frameLimit: 30)
+        configuration.subtitles = .track(.default)
+        let refused = await DecodeSession(asset: Asset(byteSource: MemoryByteSource(bytes), name: "film.mkv"), configuration: configuration)
+            .run(into: NullSink())
+        guard case .failed(let error) = refused.status else {
+            Issue.record("drawn: \(refused.status)")
+            return
+        }
+        #expect(error.code == .invalidArgument && error.message.contains("opens the file again"), "\(error)")
+        configuration.subtitles = .file(folder + "/en.srt")
+        let drawn = await DecodeSession(asset: Asset(byteSource: MemoryByteSource(bytes), name: "film.mkv"), configuration: configuration)
+            .run(into: NullSink())
+        #expect(drawn.status == .completed && drawn.framesDelivered == 30, "\(drawn.status)")
+    }
 }

@@ -11,6 +11,8 @@ final class InputIO {
     let pointer: UnsafeMutablePointer<AVIOContext>
     /// Set for a custom source: freed differently, and holds the caller's last error.
     private let reader: ByteSourceReader?
+    /// The bytes come from the caller's byte source (no path or URL FFmpeg could open again).
+    var isByteSource: Bool { reader != nil }
     /// Set for a stream read through our own descriptor (a FIFO, standard input).
     let stream: StreamDescriptor?
     /// Set for an HTTP(S) file read through bounded range requests.

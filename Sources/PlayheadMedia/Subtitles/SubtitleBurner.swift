@@ -41,6 +41,14 @@ package final class SubtitleBurner {
         switch burnIn {
         case .track(let choice):
             let index = try SubtitleTrackReader.stream(choice, in: demuxer)
+            // The filter reads the file itself: a source read once cannot be read by it too.
+            guard demuxer.canSeek, !demuxer.context.io.isByteSource else {
+                throw PlayheadError(
+                    code: .invalidArgument,
+                    message:
+                        "its own subtitles cannot be drawn: the subtitles filter opens the file again, and a pipe, standard input or a byte source cannot be (give a subtitle file)",
+                    file: demuxer.source)
+            }
             file = demuxer.source
             subtitleTrack =
                 demuxer.context.streams.filter {
