@@ -128,6 +128,63 @@ import Testing
         #expect(tracks.filter(\.isSelected).map(\.index) == [0, 2], "\(tracks.map(\.isSelected))")
     }
 
+    /// A player item's selection (``PlayerItem/init(asset:timeRange:selection:)``): the item plays
+    /// the sound it names, sample for sample as ffmpeg decodes that stream, while the asset it was
+    /// given keeps its own; a looper's copies keep it; one the file cannot meet fails the item
+    /// with `demux.trackNotFound` in a player with sound, and the player goes on to the next.
+    @Test func aPlayerItemPlaysTheSoundItsSelectionNames() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = try await TrackFactsTests.film("mkv", in: folder)
+        let film = Asset(path: path)
+        let format = AudioFormat(sampleRate: 44_100, channelCount: 1)
+        let (english, french) = (try await Self.sound(path, stream: 1), try await Self.sound(path, stream: 2))
+        let item = PlayerItem(asset: film, selection: MediaSelection(audio: .language("fra")))
+        #expect(item.asset === film && item.selection.audio == .language("fra"))
+        let sink = InMemoryAudioSink()
+        let player = Player(item: item, output: NullSink(), audioOutput: sink, configuration: PlayerConfiguration(audioFormat: format))
+        player.play()
+        await player.waitUntilIdle()
+        #expect(item.status == .readyToPlay && item.hasPlayedToEnd, "\(item.status)")
+        #expect(AudioTests.correlation(sink.samples, french) > 0.999, "the item's French sound")
+        #expect(AudioTests.correlation(sink.samples, english) < 0.5, "not the asset's default")
+        // The asset itself still plays its default (an item without a selection takes the asset's).
+        let plain = PlayerItem(asset: film)
+        #expect(plain.selection == MediaSelection())
+        let plainSink = InMemoryAudioSink()
+        let plainPlayer = Player(item: plain, output: NullSink(), audioOutput: plainSink, configuration: PlayerConfiguration(audioFormat: format))
+        plainPlayer.play()
+        await plainPlayer.waitUntilIdle()
+        #expect(AudioTests.correlation(plainSink.samples, english) > 0.999, "the default English sound")
+        // A looper's copies play the template's selection, each pass.
+        let loopSink = InMemoryAudioSink()
+        let queue = QueuePlayer(items: [], output: NullSink(), audioOutput: loopSink, configuration: PlayerConfiguration(audioFormat: format))
+        let looper = PlayerLooper(player: queue, templateItem: item, loopCount: 2)
+        queue.play()
+        await looper.waitUntilFinished()
+        let passes = loopSink.samples
+        #expect(abs(passes.count - 2 * french.count) <= 4096, "\(passes.count) samples for two passes of \(french.count)")
+        #expect(AudioTests.correlation(Array(passes.suffix(french.count)), french) > 0.99, "the second pass's French sound")
+        // A sound the file lacks: in a player with sound the item fails, typed, and the queue
+        // goes on to the next item; its picture alone can still play (prepared, it is ready).
+        let german = PlayerItem(asset: film, selection: MediaSelection(audio: .language("deu")))
+        await german.prepare()
+        #expect(german.status == .readyToPlay, "\(german.status)")
+        let after = PlayerItem(asset: film)
+        let onSink = InMemoryAudioSink()
+        let onward = QueuePlayer(
+            items: [german, after], output: NullSink(), audioOutput: onSink, configuration: PlayerConfiguration(audioFormat: format))
+        onward.play()
+        await onward.waitUntilIdle()
+        guard case .failed(let error) = german.status else {
+            Issue.record("a German selection of a film without German sound: \(german.status)")
+            return
+        }
+        #expect(error.code == .trackNotFound && error.file == path, "\(error)")
+        #expect(after.hasPlayedToEnd, "the next item played")
+        #expect(AudioTests.correlation(onSink.samples, english) > 0.999, "only the next item's sound was written")
+    }
+
     /// `probe` names the tracks that play (`"selected"`, and `(plays)` in the table): the picture
     /// and the sound `--audio-track` chose; with `none`, the picture alone.
     @Test func probeNamesTheTracksThatPlay() async throws {

@@ -46,13 +46,37 @@ public final class PlayerItem: Sendable {
     /// The part of the asset this item plays; nil plays all of it.
     public let timeRange: TimeRange?
 
-    /// An item playing `asset`, or only `timeRange` of it (from its start, frame-exact, to its end).
+    /// The tracks this item plays: the sound, the HLS variant (as `AVPlayerItem`'s media
+    /// selection). The asset's own (``AssetOptions/selection``) unless the item was given another.
+    public let selection: MediaSelection
+
+    /// What the item reads: `asset`, or the same source with the item's selection
+    /// (``Asset/selecting(_:)``) when that differs from the asset's own.
+    let played: Asset
+
+    /// An item playing `asset`, or only `timeRange` of it (from its start, frame-exact, to its end),
+    /// with the tracks `selection` chooses.
+    ///
+    /// ```swift
+    /// let film = Asset(path: "film.mkv")
+    /// let french = PlayerItem(asset: film, selection: MediaSelection(audio: .language("fra")))
+    /// ```
+    ///
+    /// A selection is the item's for its life (as its time range is): to hear another sound from
+    /// where this one stands, queue an item with that selection and seek it to ``currentTime``.
     /// - Parameters:
     ///   - asset: the asset to play.
     ///   - timeRange: the part of it to play; nil: all of it.
-    public init(asset: Asset, timeRange: TimeRange? = nil) {
+    ///   - selection: the tracks to play; nil: the asset's own (``AssetOptions/selection``). A
+    ///     sound the file does not have (no French track) fails the item with
+    ///     `demux.trackNotFound` in a player that plays sound; one without an audio output
+    ///     plays its picture (the asset's ``AssetKey/unmetSelection`` says why).
+    public init(asset: Asset, timeRange: TimeRange? = nil, selection: MediaSelection? = nil) {
         self.asset = asset
         self.timeRange = timeRange
+        let chosen = selection ?? asset.selection
+        self.selection = chosen
+        played = chosen == asset.selection ? asset : asset.selecting(chosen)
     }
 
     /// The current status.
@@ -82,8 +106,8 @@ public final class PlayerItem: Sendable {
     /// Cancelling the calling task ends the wait and leaves the item as it was.
     public func prepare() async {
         do {
-            let description = try await asset.loadDescription([.tracks, .duration, .isPlayable])
-            if let reason = description.unplayableReason(file: asset.source) {
+            let description = try await played.loadDescription([.tracks, .duration, .isPlayable])
+            if let reason = description.unplayableReason(file: played.source) {
                 fail(reason)
                 return
             }

@@ -126,7 +126,7 @@ public final class PlayerLooper: Sendable {
         for action in actions {
             switch action {
             case .enqueueCopy:
-                let copy = PlayerItem(asset: template.asset, timeRange: timeRange)
+                let copy = PlayerItem(asset: template.asset, timeRange: timeRange, selection: template.selection)
                 state.withLock { $0.copies.append(copy) }
                 player.insert(copy, after: nil)
             case .removePendingCopy:
