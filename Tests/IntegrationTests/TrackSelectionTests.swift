@@ -141,6 +141,9 @@ import Testing
         let (english, french) = (try await Self.sound(path, stream: 1), try await Self.sound(path, stream: 2))
         let item = PlayerItem(asset: film, selection: MediaSelection(audio: .language("fra")))
         #expect(item.asset === film && item.selection.audio == .language("fra"))
+        // What it plays says so: its played asset has the French sound selected, the asset given its own.
+        #expect(try await item.playedAsset.load(.tracks).filter(\.isSelected).map(\.index) == [0, 2])
+        #expect(try await film.load(.tracks).filter(\.isSelected).map(\.index) == [0, 1])
         let sink = InMemoryAudioSink()
         let player = Player(item: item, output: NullSink(), audioOutput: sink, configuration: PlayerConfiguration(audioFormat: format))
         player.play()
@@ -160,6 +163,8 @@ import Testing
         let loopSink = InMemoryAudioSink()
         let queue = QueuePlayer(items: [], output: NullSink(), audioOutput: loopSink, configuration: PlayerConfiguration(audioFormat: format))
         let looper = PlayerLooper(player: queue, templateItem: item, loopCount: 2)
+        // Each copy reads the template's played asset (its keys and idle demuxers reused).
+        #expect(queue.items().allSatisfy { $0.playedAsset === item.playedAsset && $0 !== item }, "\(queue.items().count) copies")
         queue.play()
         await looper.waitUntilFinished()
         let passes = loopSink.samples
@@ -170,6 +175,8 @@ import Testing
         let german = PlayerItem(asset: film, selection: MediaSelection(audio: .language("deu")))
         await german.prepare()
         #expect(german.status == .readyToPlay, "\(german.status)")
+        let unmet = try await german.playedAsset.load(.unmetSelection)
+        #expect(unmet?.code == .trackNotFound, "\(String(describing: unmet))")
         let after = PlayerItem(asset: film)
         let onSink = InMemoryAudioSink()
         let onward = QueuePlayer(

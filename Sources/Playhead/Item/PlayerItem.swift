@@ -12,10 +12,11 @@ import PlayheadMedia
 /// let item = PlayerItem(asset: Asset(path: "clip.mp4"))
 /// item.addObserver(myObserver)          // gets .statusChanged(.unknown) first
 /// for await event in item.events { … }  // or as an AsyncSequence
-/// await item.prepare()                  // loads the asset: readyToPlay, or failed
+/// await item.prepare()                  // loads what it plays: readyToPlay, or failed
 /// ```
 public final class PlayerItem: Sendable {
-    /// The asset this item plays.
+    /// The asset this item was made of (with its own selection; the item plays
+    /// ``playedAsset``, the same source with the item's ``selection``).
     public let asset: Asset
 
     private struct Guarded: Sendable {
@@ -50,9 +51,10 @@ public final class PlayerItem: Sendable {
     /// selection). The asset's own (``AssetOptions/selection``) unless the item was given another.
     public let selection: MediaSelection
 
-    /// What the item reads: `asset`, or the same source with the item's selection
-    /// (``Asset/selecting(_:)``) when that differs from the asset's own.
-    let played: Asset
+    /// What the item reads: ``asset``, or the same source with the item's ``selection``
+    /// (``Asset/selecting(_:)``) when that differs from the asset's own. Its keys say what
+    /// plays: `.tracks` (which are selected), `.unmetSelection` (why a sound cannot).
+    public let playedAsset: Asset
 
     /// An item playing `asset`, or only `timeRange` of it (from its start, frame-exact, to its end),
     /// with the tracks `selection` chooses.
@@ -63,20 +65,34 @@ public final class PlayerItem: Sendable {
     /// ```
     ///
     /// A selection is the item's for its life (as its time range is): to hear another sound from
-    /// where this one stands, queue an item with that selection and seek it to ``currentTime``.
+    /// where this one stands, put an item with that selection in its place and seek the player
+    /// to the old item's ``currentTime``.
     /// - Parameters:
     ///   - asset: the asset to play.
     ///   - timeRange: the part of it to play; nil: all of it.
     ///   - selection: the tracks to play; nil: the asset's own (``AssetOptions/selection``). A
     ///     sound the file does not have (no French track) fails the item with
     ///     `demux.trackNotFound` in a player that plays sound; one without an audio output
-    ///     plays its picture (the asset's ``AssetKey/unmetSelection`` says why).
-    public init(asset: Asset, timeRange: TimeRange? = nil, selection: MediaSelection? = nil) {
+    ///     plays its picture (``playedAsset``'s ``AssetKey/unmetSelection`` says why).
+    public convenience init(asset: Asset, timeRange: TimeRange? = nil, selection: MediaSelection? = nil) {
+        let chosen = selection ?? asset.selection
+        self.init(asset: asset, timeRange: timeRange, selection: chosen, played: chosen == asset.selection ? asset : asset.selecting(chosen))
+    }
+
+    /// A copy of `template` (a looper's next pass) reading the same played asset: its loaded keys
+    /// and idle demuxers reused, a source read once not opened again.
+    /// - Parameters:
+    ///   - template: the item copied.
+    ///   - timeRange: the copy's time range.
+    convenience init(copying template: PlayerItem, timeRange: TimeRange?) {
+        self.init(asset: template.asset, timeRange: timeRange, selection: template.selection, played: template.playedAsset)
+    }
+
+    private init(asset: Asset, timeRange: TimeRange?, selection: MediaSelection, played: Asset) {
         self.asset = asset
         self.timeRange = timeRange
-        let chosen = selection ?? asset.selection
-        self.selection = chosen
-        played = chosen == asset.selection ? asset : asset.selecting(chosen)
+        self.selection = selection
+        playedAsset = played
     }
 
     /// The current status.
@@ -106,8 +122,8 @@ public final class PlayerItem: Sendable {
     /// Cancelling the calling task ends the wait and leaves the item as it was.
     public func prepare() async {
         do {
-            let description = try await played.loadDescription([.tracks, .duration, .isPlayable])
-            if let reason = description.unplayableReason(file: played.source) {
+            let description = try await playedAsset.loadDescription([.tracks, .duration, .isPlayable])
+            if let reason = description.unplayableReason(file: playedAsset.source) {
                 fail(reason)
                 return
             }

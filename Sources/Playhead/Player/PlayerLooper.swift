@@ -28,7 +28,7 @@ public final class PlayerLooper: Sendable {
     /// queue is emptied first; call `play()` on the player to start.
     /// - Parameters:
     ///   - player: the player to loop on; its queue is emptied.
-    ///   - templateItem: the item whose asset every iteration plays; copies of it are queued, never the item itself
+    ///   - templateItem: the item whose asset and selection every iteration plays; copies of it are queued, never the item itself
     ///     (its observers are told nothing).
     ///   - timeRange: the part to loop; nil: the template's ``PlayerItem/timeRange``, or all of it.
     ///   - loopCount: how many iterations in all; nil: until ``disableLooping()``.
@@ -126,7 +126,7 @@ public final class PlayerLooper: Sendable {
         for action in actions {
             switch action {
             case .enqueueCopy:
-                let copy = PlayerItem(asset: template.asset, timeRange: timeRange, selection: template.selection)
+                let copy = PlayerItem(copying: template, timeRange: timeRange)
                 state.withLock { $0.copies.append(copy) }
                 player.insert(copy, after: nil)
             case .removePendingCopy:

@@ -481,7 +481,7 @@ public final class QueuePlayer: Sendable {
         let continuity = PresentationContinuity()
         let presenter = ItemPresenter(item: item, output: output, timeline: timeline, gate: gate, continuity: continuity, events: events)
         let audio = audioOutput.map { AudioPresenter(item: item, output: $0, timeline: timeline, gate: gate, continuity: continuity, events: events) }
-        let session = DecodeSession(asset: item.played, configuration: decoding)
+        let session = DecodeSession(asset: item.playedAsset, configuration: decoding)
         let run = ItemRun(session: session, presenter: presenter, audio: audio, gate: gate)
         // The queue may have moved on while this run was made (another thread's item ended: this
         // one, started to pre-roll, became current, and its `present` found no run to open):
