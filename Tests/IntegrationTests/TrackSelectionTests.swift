@@ -192,6 +192,40 @@ import Testing
         #expect(AudioTests.correlation(onSink.samples, english) > 0.999, "only the next item's sound was written")
     }
 
+    /// A source read once (a stream byte source, as a pipe or standard input is): another
+    /// selection of it cannot read it again once the asset did (it would read from where the
+    /// first read stands, or the whole source again from a store that cannot seek): the item
+    /// fails with `state.invalidArgument` saying how to choose, without a read of its bytes, and
+    /// the asset itself still plays its default sound whole from the demuxer its probe left.
+    @Test func aSourceReadOnceIsNotReadAgainForAnotherSelection() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = try await TrackFactsTests.film("mkv", in: folder)
+        let source = ByteSourceTests.StreamSource(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let film = Asset(byteSource: source, name: "film.mkv")
+        #expect(try await film.load(.tracks).filter(\.isSelected).map(\.index) == [0, 1])
+        let french = PlayerItem(asset: film, selection: MediaSelection(audio: .language("fra")))
+        await french.prepare()
+        guard case .failed(let error) = french.status else {
+            Issue.record("another selection of a source read once: \(french.status)")
+            return
+        }
+        #expect(error.code == .invalidArgument && error.file == "film.mkv" && error.message.contains("AssetOptions.selection"), "\(error)")
+        let wentBack = source.wentBack.load(ordering: .relaxed)
+        #expect(!wentBack, "the source was read again from its start")
+        let format = AudioFormat(sampleRate: 44_100, channelCount: 1)
+        let sink = InMemoryAudioSink()
+        let result = await AudioSession(asset: film, format: format).run(into: sink)
+        #expect(result.status == .completed, "\(result.status)")
+        #expect(AudioTests.correlation(sink.samples, try await Self.sound(path, stream: 1)) > 0.999, "the asset's own sound, whole")
+        // Chosen when the asset is made, the same source plays the French sound.
+        let again = ByteSourceTests.StreamSource(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let chosen = Asset(byteSource: again, name: "film.mkv", options: AssetOptions(selection: MediaSelection(audio: .language("fra"))))
+        let frenchSink = InMemoryAudioSink()
+        #expect(await AudioSession(asset: chosen, format: format).run(into: frenchSink).status == .completed)
+        #expect(AudioTests.correlation(frenchSink.samples, try await Self.sound(path, stream: 2)) > 0.999, "French, chosen up front")
+    }
+
     /// `probe` names the tracks that play (`"selected"`, and `(plays)` in the table): the picture
     /// and the sound `--audio-track` chose; with `none`, the picture alone.
     @Test func probeNamesTheTracksThatPlay() async throws {

@@ -42,11 +42,11 @@ public actor Asset {
     /// Identifies this asset's idle demuxers (see ``IdleDemuxers``).
     nonisolated let token = Asset.tokens.wrappingAdd(1, ordering: .relaxed).newValue
     private static let tokens = Atomic<Int>(0)
-    /// A demuxer the probe opened on a source that cannot be opened again, kept for its first user.
-    private nonisolated let oneShot = Locked<DemuxerBox?>(nil)
-    /// The source cannot seek (a pipe, a FIFO, a stream byte source) and was opened once: its
-    /// bytes are gone, so it is never opened again (that would read from the middle).
-    private nonisolated let usedUp = Atomic<Bool>(false)
+    /// How the source has been read, shared with the assets ``selecting(_:)`` makes of it: one
+    /// that cannot seek (a pipe, a FIFO, a stream byte source) is opened once among them all (its
+    /// bytes are gone: a second open would read from the middle), and the demuxer a probe left is
+    /// kept for the asset whose selection chose its tracks.
+    private nonisolated let reading: SourceReading
 
     private var machine = AssetLoadingStateMachine()
     private var continuations: [Int: CheckedContinuation<Result<AssetDescription, PlayheadError>, Never>] = [:]
@@ -60,6 +60,7 @@ public actor Asset {
         // Its idle demuxers go with it: nobody can take them any more (a file it named is closed,
         // an upload's memory freed).
         IdleDemuxers.shared.discard(token: token)
+        reading.discard(token: token)
     }
 
     /// An asset for `url` (a file URL or any URL FFmpeg can open). Nothing is read until a key is loaded.
@@ -93,6 +94,7 @@ public actor Asset {
         }
         self.options = options
         self.logger = logger ?? Logger(label: "playhead.asset", factory: { _ in SwiftLogNoOpLogHandler() })
+        reading = SourceReading()
     }
 
     /// An asset for a local path.
@@ -148,12 +150,16 @@ public actor Asset {
         fileStamp = nil
         self.options = options
         self.logger = logger ?? Logger(label: "playhead.asset", factory: { _ in SwiftLogNoOpLogHandler() })
+        reading = SourceReading()
     }
 
     /// The same source with other tracks playing (the French sound, the lowest HLS variant): a new
     /// asset, as `AVPlayerItem.select(_:in:)` picks another option of the same asset — its keys
     /// loaded afresh, its demuxers its own (see ``AssetOptions/selection``). A byte source is
-    /// shared: one that cannot seek is still read once in all.
+    /// shared: a source that cannot seek (a pipe, standard input, a stream byte source) is read
+    /// once among the asset and all made of it, so only the first of them to open it plays; the
+    /// others fail with `state.invalidArgument` (give such a source its selection in
+    /// ``AssetOptions/selection`` when it is made).
     /// - Parameter selection: the tracks that play.
     /// - Returns: an asset of the same source, version and options but `selection`.
     public nonisolated func selecting(_ selection: MediaSelection) -> Asset {
@@ -169,6 +175,7 @@ public actor Asset {
         fileStamp = other.fileStamp
         self.options = options
         logger = other.logger
+        reading = other.reading
     }
 
     static func location(of source: String) -> URL {
@@ -293,26 +300,18 @@ public actor Asset {
     /// A demuxer of this asset's source already open (the one its probe left, or an idle one),
     /// attached to `interrupt`; nil when there is none. Never blocks.
     nonisolated func keptDemuxer(interrupt: InterruptFlag) -> Demuxer? {
-        let kept =
-            oneShot.withLock { box -> DemuxerBox? in
-                defer { box = nil }
-                return box
-            } ?? IdleDemuxers.shared.take(token: token)
+        let kept = reading.takeKept(token: token) ?? IdleDemuxers.shared.take(token: token)
         guard let demuxer = kept?.take() else { return nil }
         demuxer.attach(interrupt)
         return demuxer
     }
 
-    /// Opens the source anew, unless it is one that can be read only once and was.
+    /// Opens the source anew, unless it is one that can be read only once and was (by this asset
+    /// or another selection of it).
     private nonisolated func openSource(interrupt: InterruptFlag) throws(PlayheadError) -> Demuxer {
-        if usedUp.load(ordering: .acquiring) {
-            throw PlayheadError(
-                code: .seekFailed,
-                message: "the source cannot seek or be opened again (a pipe, standard input, a stream byte source) and was read already", file: source
-            )
-        }
+        if let refusal = reading.refusal(token: token, file: source) { throw refusal }
         let demuxer = try Demuxer.open(input, interrupt: interrupt, options: options)
-        if !demuxer.canSeek { usedUp.store(true, ordering: .releasing) }
+        if !demuxer.canSeek { reading.opened(token: token) }
         return demuxer
     }
 
@@ -324,7 +323,7 @@ public actor Asset {
         guard demuxer.isReusable else { return }
         let box = DemuxerBox(demuxer, token: token)
         if box.isOneShot {
-            if demuxer.isFresh { oneShot.withLock { $0 = box } }
+            if demuxer.isFresh { reading.keep(box) }
             return
         }
         IdleDemuxers.shared.put(box)

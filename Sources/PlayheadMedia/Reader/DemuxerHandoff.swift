@@ -9,7 +9,8 @@ package final class DemuxerBox: @unchecked Sendable {
     private var demuxer: Demuxer?
     /// `true` when the source cannot be opened again (a pipe, a FIFO, standard input).
     package let isOneShot: Bool
-    let token: Int
+    /// The asset whose demuxer it is.
+    package let token: Int
 
     package init(_ demuxer: Demuxer, token: Int) {
         self.demuxer = demuxer
