@@ -138,6 +138,25 @@ import Testing
         #expect(bad.status == 2 && bad.stderr.contains("--max-bitrate"), "\(bad.stderr)")
     }
 
+    /// A playlist from a server that takes no ranges cannot seek once open, yet it is a URL,
+    /// asked again for each asset: another selection of it (the lowest variant) opens and plays
+    /// that variant after the asset's own probe read the playlist.
+    @Test func anotherVariantOfAPlaylistThatCannotSeekIsOpenedAgain() async throws {
+        let root = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try await Self.master(in: root)
+        let server = try TestHTTPServer(root: root)
+        defer { server.stop() }
+        let asset = Asset(source: server.url("norange", "master.m3u8"))
+        #expect(try await asset.load(.variants).map(\.isSelected) == [true, false, false])
+        let lowest = asset.selecting(MediaSelection(variant: VariantPreference(lowest: true)))
+        let variants = try await lowest.load(.variants)
+        #expect(variants.map(\.isSelected) == [false, false, true], "\(variants)")
+        let (result, frames) = await ByteSourceTests.frames(lowest)
+        #expect(result.status == .completed, "\(result.status)")
+        #expect(!frames.isEmpty && frames.allSatisfy { $0.size == variants[2].size }, "\(frames.map(\.size))")
+    }
+
     /// A channel layer plays the variant its layout names (`"maxResolution"`), fetching no other's
     /// segments past the open.
     @Test func aChannelLayerPlaysItsLayoutsVariant() async throws {

@@ -156,10 +156,10 @@ public actor Asset {
     /// The same source with other tracks playing (the French sound, the lowest HLS variant): a new
     /// asset, as `AVPlayerItem.select(_:in:)` picks another option of the same asset — its keys
     /// loaded afresh, its demuxers its own (see ``AssetOptions/selection``). A byte source is
-    /// shared: a source that cannot seek (a pipe, standard input, a stream byte source) is read
-    /// once among the asset and all made of it, so only the first of them to open it plays; the
-    /// others fail with `state.invalidArgument` (give such a source its selection in
-    /// ``AssetOptions/selection`` when it is made).
+    /// shared: a source read once (a pipe, standard input, a FIFO, a stream byte source) is read
+    /// by one of the asset and those made of it, the first to open it; the others fail with
+    /// `state.invalidArgument` (give such a source its selection in ``AssetOptions/selection``
+    /// when it is made). A URL is asked again for each (an HLS variant is another playlist).
     /// - Parameter selection: the tracks that play.
     /// - Returns: an asset of the same source, version and options but `selection`.
     public nonisolated func selecting(_ selection: MediaSelection) -> Asset {
@@ -306,13 +306,18 @@ public actor Asset {
         return demuxer
     }
 
-    /// Opens the source anew, unless it is one that can be read only once and was (by this asset
-    /// or another selection of it).
+    /// Opens the source anew, unless it cannot seek and this asset read it already, or it is read
+    /// once and another asset of it (another selection) holds it.
     private nonisolated func openSource(interrupt: InterruptFlag) throws(PlayheadError) -> Demuxer {
-        if let refusal = reading.refusal(token: token, file: source) { throw refusal }
-        let demuxer = try Demuxer.open(input, interrupt: interrupt, options: options)
-        if !demuxer.canSeek { reading.opened(token: token) }
-        return demuxer
+        try reading.claim(token: token, readOnce: input.isReadOnce, file: source)
+        do {
+            let demuxer = try Demuxer.open(input, interrupt: interrupt, options: options)
+            if !demuxer.canSeek { reading.openedUnseekable(token: token) }
+            return demuxer
+        } catch {
+            reading.openFailed(token: token)
+            throw error
+        }
     }
 
     /// Takes back a demuxer after use, to be used again. A source that cannot seek was read once

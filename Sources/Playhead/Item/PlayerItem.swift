@@ -74,9 +74,10 @@ public final class PlayerItem: Sendable {
     ///     sound the file does not have (no French track) fails the item with
     ///     `demux.trackNotFound` in a player that plays sound; one without an audio output
     ///     plays its picture (``playedAsset``'s ``AssetKey/unmetSelection`` says why). A source
-    ///     read once (a pipe, standard input, a stream byte source) plays one selection: once
-    ///     the asset has read it, another fails the item with `state.invalidArgument` (give it in
-    ///     the asset's ``AssetOptions/selection`` instead).
+    ///     read once (a pipe, standard input, a FIFO, a stream byte source) is read by the first
+    ///     of the asset and the items with their own selection of it to open it; the others fail
+    ///     with `state.invalidArgument` (give the selection in the asset's
+    ///     ``AssetOptions/selection`` instead).
     public convenience init(asset: Asset, timeRange: TimeRange? = nil, selection: MediaSelection? = nil) {
         let chosen = selection ?? asset.selection
         self.init(asset: asset, timeRange: timeRange, selection: chosen, played: chosen == asset.selection ? asset : asset.selecting(chosen))

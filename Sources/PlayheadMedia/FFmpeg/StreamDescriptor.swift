@@ -41,6 +41,26 @@ final class StreamDescriptor {
     /// (opened here, non-blocking). Nil for anything else (files, URLs), which FFmpeg's
     /// protocols open. Throws the open's error for a stream that cannot be opened.
     static func open(_ input: MediaInput, relay: InterruptRelay, stall: Duration?) throws(PlayheadError) -> StreamDescriptor? {
+        switch stream(named: input) {
+        case nil:
+            return nil
+        case .inherited(let descriptor):
+            return StreamDescriptor(descriptor: descriptor, owned: false, relay: relay, stall: stall)
+        case .node(let kind):
+            return try openNode(input, kind: kind, relay: relay, stall: stall)
+        }
+    }
+
+    /// The stream a local input names, looked at (`stat`) but not opened.
+    enum Named {
+        /// `pipe:` / `pipe:N`: a descriptor this process inherited.
+        case inherited(Int32)
+        /// A path to a FIFO or a character device (its `st_mode & S_IFMT`).
+        case node(mode_t)
+    }
+
+    /// Which stream `input` names; nil for a caller's bytes, files and URLs.
+    static func stream(named input: MediaInput) -> Named? {
         guard input.bytes == nil else { return nil }
         let text = String(decoding: input.location, as: UTF8.self)
         if text.hasPrefix("pipe:") {
@@ -50,13 +70,17 @@ final class StreamDescriptor {
             else {
                 return nil
             }
-            return StreamDescriptor(descriptor: descriptor, owned: false, relay: relay, stall: stall)
+            return .inherited(descriptor)
         }
         guard input.isPath, !input.hasNUL else { return nil }
         var info = stat()
-        guard try input.withLocation({ stat($0, &info) }) == 0 else { return nil }
+        guard (try? input.withLocation({ stat($0, &info) })) == 0 else { return nil }
         let kind = info.st_mode & S_IFMT
-        guard kind == S_IFIFO || kind == S_IFCHR else { return nil }
+        return kind == S_IFIFO || kind == S_IFCHR ? .node(kind) : nil
+    }
+
+    private static func openNode(_ input: MediaInput, kind: mode_t, relay: InterruptRelay, stall: Duration?) throws(PlayheadError) -> StreamDescriptor
+    {
         let descriptor = try input.withLocation { Glibc.open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         guard descriptor >= 0 else {
             let code = errno
@@ -89,5 +113,16 @@ final class StreamDescriptor {
                 return FFmpegError.timedOut
             }
         }
+    }
+}
+
+extension MediaInput {
+    /// Whether its bytes can be read only once, so that a second open would read from where the
+    /// first one stands: a stream (`pipe:N`, a FIFO, a device) or a caller's bytes that cannot
+    /// seek. Looked at now (`stat`), never opened. A URL is not (a server is asked again, and a
+    /// live one answers with what it sends now).
+    package var isReadOnce: Bool {
+        if let bytes { return !bytes.isSeekable }
+        return StreamDescriptor.stream(named: self) != nil
     }
 }
