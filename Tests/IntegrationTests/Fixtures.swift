@@ -58,9 +58,17 @@ enum Fixtures {
 }
 
 /// Wall-time bounds of the no-hang checks, scaled by `PLAYHEAD_TIME_SCALE` (the sanitizer runs of
-/// scripts/reliability.sh set it, since sanitizers slow everything down several times).
+/// scripts/reliability.sh set it, since sanitizers slow everything down several times). Three
+/// times the figure written by default: the parallel batch starts every suite at once, so a probe
+/// or a first frame waits for one of the few worker threads, and on a 2-core machine with two
+/// busy loops beside it such waits took 23–30 s where alone they take under one. A hang still
+/// fails; what a test times as a target is measured by `benchmarks/`, not here.
 enum Bound {
-    static let scale: Int = ProcessInfo.processInfo.environment["PLAYHEAD_TIME_SCALE"].flatMap(Int.init) ?? 1
+    static let scale: Int = declared ?? 3
+    /// How much slower the run says it is (sanitizers); 1 when it says nothing. For a bound that
+    /// is a timing check of its own (a realtime run's length), not a no-hang bound.
+    static let slowdown: Int = declared ?? 1
+    private static let declared = ProcessInfo.processInfo.environment["PLAYHEAD_TIME_SCALE"].flatMap(Int.init)
 
     static func seconds(_ n: Int) -> Duration { .seconds(n * scale) }
 }

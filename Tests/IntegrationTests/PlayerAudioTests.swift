@@ -193,7 +193,7 @@ import Testing
         let run = try await Self.play()
         #expect(run.statistics.framesPresented + run.statistics.framesDropped == 50)
         #expect(run.statistics.framesDropped <= 2, "dropped \(run.statistics.framesDropped)")
-        #expect(run.elapsed > 1.9 && run.elapsed < 3.0 * Double(Bound.scale), "two seconds of media took \(run.elapsed) s")
+        #expect(run.elapsed > 1.9 && run.elapsed < 3.0 * Double(Bound.slowdown), "two seconds of media took \(run.elapsed) s")
         #expect(run.samples == run.expectedSamples)
         let skew = Self.worstSkew(video: run.video, audio: run.audio, after: 0)
         #expect(skew < 0.1, "video and audio drifted apart by \(skew) s")

@@ -133,7 +133,9 @@ import Testing
         // Paused at 0.5 s: frames stop arriving.
         let deadline = ContinuousClock.now + Bound.seconds(20)
         while player.timeControlStatus != .paused, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
-        #expect(player.timeControlStatus == .paused)
+        // Required: a pause that comes only after the play below would leave the player paused,
+        // and the wait for its end would never return.
+        try #require(player.timeControlStatus == .paused)
         try await Task.sleep(for: .milliseconds(50))
         let heldAt = times.entries.count
         try await Task.sleep(for: .milliseconds(50))
