@@ -42,10 +42,11 @@ public actor Asset {
     /// Identifies this asset's idle demuxers (see ``IdleDemuxers``).
     nonisolated let token = Asset.tokens.wrappingAdd(1, ordering: .relaxed).newValue
     private static let tokens = Atomic<Int>(0)
-    /// How the source has been read, shared with the assets ``selecting(_:)`` makes of it: one
-    /// that cannot seek (a pipe, a FIFO, a stream byte source) is opened once among them all (its
-    /// bytes are gone: a second open would read from the middle), and the demuxer a probe left is
-    /// kept for the asset whose selection chose its tracks.
+    /// How the source has been read, shared with the assets ``selecting(_:)`` makes of it (see
+    /// ``SourceReading``): a source read once (a pipe, a FIFO, a stream byte source) is opened
+    /// by one of them alone (its bytes are gone: a second open would read from the middle), one
+    /// that only cannot seek once open is not opened again by the asset that read it, and the
+    /// demuxer a probe left is kept for the asset whose selection chose its tracks.
     private nonisolated let reading: SourceReading
 
     private var machine = AssetLoadingStateMachine()

@@ -41,11 +41,13 @@ final class SourceReading: Sendable {
         }
     }
 
-    /// Drops the kept demuxer of the asset of `token` (that asset is gone: nobody can take it).
+    /// Forgets the asset of `token` (it is gone): its kept demuxer is dropped (nobody can take
+    /// it); a source read once that it holds stays held (its bytes were read).
     /// - Parameter token: the asset's token.
     func discard(token: Int) {
         // Returned, so that it is closed once the lock is let go.
         _ = state.withLock { state -> DemuxerBox? in
+            state.usedUp.remove(token)
             guard state.kept?.token == token else { return nil }
             defer { state.kept = nil }
             return state.kept
