@@ -257,4 +257,38 @@ import Testing
         let made = try FileManager.default.contentsOfDirectory(atPath: folder + "/stdin").filter { $0.hasPrefix("01-") }
         #expect(made.count == 1 && FileManager.default.fileExists(atPath: folder + "/stdin/" + (made.first ?? "") + "/subtitles.json"), "\(made)")
     }
+
+    /// A film cut short is `io.truncated`, not a shorter track passed off as whole: a subtitle
+    /// read leaves the film's pictures and sounds unread (as ffmpeg does, for speed), so the cut is
+    /// seen where the container tells of it — a Matroska element the data ends inside, an MP4
+    /// index (at the front) that places samples past the end. The whole files give every cue.
+    @Test func aFilmCutShortIsTruncatedNotAShorterTrack() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let cues = (0..<20).map { String(format: "%d\n00:00:%02d,100 --> 00:00:%02d,900\nCue %d\n", $0 + 1, $0, $0, $0) }
+        try Data((cues.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: folder + "/c.srt"))
+        for (name, codec, flags) in [("film.mkv", "srt", [String]()), ("film.mp4", "mov_text", ["-movflags", "+faststart"])] {
+            // Pictures that fill the file (so a cut falls among them), a cue each second.
+            _ = try await Reference.run(
+                try Reference.ffmpeg(),
+                ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=20", "-i", folder + "/c.srt", "-map", "0", "-map", "1"]
+                    + ["-c:v", "libx264", "-preset", "ultrafast", "-c:s", codec] + flags + [folder + "/" + name])
+            let whole = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))
+            try whole.prefix(whole.count * 6 / 10).write(to: URL(fileURLWithPath: folder + "/cut-" + name))
+            let read = try await Asset(path: folder + "/" + name).subtitles()
+            #expect(read.cues.count == 20 && read.cues.last?.text == "Cue 19", "\(name): \(read.cues.count) cues")
+            do {
+                let cut = try await Asset(path: folder + "/cut-" + name).subtitles()
+                Issue.record("\(name) cut short gave \(cut.cues.count) cues")
+            } catch {
+                #expect(error.code == .truncated, "\(name): \(error)")
+            }
+            let run = try await CLI.run(["subtitles", "--out", folder + "/o-" + name, "--json", "--format", "srt", folder + "/cut-" + name])
+            #expect(run.status == 1, "\(name): \(run.stderr)")
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            let entry = try #require((summary["files"] as? [[String: Any]])?.first)
+            #expect((entry["error"] as? [String: Any])?["code"] as? String == "io.truncated", "\(name): \(entry)")
+            #expect(!FileManager.default.fileExists(atPath: folder + "/o-\(name)/01-cut-\(name)/subtitles.srt"), "a cut track is not passed off")
+        }
+    }
 }

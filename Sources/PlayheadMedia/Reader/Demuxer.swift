@@ -298,11 +298,17 @@ package final class Demuxer {
     /// stream the reader wanted, and only reading them shows it. Other streams' packets
     /// (subtitles, data) are discarded unread, and so is every other stream of a playlist (HLS:
     /// its segments are other files, and a variant not read is not fetched).
-    package func select(_ streams: Set<Int32>) {
+    /// - Parameters:
+    ///   - streams: the streams read.
+    ///   - alone: discard the other audio and video packets unread as well, as `ffmpeg` does
+    ///     with the streams it does not map (a subtitle track read whole: its packets are a few
+    ///     among a film's). A cut inside one of them is then seen only where the container tells
+    ///     of it (an index that points past the end, an element the data ends inside).
+    package func select(_ streams: Set<Int32>, alone: Bool = false) {
         selected = streams
         for stream in context.streams {
             let type = stream.pointee.codecpar.pointee.codec_type
-            let media = (type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO) && !isPlaylist
+            let media = (type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO) && !isPlaylist && !alone
             stream.pointee.discard = streams.contains(stream.pointee.index) || media ? AVDISCARD_DEFAULT : AVDISCARD_ALL
         }
     }

@@ -130,7 +130,7 @@ package enum SubtitleTrackReader {
         if let given { decoder = given } else { decoder = try StreamDecoder(stream: stream, threads: 1, source: demuxer.source) }
         // From the start, whoever read the demuxer before (a kept one is handed on where it stopped).
         try demuxer.rewind()
-        demuxer.select([index])
+        demuxer.select([index], alone: true)
         let packet = try OwnedPacket()
         reading: while true {
             switch demuxer.read(into: packet) {
