@@ -209,6 +209,16 @@ public actor Asset {
         return (repeat (each property).read(description))
     }
 
+    /// Loads one property (once; later calls answer from what was loaded) and returns its value:
+    /// the same load as the variadic form, so that `for track in try await asset.load(.tracks)`
+    /// and `asset.load(.chapters).first` read as they are written.
+    /// - Parameter property: the property to load, such as `.tracks` or `.chapters`.
+    /// - Returns: its value.
+    /// - Throws: ``PlayheadError`` from opening the source, as the variadic form throws it.
+    public nonisolated func load<Value: Sendable>(_ property: AssetProperty<Value>) async throws(PlayheadError) -> Value {
+        property.read(try await loadDescription([property.key]))
+    }
+
     /// Where the loading of `key` stands.
     /// - Parameter key: the key asked about.
     /// - Returns: whether it is not yet loaded, loading, loaded, failed (with the error) or cancelled.
