@@ -187,6 +187,59 @@ import Testing
         #expect(error.code == .seekFailed && error.file == "upload.ts")
     }
 
+    /// A stream whose reads wait until it is let go, counting the reads from its start (one per
+    /// open of it).
+    final class GatedStreamSource: ByteSource {
+        let stream: StreamSource
+        let gate = DispatchSemaphore(value: 0)
+        let opens = Atomic<Int>(0)
+        private let letGo = Atomic<Bool>(false)
+        init(_ bytes: Data) { stream = StreamSource(bytes) }
+        var size: Int64? { nil }
+        var isSeekable: Bool { false }
+        func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            if offset == 0 { opens.add(1, ordering: .relaxed) }
+            if !letGo.load(ordering: .acquiring) {
+                gate.wait()
+                gate.signal()
+            }
+            return try stream.read(at: offset, into: buffer)
+        }
+        func open() {
+            letGo.store(true, ordering: .releasing)
+            gate.signal()
+        }
+    }
+
+    /// The probe of a stream and a session of the same asset open it at once (a session does not
+    /// wait for the probe; a channel's preparation neither): the session waits for the probe's
+    /// open and plays from the demuxer it left. Before, both opened the stream: two readers of
+    /// one stream, the second one's reads from the middle.
+    @Test func aStreamsProbeAndASessionOpeningAtOnceReadItOnce() async throws {
+        let bytes = try await Self.transportStream()
+        let source = GatedStreamSource(bytes)
+        let asset = Asset(byteSource: source, name: "upload.ts")
+        async let described: [AssetTrack] = asset.load(.tracks)
+        let deadline = ContinuousClock.now + Bound.seconds(10)
+        while source.opens.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let opening = source.opens.load(ordering: .relaxed)
+        try #require(opening == 1, "the probe did not start")
+        async let played = Self.frames(asset)
+        // The session's open is under way (or waiting for the probe's) when the bytes come.
+        try await Task.sleep(for: .milliseconds(300))
+        source.open()
+        let (result, frames) = await played
+        let tracks = try await described
+        let (_, fileFrames) = await Self.frames(Asset(byteSource: MemoryByteSource(bytes), name: "seekable.ts"))
+        #expect(result.status == .completed, "\(result.status)")
+        #expect(frames == fileFrames && !frames.isEmpty, "\(frames.count) frames of \(fileFrames.count)")
+        let opens = source.opens.load(ordering: .relaxed)
+        #expect(opens == 1, "the stream was opened \(opens) times")
+        let wentBack = source.stream.wentBack.load(ordering: .relaxed)
+        #expect(!wentBack, "a read of the stream went back")
+        #expect(tracks.contains { $0.mediaType == .video }, "\(tracks)")
+    }
+
     @Test func aFailingSourceIsATypedErrorNamingIt() async throws {
         let data = try await Self.transportStream()
         // At once: the open fails.

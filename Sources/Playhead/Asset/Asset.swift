@@ -265,12 +265,7 @@ public actor Asset {
             do throws(PlayheadError) {
                 result = .success(
                     try await WorkerPool.shared.value("playhead.probe") { () throws(PlayheadError) in
-                        let demuxer = try self.openSource(interrupt: flag)
-                        let description = demuxer.describe()
-                        // Kept open for the first player or generator: a pipe cannot be opened twice,
-                        // and a file need not be.
-                        self.giveBack(demuxer)
-                        return description
+                        try self.probeSource(interrupt: flag)
                     })
             } catch {
                 result = .failure(error)
@@ -303,9 +298,39 @@ public actor Asset {
     /// An opened demuxer of this asset's source, for a session or a generator: the one its probe
     /// left, an idle one, or a newly opened one. Blocking (call on a worker thread). It is then
     /// `interrupt`'s to stop.
+    /// A source read once that another open of this asset is opening is waited for: then the
+    /// demuxer it left is taken, or the source was read (`demux.seekFailed`).
     nonisolated func openDemuxer(interrupt: InterruptFlag) throws(PlayheadError) -> Demuxer {
-        if let demuxer = keptDemuxer(interrupt: interrupt) { return demuxer }
-        return try openSource(interrupt: interrupt)
+        var waitedFor: Int?
+        while true {
+            if let demuxer = keptDemuxer(interrupt: interrupt) { return demuxer }
+            switch try openSource(interrupt: interrupt, handsBack: false, waitedFor: waitedFor) {
+            case .opened(let demuxer): return demuxer
+            case .wait(let open): waitedFor = open
+            }
+            try reading.waitForTheOpenUnderWay(interrupt: interrupt, file: source)
+        }
+    }
+
+    /// What the probe finds: the source opened and described, its demuxer kept open for the
+    /// first player or generator (a pipe cannot be opened twice, and a file need not be). A
+    /// source that cannot seek which a session of this asset opened first is described by what
+    /// that open found. Blocking (call on a worker thread).
+    private nonisolated func probeSource(interrupt: InterruptFlag) throws(PlayheadError) -> AssetDescription {
+        var waitedFor: Int?
+        while true {
+            if let found = reading.found(token: token) { return found }
+            switch try openSource(interrupt: interrupt, handsBack: true, waitedFor: waitedFor) {
+            case .opened(let demuxer):
+                let description = demuxer.describe()
+                giveBack(demuxer)
+                reading.handedBack(token: token)
+                return description
+            case .wait(let open):
+                waitedFor = open
+            }
+            try reading.waitForTheOpenUnderWay(interrupt: interrupt, file: source)
+        }
     }
 
     /// A demuxer of this asset's source already open (the one its probe left, or an idle one),
@@ -319,16 +344,32 @@ public actor Asset {
 
     /// Opens the source anew, unless it cannot seek and this asset read it already, or it is read
     /// once and another asset of it (another selection) holds it.
-    private nonisolated func openSource(interrupt: InterruptFlag) throws(PlayheadError) -> Demuxer {
-        try reading.claim(token: token, readOnce: input.isReadOnce, file: source)
+    /// - Parameters:
+    ///   - interrupt: what stops the open.
+    ///   - handsBack: whether the caller (the probe) hands the demuxer back for the next user and
+    ///     then calls `reading.handedBack`.
+    ///   - waitedFor: the number of the open under way the caller waited for, if it did: its
+    ///     failure is the caller's.
+    /// - Returns: the demuxer, or the number of the open of this source read once under way.
+    private nonisolated func openSource(interrupt: InterruptFlag, handsBack: Bool, waitedFor: Int?) throws(PlayheadError) -> Opening {
+        if case .wait(let open) = try reading.claim(token: token, readOnce: input.isReadOnce, file: source, waitedFor: waitedFor) {
+            return .wait(open)
+        }
         do {
             let demuxer = try Demuxer.open(input, interrupt: interrupt, options: options)
-            if !demuxer.canSeek { reading.openedUnseekable(token: token) }
-            return demuxer
+            reading.opened(token: token, canSeek: demuxer.canSeek, found: { demuxer.describe() }, handsBack: handsBack)
+            return .opened(demuxer)
         } catch {
-            reading.openFailed(token: token)
+            reading.openFailed(token: token, error: error)
             throw error
         }
+    }
+
+    /// What an open of the source gave.
+    private enum Opening {
+        case opened(Demuxer)
+        /// Another open of this source read once is under way: the one of this number.
+        case wait(Int)
     }
 
     /// Takes back a demuxer after use, to be used again. A source that cannot seek was read once

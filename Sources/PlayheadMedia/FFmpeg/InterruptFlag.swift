@@ -28,6 +28,16 @@ package final class InterruptFlag: Sendable {
     }
 
     var shouldInterrupt: Bool { isRaised || hasTimedOut }
+
+    /// What a wait stopped by this flag ends with, as an open it stops would end: cancelled when
+    /// it was raised, timed out when its deadline passed; nil while the wait may go on.
+    /// - Parameter file: the display name of the source waited for.
+    /// - Returns: the error, or nil.
+    package func stopped(file: String) -> PlayheadError? {
+        if isRaised { return PlayheadError(code: .cancelled, message: "cancelled while opening", file: file) }
+        if hasTimedOut { return PlayheadError(code: .timedOut, message: "did not open within the open timeout", file: file) }
+        return nil
+    }
 }
 
 /// What a format context's interrupt callback asks: the ``InterruptFlag`` of whoever owns the
