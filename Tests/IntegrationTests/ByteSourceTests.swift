@@ -193,13 +193,24 @@ import Testing
         let stream: StreamSource
         let gate = DispatchSemaphore(value: 0)
         let opens = Atomic<Int>(0)
+        /// Reads that wait at the gate (those of the first `free` bytes do not).
+        let waiting = Atomic<Int>(0)
         private let letGo = Atomic<Bool>(false)
-        init(_ bytes: Data) { stream = StreamSource(bytes) }
+        private let free: Int64
+        init(_ bytes: Data, free: Int64 = 0) {
+            stream = StreamSource(bytes)
+            self.free = free
+        }
         var size: Int64? { nil }
         var isSeekable: Bool { false }
         func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
             if offset == 0 { opens.add(1, ordering: .relaxed) }
+            if offset < free {
+                let limited = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(buffer.count, Int(free - offset))])
+                return try stream.read(at: offset, into: limited)
+            }
             if !letGo.load(ordering: .acquiring) {
+                waiting.add(1, ordering: .relaxed)
                 gate.wait()
                 gate.signal()
             }
@@ -238,6 +249,33 @@ import Testing
         let wentBack = source.stream.wentBack.load(ordering: .relaxed)
         #expect(!wentBack, "a read of the stream went back")
         #expect(tracks.contains { $0.mediaType == .video }, "\(tracks)")
+    }
+
+    /// A probe cancelled after it read part of a stream: the stream is used up, and a session of
+    /// the asset fails with `demux.seekFailed` rather than reading it again from where the probe
+    /// stopped (before: a demuxer opened on the middle of the stream).
+    @Test func aStreamWhoseOpenStoppedAfterReadingIsNotOpenedAgainFromTheMiddle() async throws {
+        let bytes = try await Self.transportStream()
+        let source = GatedStreamSource(bytes, free: 4 * 188)
+        let asset = Asset(byteSource: source, name: "upload.ts")
+        let probe = Task { try await asset.load(.tracks) }
+        let deadline = ContinuousClock.now + Bound.seconds(10)
+        while source.waiting.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let waiting = source.waiting.load(ordering: .relaxed)
+        try #require(waiting == 1, "the probe did not read its first bytes")
+        await asset.cancelLoading()
+        source.open()
+        let cancelled = await probe.result
+        #expect(throws: PlayheadError.self) { try cancelled.get() }
+        // The probe's thread has ended its open (the session would wait for it otherwise).
+        let (result, frames) = await Self.frames(asset)
+        guard case .failed(let error) = result.status else {
+            Issue.record("a session of a stream read in part should fail: \(result.status), \(frames.count) frames")
+            return
+        }
+        #expect(error.code == .seekFailed && error.file == "upload.ts", "\(error)")
+        let opens = source.opens.load(ordering: .relaxed)
+        #expect(opens == 1, "the stream was opened \(opens) times")
     }
 
     @Test func aFailingSourceIsATypedErrorNamingIt() async throws {

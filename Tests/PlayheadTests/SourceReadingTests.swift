@@ -69,6 +69,21 @@ import Testing
         #expect(try reading.claim(token: 1, readOnce: true, file: "fifo", waitedFor: 1) == .open)
     }
 
+    /// An open that failed after reading (a probe cancelled mid-analysis, a stream that turned
+    /// out not to be media): another open would read from where it stopped.
+    @Test func anOpenThatFailedAfterReadingUsesTheSourceUp() throws {
+        let reading = SourceReading()
+        #expect(try reading.claim(token: 1, readOnce: true, file: "-") == .open)
+        #expect(try reading.claim(token: 1, readOnce: true, file: "-") == .wait(1))
+        reading.openFailed(token: 1, error: .cancelled(file: "-"), readBytes: true)
+        let waiter = #expect(throws: PlayheadError.self) { try reading.claim(token: 1, readOnce: true, file: "-", waitedFor: 1) }
+        #expect(waiter?.code == .seekFailed, "\(String(describing: waiter))")
+        #expect(throws: PlayheadError.self) { try reading.claim(token: 1, readOnce: true, file: "-") }
+        // Still held: another selection of it cannot read it either.
+        let other = #expect(throws: PlayheadError.self) { try reading.claim(token: 2, readOnce: true, file: "-") }
+        #expect(other?.code == .invalidArgument, "\(String(describing: other))")
+    }
+
     /// The probe hands its fresh demuxer back for the first user: the waiter waits until it has
     /// (not only until the open returned), then takes it.
     @Test func aProbesOpenIsUnderWayUntilItHandsItsDemuxerBack() throws {

@@ -297,18 +297,25 @@ public actor Asset {
 
     /// An opened demuxer of this asset's source, for a session or a generator: the one its probe
     /// left, an idle one, or a newly opened one. Blocking (call on a worker thread). It is then
-    /// `interrupt`'s to stop.
-    /// A source read once that another open of this asset is opening is waited for: then the
-    /// demuxer it left is taken, or the source was read (`demux.seekFailed`).
+    /// `interrupt`'s to stop. A source read once that another open of this asset is opening is
+    /// waited for (as long as the open timeout, and half a second): then the demuxer the probe
+    /// left is taken, or the source was read (`demux.seekFailed`), or that open's failure is this one's.
     nonisolated func openDemuxer(interrupt: InterruptFlag) throws(PlayheadError) -> Demuxer {
-        var waitedFor: Int?
+        var waiting = OpenWait(limit: options.openTimeout)
         while true {
             if let demuxer = keptDemuxer(interrupt: interrupt) { return demuxer }
-            switch try openSource(interrupt: interrupt, handsBack: false, waitedFor: waitedFor) {
-            case .opened(let demuxer): return demuxer
-            case .wait(let open): waitedFor = open
+            let opening: Opening
+            do {
+                opening = try openSource(interrupt: interrupt, handsBack: false, waitedFor: waiting.open)
+            } catch {
+                // The probe may have handed its demuxer back between the look above and the claim.
+                if error.code == .seekFailed, let demuxer = keptDemuxer(interrupt: interrupt) { return demuxer }
+                throw error
             }
-            try reading.waitForTheOpenUnderWay(interrupt: interrupt, file: source)
+            switch opening {
+            case .opened(let demuxer): return demuxer
+            case .wait(let open): try wait(&waiting, for: open, interrupt: interrupt)
+            }
         }
     }
 
@@ -317,20 +324,50 @@ public actor Asset {
     /// source that cannot seek which a session of this asset opened first is described by what
     /// that open found. Blocking (call on a worker thread).
     private nonisolated func probeSource(interrupt: InterruptFlag) throws(PlayheadError) -> AssetDescription {
-        var waitedFor: Int?
+        var waiting = OpenWait(limit: options.openTimeout)
         while true {
             if let found = reading.found(token: token) { return found }
-            switch try openSource(interrupt: interrupt, handsBack: true, waitedFor: waitedFor) {
+            let opening: Opening
+            do {
+                opening = try openSource(interrupt: interrupt, handsBack: true, waitedFor: waiting.open)
+            } catch {
+                // A session's open may have ended between the look above and the claim.
+                if error.code == .seekFailed, let found = reading.found(token: token) { return found }
+                throw error
+            }
+            switch opening {
             case .opened(let demuxer):
                 let description = demuxer.describe()
                 giveBack(demuxer)
                 reading.handedBack(token: token)
                 return description
             case .wait(let open):
-                waitedFor = open
+                try wait(&waiting, for: open, interrupt: interrupt)
             }
-            try reading.waitForTheOpenUnderWay(interrupt: interrupt, file: source)
         }
+    }
+
+    /// How long an open has waited for another one under way, and for which.
+    private struct OpenWait {
+        /// The open timeout and half a second (what the probe's watchdog allows), from the first
+        /// wait on; nil: no limit.
+        let limit: Duration?
+        var since: ContinuousClock.Instant?
+        /// The number of the open waited for.
+        var open: Int?
+    }
+
+    /// Waits a little for the open of number `open`, under way; throws `io.timedOut` once the
+    /// wait has lasted the open timeout and half a second.
+    private nonisolated func wait(_ waiting: inout OpenWait, for open: Int, interrupt: InterruptFlag) throws(PlayheadError) {
+        waiting.open = open
+        let now = ContinuousClock.now
+        let since = waiting.since ?? now
+        waiting.since = since
+        if let limit = waiting.limit, now - since >= limit + .milliseconds(500) {
+            throw PlayheadError(code: .timedOut, message: "another open of this source read once did not end within the open timeout", file: source)
+        }
+        try reading.waitForTheOpenUnderWay(interrupt: interrupt, file: source)
     }
 
     /// A demuxer of this asset's source already open (the one its probe left, or an idle one),
@@ -355,12 +392,13 @@ public actor Asset {
         if case .wait(let open) = try reading.claim(token: token, readOnce: input.isReadOnce, file: source, waitedFor: waitedFor) {
             return .wait(open)
         }
+        let attempt = OpenAttempt()
         do {
-            let demuxer = try Demuxer.open(input, interrupt: interrupt, options: options)
+            let demuxer = try Demuxer.open(input, interrupt: interrupt, options: options, attempt: attempt)
             reading.opened(token: token, canSeek: demuxer.canSeek, found: { demuxer.describe() }, handsBack: handsBack)
             return .opened(demuxer)
         } catch {
-            reading.openFailed(token: token, error: error)
+            reading.openFailed(token: token, error: error, readBytes: attempt.readBytes)
             throw error
         }
     }

@@ -124,16 +124,20 @@ final class SourceReading: Sendable {
         return try answer.get()
     }
 
-    /// Ends a claim whose open failed: nothing was opened; the opens that waited for it fail
-    /// with it (unless it was cancelled), a later one may try.
+    /// Ends a claim whose open failed: the opens that waited for it fail with it (unless it was
+    /// cancelled). When it read none of the source's bytes, a later open may try; when it did,
+    /// the source read once is used up for that asset (another open would read from where this
+    /// one stopped) and stays held.
     /// - Parameters:
     ///   - token: the asset whose open failed.
     ///   - error: why.
-    func openFailed(token: Int, error: PlayheadError) {
+    ///   - readBytes: whether the open had read bytes of the source.
+    func openFailed(token: Int, error: PlayheadError, readBytes: Bool = false) {
         state.withLock { state in
             guard state.holder == token, state.opening else { return }
             state.opening = false
             if error.code != .cancelled { state.failure = (state.opens, error) }
+            if readBytes { state.usedUp.insert(token) }
             if !state.usedUp.contains(token) { state.holder = nil }
         }
         signal()
@@ -181,7 +185,8 @@ final class SourceReading: Sendable {
     /// - Parameters:
     ///   - interrupt: the waiter's flag: its raise or deadline ends the wait.
     ///   - file: the source's display name, for the error.
-    /// - Throws: `state.cancelled` when `interrupt` is raised, `io.timedOut` at its deadline.
+    /// - Throws: `state.cancelled` when `interrupt` is raised, `io.timedOut` at its deadline (if
+    ///   it has one; the caller bounds the whole wait by its open timeout).
     func waitForTheOpenUnderWay(interrupt: InterruptFlag, file: String) throws(PlayheadError) {
         if let stopped = interrupt.stopped(file: file) { throw stopped }
         changed.lock()

@@ -42,7 +42,9 @@ package final class FormatContext {
     }
 
     /// Opens `input` for demuxing. Blocking.
-    static func open(_ input: MediaInput, interrupt: InterruptFlag, options: AssetOptions = AssetOptions()) throws(PlayheadError) -> FormatContext {
+    static func open(
+        _ input: MediaInput, interrupt: InterruptFlag, options: AssetOptions = AssetOptions(), attempt: OpenAttempt? = nil
+    ) throws(PlayheadError) -> FormatContext {
         FFmpegLogging.installCallback()
         let source = input.name
         let relay = InterruptRelay(interrupt, openTimeout: options.openTimeout)
@@ -87,6 +89,8 @@ package final class FormatContext {
         let result = try input.withLocation { avformat_open_input(&context, $0, nil, nil) }
         guard result >= 0, let context else {
             evidence.unregister(UnsafeRawPointer(allocated))
+            // Our I/O outlives the freed context: what it read is still counted.
+            attempt?.note(bytesRead: io.pointer.pointee.bytes_read)
             if nestedOpens?.exceeded ?? false { throw NestedOpens.error(source: source, function: "avformat_open_input", result: result) }
             throw openError(result, function: "avformat_open_input", source: source, relay: relay, io: io)
         }
@@ -131,6 +135,9 @@ package final class FormatContext {
     }
 
     var streamCount: Int { Int(pointer.pointee.nb_streams) }
+
+    /// The bytes of the source its I/O has read so far.
+    var bytesRead: Int64 { pointer.pointee.pb?.pointee.bytes_read ?? 0 }
 
     /// Stream `index` (0 ..< streamCount).
     func stream(at index: Int) -> UnsafeMutablePointer<AVStream>? {

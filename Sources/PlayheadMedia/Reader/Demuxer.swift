@@ -229,14 +229,39 @@ package final class Demuxer {
     }
 
     /// Opens `input` and reads its stream parameters. Blocking; `interrupt` can stop it.
-    package static func open(_ input: MediaInput, interrupt: InterruptFlag, options: AssetOptions = AssetOptions()) throws(PlayheadError) -> Demuxer {
+    /// - Parameters:
+    ///   - input: the source.
+    ///   - interrupt: what stops the open.
+    ///   - options: the open's options (timeouts, selection).
+    ///   - attempt: told, when the open fails, whether it had read bytes of the source.
+    /// - Returns: the demuxer, fresh (no packet taken from it yet).
+    /// - Throws: ``PlayheadError`` from opening or analysing the source.
+    package static func open(
+        _ input: MediaInput, interrupt: InterruptFlag, options: AssetOptions = AssetOptions(), attempt: OpenAttempt? = nil
+    ) throws(PlayheadError) -> Demuxer {
         let source = input.name
         if let refusal = input.refusal { throw PlayheadError(code: .openFailed, message: refusal, file: source) }
         if input.isPath { try checkLocalFile(input) }
-        let context = try FormatContext.open(input, interrupt: interrupt, options: options)
+        let context = try FormatContext.open(input, interrupt: interrupt, options: options, attempt: attempt)
+        do throws(PlayheadError) {
+            return try analysed(context, input: input, options: options, interrupt: interrupt)
+        } catch {
+            attempt?.note(bytesRead: context.bytesRead)
+            throw error
+        }
+    }
+
+    /// The demuxer of an opened context, once its stream parameters are read.
+    private static func analysed(
+        _ context: FormatContext, input: MediaInput, options: AssetOptions, interrupt: InterruptFlag
+    ) throws(PlayheadError) -> Demuxer {
+        let source = input.name
         // The open timeout covers reading the stream parameters too; then it is lifted.
         defer { context.relay.liftDeadline() }
         try context.findStreamInfo()
+        // FFmpeg's analysis ends early on the interrupt without an error, its streams half known:
+        // an open whose flag was raised by then is cancelled, never a demuxer to be kept.
+        if interrupt.isRaised { throw PlayheadError(code: .cancelled, message: "cancelled while opening", file: source) }
         context.clearStaleInterrupt()
         // An HTTP file: a stall once open ends the source rather than starting a reconnect. A
         // playlist (its segments come through other connections): a read that brings nothing
