@@ -140,7 +140,8 @@ import Testing
 
     /// A playlist from a server that takes no ranges cannot seek once open, yet it is a URL,
     /// asked again for each asset: another selection of it (the lowest variant) opens and plays
-    /// that variant after the asset's own probe read the playlist.
+    /// that variant after the asset's own probe read the playlist, and the asset plays from the
+    /// demuxer its probe left.
     @Test func anotherVariantOfAPlaylistThatCannotSeekIsOpenedAgain() async throws {
         let root = try HostileOperationsTests.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -155,6 +156,10 @@ import Testing
         let (result, frames) = await ByteSourceTests.frames(lowest)
         #expect(result.status == .completed, "\(result.status)")
         #expect(!frames.isEmpty && frames.allSatisfy { $0.size == variants[2].size }, "\(frames.map(\.size))")
+        // The asset's own probe left its demuxer too, which the other selection's did not replace
+        // (before, one kept demuxer per source: the asset's session found its playlist read).
+        let (own, ownFrames) = await ByteSourceTests.frames(asset)
+        #expect(own.status == .completed && !ownFrames.isEmpty, "\(own.status)")
     }
 
     /// A channel layer plays the variant its layout names (`"maxResolution"`), fetching no other's

@@ -21,9 +21,10 @@ final class SourceReading: Sendable {
     }
 
     private struct State {
-        /// A fresh demuxer of a source that cannot seek, kept for the next user of the asset
-        /// whose token it carries (its selection chose its tracks).
-        var kept: DemuxerBox?
+        /// The fresh demuxers of a source that cannot seek, kept for the next user of the asset
+        /// whose token each carries (its selection chose its tracks): one per asset, so that two
+        /// selections of a URL that cannot seek (two HLS variants) do not drop each other's.
+        var kept: [Int: DemuxerBox] = [:]
         /// The asset that holds a source read once: the one that opened it, or is opening it.
         var holder: Int?
         /// Whether the holder's open of a source read once is under way (for a probe: until it
@@ -50,9 +51,7 @@ final class SourceReading: Sendable {
     /// - Returns: the kept box, or nil when there is none or it is another asset's.
     func takeKept(token: Int) -> DemuxerBox? {
         state.withLock { state -> DemuxerBox? in
-            guard let found = state.kept, found.token == token else { return nil }
-            state.kept = nil
-            return found
+            state.kept.removeValue(forKey: token)
         }
     }
 
@@ -61,8 +60,7 @@ final class SourceReading: Sendable {
     func keep(_ box: DemuxerBox) {
         // The one it replaces (if any) is returned, so that it is closed once the lock is let go.
         _ = state.withLock { state -> DemuxerBox? in
-            defer { state.kept = box }
-            return state.kept
+            state.kept.updateValue(box, forKey: box.token)
         }
     }
 
@@ -74,9 +72,7 @@ final class SourceReading: Sendable {
         _ = state.withLock { state -> DemuxerBox? in
             state.usedUp.remove(token)
             state.found[token] = nil
-            guard state.kept?.token == token else { return nil }
-            defer { state.kept = nil }
-            return state.kept
+            return state.kept.removeValue(forKey: token)
         }
     }
 
