@@ -310,7 +310,11 @@ import Testing
         let summary = try Self.summary(out)
         #expect(summary["state"] as? String == "finished", "\(summary)")
         let frames = try FileManager.default.contentsOfDirectory(atPath: out + "/01-h264-aac.mp4").filter { $0.hasPrefix("frame-") }
-        #expect(frames.count == 150, "\(frames.count) frames left of the first run's 150")
+        // Every frame the first run says it wrote: a realtime run on a loaded machine drops the
+        // frames it shows late (a newcomer's first run beside two busy loops wrote 147 of 150).
+        let file = try #require((summary["files"] as? [[String: Any]])?.first, "\(summary)")
+        let written = try #require(file["framesWritten"] as? Int, "\(file)")
+        #expect(written > 100 && frames.count == written, "\(frames.count) frames left of the first run's \(written) (\(file))")
     }
 
     /// A file whose output name is longer than the file system allows fails alone
