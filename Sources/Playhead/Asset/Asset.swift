@@ -301,22 +301,7 @@ public actor Asset {
     /// waited for (as long as the open timeout, and half a second): then the demuxer the probe
     /// left is taken, or the source was read (`demux.seekFailed`), or that open's failure is this one's.
     nonisolated func openDemuxer(interrupt: InterruptFlag) throws(PlayheadError) -> Demuxer {
-        var waiting = OpenWait(limit: options.openTimeout)
-        while true {
-            if let demuxer = keptDemuxer(interrupt: interrupt) { return demuxer }
-            let opening: Opening
-            do {
-                opening = try openSource(interrupt: interrupt, handsBack: false, waitedFor: waiting.open)
-            } catch {
-                // The probe may have handed its demuxer back between the look above and the claim.
-                if error.code == .seekFailed, let demuxer = keptDemuxer(interrupt: interrupt) { return demuxer }
-                throw error
-            }
-            switch opening {
-            case .opened(let demuxer): return demuxer
-            case .wait(let open): try wait(&waiting, for: open, interrupt: interrupt)
-            }
-        }
+        try oneOpenAtATime(interrupt: interrupt, handsBack: false, lookFirst: { keptDemuxer(interrupt: interrupt) }, use: { $0 })
     }
 
     /// What the probe finds: the source opened and described, its demuxer kept open for the
@@ -324,25 +309,42 @@ public actor Asset {
     /// source that cannot seek which a session of this asset opened first is described by what
     /// that open found. Blocking (call on a worker thread).
     private nonisolated func probeSource(interrupt: InterruptFlag) throws(PlayheadError) -> AssetDescription {
+        try oneOpenAtATime(interrupt: interrupt, handsBack: true, lookFirst: { reading.found(token: token) }) { demuxer in
+            let description = demuxer.describe()
+            giveBack(demuxer)
+            reading.handedBack(token: token)
+            return description
+        }
+    }
+
+    /// The rule of ``SourceReading`` for one opener: looks at what is there first (`lookFirst`),
+    /// else opens the source, or waits for the open of it under way and looks again. A claim
+    /// refused as read (`demux.seekFailed`) looks once more: the open under way may have ended
+    /// with what `lookFirst` finds between the look and the claim.
+    /// - Parameters:
+    ///   - interrupt: what stops the open and the waits.
+    ///   - handsBack: whether `use` hands the demuxer back and calls `reading.handedBack`.
+    ///   - lookFirst: what is there without an open (a kept demuxer, a recorded description).
+    ///   - use: what becomes of a demuxer this opener opened.
+    /// - Returns: what `lookFirst` found or `use` made.
+    /// - Throws: the open's error, the error of the open waited for, `demux.seekFailed`, or
+    ///   `io.timedOut` when the wait lasts the open timeout and half a second.
+    private nonisolated func oneOpenAtATime<Value>(
+        interrupt: InterruptFlag, handsBack: Bool, lookFirst: () -> Value?, use: (Demuxer) -> Value
+    ) throws(PlayheadError) -> Value {
         var waiting = OpenWait(limit: options.openTimeout)
         while true {
-            if let found = reading.found(token: token) { return found }
+            if let found = lookFirst() { return found }
             let opening: Opening
             do {
-                opening = try openSource(interrupt: interrupt, handsBack: true, waitedFor: waiting.open)
+                opening = try openSource(interrupt: interrupt, handsBack: handsBack, waitedFor: waiting.open)
             } catch {
-                // A session's open may have ended between the look above and the claim.
-                if error.code == .seekFailed, let found = reading.found(token: token) { return found }
+                if error.code == .seekFailed, let found = lookFirst() { return found }
                 throw error
             }
             switch opening {
-            case .opened(let demuxer):
-                let description = demuxer.describe()
-                giveBack(demuxer)
-                reading.handedBack(token: token)
-                return description
-            case .wait(let open):
-                try wait(&waiting, for: open, interrupt: interrupt)
+            case .opened(let demuxer): return use(demuxer)
+            case .wait(let open): try wait(&waiting, for: open, interrupt: interrupt)
             }
         }
     }

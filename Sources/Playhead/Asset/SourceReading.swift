@@ -1,4 +1,3 @@
-import Foundation
 import PlayheadMedia
 import Synchronization
 
@@ -43,8 +42,8 @@ final class SourceReading: Sendable {
     }
 
     private let state = Locked(State())
-    /// Wakes the waits for an open under way (each wait also looks again every 50 ms).
-    private let changed = NSCondition()
+    /// Wakes the waits for an open under way (each wait also looks again every slice).
+    private let changed = ChangeSignal()
 
     /// Takes the kept demuxer when it is the asset's of `token`; never blocks.
     /// - Parameter token: the asking asset's token.
@@ -185,16 +184,9 @@ final class SourceReading: Sendable {
     ///   it has one; the caller bounds the whole wait by its open timeout).
     func waitForTheOpenUnderWay(interrupt: InterruptFlag, file: String) throws(PlayheadError) {
         if let stopped = interrupt.stopped(file: file) { throw stopped }
-        changed.lock()
-        // At most 50 ms: an end between the caller's claim and this wait is seen then.
-        _ = changed.wait(until: Date().addingTimeInterval(0.05))
-        changed.unlock()
+        changed.wait()
         if let stopped = interrupt.stopped(file: file) { throw stopped }
     }
 
-    private func signal() {
-        changed.lock()
-        changed.broadcast()
-        changed.unlock()
-    }
+    private func signal() { changed.signal() }
 }

@@ -21,7 +21,7 @@ final class ItemPreparer: Sendable {
     let soundPlays: Bool
     private let interrupt = InterruptFlag()
     private let table = Locked(Table())
-    private let changed = NSCondition()
+    private let changed = ChangeSignal()
     /// Opened demuxers kept at most, over every asset: past it, the oldest are given back to
     /// their assets.
     static let capacity = 12
@@ -214,18 +214,11 @@ final class ItemPreparer: Sendable {
 
     private func waitForChange(until deadline: Date, interrupt: InterruptFlag, file: String) throws(PlayheadError) {
         if interrupt.isRaised { throw .cancelled(file: file) }
-        changed.lock()
-        // At most 50 ms: a change made between the caller's look and this wait is seen then.
-        _ = changed.wait(until: min(deadline, Date().addingTimeInterval(0.05)))
-        changed.unlock()
+        changed.wait(until: deadline)
         if interrupt.isRaised { throw .cancelled(file: file) }
     }
 
-    private func signal() {
-        changed.lock()
-        changed.broadcast()
-        changed.unlock()
-    }
+    private func signal() { changed.signal() }
 
     private static func seconds(_ duration: Duration) -> TimeInterval {
         let parts = duration.components

@@ -261,7 +261,7 @@ package final class Demuxer {
         try context.findStreamInfo()
         // FFmpeg's analysis ends early on the interrupt without an error, its streams half known:
         // an open whose flag was raised by then is cancelled, never a demuxer to be kept.
-        if interrupt.isRaised { throw PlayheadError(code: .cancelled, message: "cancelled while opening", file: source) }
+        if interrupt.isRaised, let stopped = interrupt.stopped(file: source) { throw stopped }
         context.clearStaleInterrupt()
         // An HTTP file: a stall once open ends the source rather than starting a reconnect. A
         // playlist (its segments come through other connections): a read that brings nothing
