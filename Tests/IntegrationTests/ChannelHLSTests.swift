@@ -126,13 +126,16 @@ import Testing
         var sawDrop = false
         let until = Date().addingTimeInterval(40)
         while Date() < until {
+            // Looked at before the read: a playlist is only ever replaced (renamed over), so one
+            // there before a read that fails is unreadable; one that appears during it is the first.
+            let wasThere = FileManager.default.fileExists(atPath: playlist)
             if let listed = Self.entries(playlist) {
                 if published.last.map({ $0.sequence != listed.sequence || $0.entries != listed.entries }) ?? true { published.append(listed) }
                 for entry in listed.entries {
                     let size = (try? FileManager.default.attributesOfItem(atPath: disk.path + "/" + entry)[.size] as? Int) ?? nil
                     if let size, size == 0 || size % 188 != 0 { cut.append("\(entry): \(size) bytes") }
                 }
-            } else if FileManager.default.fileExists(atPath: playlist) {
+            } else if wasThere {
                 cut.append("an unreadable playlist")
             }
             if !freed, let (status, body) = TestServers.get(port: port, path: "/status"), status == 200,
