@@ -14,8 +14,10 @@ struct SubtitlesCommand: AsyncParsableCommand {
             FFmpeg's own encoders and muxers, as `ffmpeg -i FILE -map 0:s:N out.srt` writes them, times \
             counted from the file's start; JSON lists each cue's start and end (seconds, from the file's \
             start; end null when the stream does not say) and its text, with its styling (ASS) when it \
-            has any: a bitmap track (PGS, DVB, DVD) has times and picture counts only, and can only be \
-            written as JSON. --track chooses the track as probe numbers them (an index), by language \
+            has any. A bitmap track (PGS, DVB, DVD) can only be written as JSON: each picture of a cue \
+            goes beside it as a PNG with its transparency (cue-000001-1.png), listed in the cue with \
+            where it goes ({"file", "x", "y", "width", "height"}) on the canvas the stream declares \
+            ("canvas": {"width", "height"}). --track chooses the track as probe numbers them (an index), by language \
             (lang:fra), or the file's default one. Exit status: 0 when every file gave its track, 1 when \
             any failed (demux.trackNotFound naming what it holds, decode.decoderNotFound naming the \
             codec, …), 2 on usage errors.
@@ -110,18 +112,19 @@ struct SubtitlesCommand: AsyncParsableCommand {
             if format == .json {
                 // The start first: a source read once (a pipe) is not opened again after the read.
                 let start = try await asset.load(.startTime)
-                let read = try await asset.subtitles(track)
                 let origin = start.isNumeric ? start : .zero
+                let (cues, track) = try await Self.readCues(of: asset, track: track, origin: origin, folder: folder)
                 let bytes: [UInt8]
                 do {
-                    bytes = try JSONOutput.encode(read.cues.map { SubtitleCueReport($0, origin: origin) })
+                    bytes = try JSONOutput.encode(cues)
                 } catch {
                     throw PlayheadError(code: .writeFailed, message: "could not encode the cues: \(error)", file: target)
                 }
                 try await WorkerPool.shared.value("playhead.output") { () throws(PlayheadError) in
                     try SafeFile.write(bytes, to: target)
                 }
-                (report.track, report.cues, report.damagedPackets) = (read.trackIndex, read.cues.count, read.damagedPackets)
+                (report.track, report.cues, report.damagedPackets) = (track.trackIndex, cues.count, track.damagedPackets)
+                report.pictures = cues.reduce(0) { $0 + ($1.pictures?.count ?? 0) }
             } else {
                 let written = try await asset.writeSubtitles(track, as: format, to: target, replacing: true)
                 (report.track, report.cues, report.damagedPackets) = (written.trackIndex, written.cueCount, written.damagedPackets)
@@ -133,6 +136,52 @@ struct SubtitlesCommand: AsyncParsableCommand {
             await output.folder.removeIfEmpty(job.folderName)
             if error.code == .cancelled || Task.isCancelled { return SubtitleFileReport(path: job.path, status: "cancelled", error: error) }
             return SubtitleFileReport(path: job.path, error: error)
+        }
+    }
+}
+
+extension SubtitlesCommand {
+    /// Every cue of `track`, a bitmap cue's pictures written into `folder` as PNGs as they come
+    /// (`cue-000001-1.png`: a track of pictures is never held whole); on a failure, the pictures
+    /// written are removed again.
+    /// - Returns: the cues as JSON lists them, and the track read.
+    static func readCues(
+        of asset: Asset, track: TrackChoice, origin: MediaTime, folder: String
+    ) async throws(PlayheadError) -> ([SubtitleCueReport], SubtitleTrack) {
+        var reports: [SubtitleCueReport] = []
+        var written: [String] = []
+        do throws(PlayheadError) {
+            let stream = asset.subtitleCues(track, pictures: true)
+            var cues = stream.makeAsyncIterator()
+            while let cue = try await cues.next() {
+                var report = SubtitleCueReport(cue, origin: origin)
+                if !cue.pictures.isEmpty {
+                    let number = reports.count + 1
+                    let names = cue.pictures.indices.map { OutputNames.subtitlePicture(cue: number, picture: $0 + 1) }
+                    let pictures = cue.pictures
+                    try await WorkerPool.shared.value("playhead.output") { () throws(PlayheadError) in
+                        for (picture, name) in zip(pictures, names) {
+                            try SafeFile.write(try picture.pngData(), to: folder + "/" + name, syncFolder: false)
+                        }
+                    }
+                    written += names
+                    report.pictures = zip(pictures, names).map { SubtitlePictureReport(file: $1, rect: $0.rect) }
+                }
+                reports.append(report)
+            }
+            guard let read = stream.track else {
+                throw PlayheadError(code: .cancelled, message: "the read stopped before its end", file: asset.source)
+            }
+            if let canvas = read.canvasSize {
+                for index in reports.indices where reports[index].pictures != nil {
+                    reports[index].canvas = SubtitleCanvasReport(width: canvas.width, height: canvas.height)
+                }
+            }
+            return (reports, read)
+        } catch {
+            let names = written
+            await WorkerPool.shared.value("playhead.output") { for name in names { unlink(folder + "/" + name) } }
+            throw error
         }
     }
 }
@@ -151,6 +200,8 @@ struct SubtitleFileReport: Encodable {
     var status: String
     var track: Int?
     var cues: Int?
+    /// A bitmap track's pictures written (PNGs beside the JSON).
+    var pictures: Int?
     var output: String?
     var damagedPackets: Int?
     var error: ErrorReport?
@@ -174,13 +225,17 @@ struct SubtitleFileReport: Encodable {
     }
 }
 
-/// One cue as `subtitles --format json` writes it: seconds from the file's start.
+/// One cue as `subtitles --format json` writes it: seconds from the file's start; a bitmap
+/// cue's pictures as the PNG files beside it and their places on the canvas.
 struct SubtitleCueReport: Encodable {
     var start: Double?
     var end: Double?
     var text: String
     var styledText: String?
-    var pictures: Int?
+    /// A bitmap cue's pictures: written as files (JSON with pictures), else counted.
+    var pictures: [SubtitlePictureReport]?
+    var pictureCount: Int
+    var canvas: SubtitleCanvasReport?
     var forced: Bool?
 
     init(_ cue: SubtitleCue, origin: MediaTime) {
@@ -188,11 +243,11 @@ struct SubtitleCueReport: Encodable {
         end = cue.end.isNumeric ? (cue.end - origin).jsonSeconds : nil
         text = cue.text
         styledText = cue.styledText == cue.text ? nil : cue.styledText
-        pictures = cue.pictureCount > 0 ? cue.pictureCount : nil
+        pictureCount = cue.pictureCount
         forced = cue.isForced ? true : nil
     }
 
-    enum CodingKeys: String, CodingKey { case start, end, text, styledText, pictures, forced }
+    enum CodingKeys: String, CodingKey { case start, end, text, styledText, pictures, canvas, forced }
 
     /// `end` is always there (`null` when the stream does not say).
     func encode(to encoder: Encoder) throws {
@@ -201,7 +256,32 @@ struct SubtitleCueReport: Encodable {
         try container.encode(end, forKey: .end)
         try container.encode(text, forKey: .text)
         try container.encodeIfPresent(styledText, forKey: .styledText)
-        try container.encodeIfPresent(pictures, forKey: .pictures)
+        if let pictures {
+            try container.encode(pictures, forKey: .pictures)
+        } else if pictureCount > 0 {
+            try container.encode([SubtitlePictureReport](), forKey: .pictures)
+        }
+        try container.encodeIfPresent(canvas, forKey: .canvas)
         try container.encodeIfPresent(forced, forKey: .forced)
     }
+}
+
+/// A bitmap cue's picture in `subtitles.json`: its PNG and where it goes on the canvas.
+struct SubtitlePictureReport: Encodable {
+    var file: String
+    var x: Int
+    var y: Int
+    var width: Int
+    var height: Int
+
+    init(file: String, rect: PixelRect) {
+        self.file = file
+        (x, y, width, height) = (rect.x, rect.y, rect.width, rect.height)
+    }
+}
+
+/// The picture size a bitmap track's places count in.
+struct SubtitleCanvasReport: Encodable {
+    var width: Int
+    var height: Int
 }

@@ -86,6 +86,17 @@ package enum OutputNames {
     /// - Returns: the file's name.
     package static func subtitles(_ fileExtension: String) -> String { "subtitles." + fileExtension }
 
+    /// `cue-000001-1.png`: the Nth picture of the Nth cue of a bitmap subtitle track (both from 1),
+    /// beside its `subtitles.json`.
+    /// - Parameters:
+    ///   - cue: the cue's number, padded with zeros to six digits.
+    ///   - picture: the picture's number within the cue.
+    /// - Returns: the file's name.
+    package static func subtitlePicture(cue: Int, picture: Int) -> String {
+        let digits = String(cue)
+        return cuePrefix + String(repeating: "0", count: max(0, cueDigits - digits.count)) + digits + "-" + String(picture) + ".png"
+    }
+
     /// `sheet.png`, `sheet.jpg`.
     /// - Parameter fileExtension: the sheet's format's extension.
     /// - Returns: the file's name.
@@ -117,7 +128,14 @@ package enum OutputNames {
         if [video, frames, audio].contains(name) || sheetExtensions.map(sheet).contains(name) { return true }
         if subtitleExtensions.map(subtitles).contains(name) { return true }
         if ImageSequenceSink.number(inFileName: name) != nil { return true }
-        return isThumbnail(name)
+        return isThumbnail(name) || isSubtitlePicture(name)
+    }
+
+    private static func isSubtitlePicture(_ name: String) -> Bool {
+        guard name.hasPrefix(cuePrefix), name.hasSuffix(".png") else { return false }
+        let parts = name.dropFirst(cuePrefix.count).dropLast(4).split(separator: "-", omittingEmptySubsequences: false)
+        let numeric = { (part: Substring) in !part.isEmpty && part.allSatisfy { $0.isASCII && $0.isNumber } }
+        return parts.count == 2 && parts[0].count >= cueDigits && numeric(parts[0]) && numeric(parts[1])
     }
 
     private static func isThumbnail(_ name: String) -> Bool {
@@ -127,6 +145,8 @@ package enum OutputNames {
             && thumbnailExtensions.contains(String(name[name.index(after: dot)...]))
     }
 
+    private static let cuePrefix = "cue-"
+    private static let cueDigits = 6
     private static let thumbnailPrefix = "thumb-"
     private static let thumbnailDigits = 4
 }

@@ -155,32 +155,48 @@ import Testing
         }
     }
 
-    /// A PGS (Blu-ray) subtitle file of three pictures, shown at 1–2 s, 3–4.5 s and from 5 s (the
-    /// last never cleared), 320x240.
+    /// The pictures of ``pictureSubtitles(_:)``: when each shows and where (a 320x240 canvas).
+    static let pictureCues: [(start: Double, end: Double?, rect: (x: Int, y: Int, width: Int, height: Int))] = [
+        (1.0, 2.0, (20, 180, 100, 20)), (3.0, 4.5, (150, 30, 60, 40)), (5.0, nil, (0, 0, 320, 10)),
+    ]
+
+    /// A PGS file of three pictures (``pictureCues``), the first two cleared at their ends. Each
+    /// picture: its upper left quarter opaque white, its right half a red at half transparency,
+    /// its lower left quarter an opaque green; every picture has its own place.
     static func pictureSubtitles(_ path: String) throws {
         func segment(_ seconds: Double, _ type: UInt8, _ data: [UInt8]) -> [UInt8] {
             let pts = UInt32(seconds * 90_000)
             return Array("PG".utf8) + bigEndian(pts, 4) + [0, 0, 0, 0, type] + bigEndian(UInt32(data.count), 2) + data
         }
         func bigEndian(_ value: UInt32, _ bytes: Int) -> [UInt8] { (0..<bytes).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
-        let (width, height, x, y, w, h) = (UInt32(320), UInt32(240), UInt32(20), UInt32(180), UInt32(100), UInt32(20))
-        func composition(_ number: UInt32, shown: Bool) -> [UInt8] {
-            bigEndian(width, 2) + bigEndian(height, 2) + [0x10] + bigEndian(number, 2) + [shown ? 0x80 : 0x00, 0, 0, shown ? 1 : 0]
-                + (shown ? [0, 0, 0, 0, 0] + bigEndian(x, 2) + bigEndian(y, 2) : [])
+        func value(_ number: Int) -> UInt32 { UInt32(number) }
+        let (width, height) = (UInt32(320), UInt32(240))
+        // Presentation: the canvas, the composition's number and state, one object at (x, y).
+        func composition(_ number: UInt32, at place: (x: Int, y: Int)?) -> [UInt8] {
+            bigEndian(width, 2) + bigEndian(height, 2) + [0x10] + bigEndian(number, 2) + [place == nil ? 0x00 : 0x80, 0, 0, place == nil ? 0 : 1]
+                + (place.map { [0, 0, 0, 0] + bigEndian(value($0.x), 2) + bigEndian(value($0.y), 2) } ?? [])
         }
-        let window = [1, 0] + bigEndian(x, 2) + bigEndian(y, 2) + bigEndian(w, 2) + bigEndian(h, 2)
-        var rows: [UInt8] = []
-        for _ in 0..<h { rows += [0x00, 0xC0 | UInt8(w >> 8), UInt8(w & 0xFF), 1, 0x00, 0x00] }
-        let object = [0, 0, 0, 0xC0] + bigEndian(UInt32(rows.count + 4), 3) + bigEndian(w, 2) + bigEndian(h, 2) + rows
-        let palette: [UInt8] = [0, 0, 0, 16, 128, 128, 0, 1, 235, 128, 128, 255]
+        func window(_ r: (x: Int, y: Int, width: Int, height: Int)) -> [UInt8] {
+            [1, 0] + bigEndian(value(r.x), 2) + bigEndian(value(r.y), 2) + bigEndian(value(r.width), 2) + bigEndian(value(r.height), 2)
+        }
+        // Runs of colour: 00 C0|n>>8 n&FF colour, each line ended by 00 00.
+        func object(_ w: Int, _ h: Int) -> [UInt8] {
+            var rows: [UInt8] = []
+            func run(_ count: Int, _ colour: UInt8) -> [UInt8] { [0x00, 0xC0 | UInt8(count >> 8), UInt8(count & 0xFF), colour] }
+            for row in 0..<h { rows += run(w / 2, row < h / 2 ? 1 : 3) + run(w - w / 2, 2) + [0x00, 0x00] }
+            return [0, 0, 0, 0xC0] + bigEndian(UInt32(rows.count + 4), 3) + bigEndian(value(w), 2) + bigEndian(value(h), 2) + rows
+        }
+        // Entries (index, Y, Cr, Cb, alpha): transparent, white, half-transparent red, green.
+        let palette: [UInt8] = [0, 0] + [0, 16, 128, 128, 0] + [1, 235, 128, 128, 255] + [2, 81, 240, 90, 128] + [3, 145, 34, 54, 255]
         var data: [UInt8] = []
         var number = UInt32(0)
-        for (start, end) in [(1.0, 2.0), (3.0, 4.5), (5.0, nil as Double?)] {
-            data += segment(start, 0x16, composition(number, shown: true)) + segment(start, 0x17, window) + segment(start, 0x14, palette)
-            data += segment(start, 0x15, object) + segment(start, 0x80, [])
+        for cue in pictureCues {
+            data += segment(cue.start, 0x16, composition(number, at: (cue.rect.x, cue.rect.y))) + segment(cue.start, 0x17, window(cue.rect))
+            data += segment(cue.start, 0x14, palette) + segment(cue.start, 0x15, object(cue.rect.width, cue.rect.height))
+            data += segment(cue.start, 0x80, [])
             number += 1
-            if let end {
-                data += segment(end, 0x16, composition(number, shown: false)) + segment(end, 0x17, window) + segment(end, 0x80, [])
+            if let end = cue.end {
+                data += segment(end, 0x16, composition(number, at: nil)) + segment(end, 0x17, window(cue.rect)) + segment(end, 0x80, [])
                 number += 1
             }
         }
@@ -212,7 +228,7 @@ import Testing
         #expect(cues.map { $0["start"] as? Double } == [0, 2, 4] && cues.prefix(2).map { $0["end"] as? Double } == [1, 3.5], "\(cues)")
         let library = try await Asset(path: pgs).subtitles()
         #expect(library.cues.map(\.start.seconds) == [1, 3, 5] && !library.cues[2].end.isNumeric, "the library: the file's own times")
-        #expect(cues.allSatisfy { $0["pictures"] as? Int == 1 }, "\(cues)")
+        #expect(cues.allSatisfy { ($0["pictures"] as? [[String: Any]])?.count == 1 }, "\(cues)")
 
         // A rip: the pictures (the default) and an SRT track. A text form takes the SRT track.
         let rip = folder + "/rip.mkv"

@@ -14,6 +14,7 @@ import Testing
         for number in [1, 9999, 10_000] {
             for fileExtension in OutputNames.thumbnailExtensions { made.append(OutputNames.thumbnail(number: number, fileExtension: fileExtension)) }
         }
+        for (cue, picture) in [(1, 1), (42, 2), (1_000_000, 12)] { made.append(OutputNames.subtitlePicture(cue: cue, picture: picture)) }
         for name in made {
             #expect(OutputNames.isOutputFile(name), "\(name)")
             let temporary = SafeFile.temporaryName(for: name, suffix: SafeFile.randomSuffix())
@@ -22,13 +23,15 @@ import Testing
         let read = ImageSequenceSink.number(inFileName: ImageSequenceSink.fileName(number: 42, format: .ppm))
         #expect(read?.number == 42 && read?.format == .ppm, "\(String(describing: read))")
         #expect(OutputNames.thumbnail(number: 7, fileExtension: "png") == "thumb-0007.png")
+        #expect(OutputNames.subtitlePicture(cue: 7, picture: 2) == "cue-000007-2.png")
     }
 
     @Test func aUsersNamesAreNotOurs() {
         for name in [
             "video.mov", "Video.mp4", "frames.y4m~", "audio.wav.bak", "sheet.gif", "frame-1.png", "frame-000001.jpg", "frame-00000a.png",
             "thumb-001.png", "thumb-0001.jpg", "thumb-0001", "frame-", ".video.mp4.partial", ".video.mp4.ABC.partial", "..partial",
-            ".notes.txt.k3j9x2.partial", "my-frame-000001.png",
+            ".notes.txt.k3j9x2.partial", "my-frame-000001.png", "cue-00001-1.png", "cue-000001.png", "cue-000001-.png", "cue-000001-1.jpg",
+            "cue-000001-1-2.png", "cue-00000a-1.png",
         ] {
             #expect(!OutputNames.isOutputFile(name), "\(name)")
         }

@@ -68,7 +68,7 @@ import Testing
         #expect(id != nil)
         #expect(state.startConsumer() == nil, "one consumer")
         let indices = (0..<2).compactMap { _ -> Int? in
-            guard case .frame(let f) = state.next(consumer: id) else { return nil }
+            guard case .element(let f) = state.next(consumer: id) else { return nil }
             return f.index
         }
         #expect(indices == [0, 1], "queued frames, in order")
@@ -116,8 +116,8 @@ import Testing
             Issue.record("a waiting consumer was not handed the frame")
             return
         }
-        continuation.resume(returning: .frame(Self.frame(7, at: 0.28)))
-        guard case .frame(let frame) = await pulled else {
+        continuation.resume(returning: .element(Self.frame(7, at: 0.28)))
+        guard case .element(let frame) = await pulled else {
             Issue.record("no frame")
             return
         }
@@ -162,8 +162,8 @@ import Testing
             Issue.record("the waiting copy was not handed the frame")
             return
         }
-        continuation.resume(returning: .frame(Self.frame(3, at: 0.12)))
-        guard case .frame(let frame) = await first else {
+        continuation.resume(returning: .element(Self.frame(3, at: 0.12)))
+        guard case .element(let frame) = await first else {
             Issue.record("the first copy got no frame")
             return
         }

@@ -98,9 +98,9 @@ package final class Demuxer {
     /// Reading goes on from the start of the data (since the open or an exact rewind): the first
     /// packet read of each stream is its first.
     private var readsFromStart = true
-    /// Each stream's first packet time (presentation, else decoding), as read from the start:
-    /// what a rewind must give again.
-    private var firstTimestamps: [Int32: Int64] = [:]
+    /// Each stream's first packet time (presentation, else decoding) and byte position (-1:
+    /// unknown), as read from the start: what a rewind must give again.
+    private var firstPackets: [Int32: (time: Int64, position: Int64)] = [:]
     /// Streams whose packets are encrypted, with the scheme (`cenc`, `cbcs`, …), as the first
     /// packets read showed it (see ``Encryption``).
     package private(set) var encryption: [Int32: String] = [:]
@@ -395,10 +395,10 @@ package final class Demuxer {
                     av_packet_unref(packet)
                     continue
                 }
-                if readsFromStart, firstTimestamps[index] == nil {
+                if readsFromStart, firstPackets[index] == nil {
                     let p = packet.pointee
                     let time = p.pts != FFmpegConstants.noPTS ? p.pts : p.dts
-                    if time != FFmpegConstants.noPTS { firstTimestamps[index] = time }
+                    if time != FFmpegConstants.noPTS { firstPackets[index] = (time, p.pos) }
                 }
                 lastPacketWasShort = packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0
                 if lastPacketWasShort {
@@ -588,6 +588,10 @@ package final class Demuxer {
             try seekToStart(by: by)
             let lost = try streamsThatLostTheirStart()
             guard let next = lost.first(where: { !tried.contains($0) }) else {
+                if !lost.isEmpty, try seekToFirstByte() {
+                    readsFromStart = true
+                    return
+                }
                 if !lost.isEmpty, by != -1 {
                     // No seek keeps every stream: the container's own choice, as before.
                     try seekToStart(by: -1)
@@ -597,6 +601,25 @@ package final class Demuxer {
             }
             by = next
         }
+    }
+
+    /// Where no stream's seek keeps every stream's start: a seek to the byte where the first
+    /// packet read from the start began, when the container seeks by bytes (a raw stream of
+    /// packets: a PGS file). Checked as every rewind is.
+    /// - Returns: whether it kept every stream's start.
+    private func seekToFirstByte() throws(PlayheadError) -> Bool {
+        let positions = firstPackets.values.map(\.position).filter { $0 >= 0 }
+        guard let first = positions.min(), let format = context.pointer.pointee.iformat,
+            format.pointee.flags & AVFMT_NO_BYTE_SEEK == 0
+        else { return false }
+        dropPushedBack()
+        context.relay.readBegins()
+        let result = avformat_seek_file(context.pointer, -1, Int64.min, first, first, AVSEEK_FLAG_BYTE)
+        if context.relay.hasStalled {
+            throw FFmpegError.stalled(function: "avformat_seek_file", result: result, file: source)
+        }
+        guard result >= 0 else { return false }
+        return try streamsThatLostTheirStart().isEmpty
     }
 
     private func seekToStart(by stream: Int32) throws(PlayheadError) {
@@ -614,15 +637,20 @@ package final class Demuxer {
     }
 
     /// Reads ahead (putting everything back) until each selected stream whose first packet is
-    /// known has shown one, and returns the streams whose first packet now comes later.
+    /// known has shown one, and returns the streams whose first packet now comes later: a later
+    /// time, or the same time further into the file (a subtitle's display set is several packets
+    /// of one time, and a seek to the second loses the first).
     private func streamsThatLostTheirStart() throws(PlayheadError) -> [Int32] {
-        var expected: [Int32: Int64] = [:]
+        var expected: [Int32: (time: Int64, position: Int64)] = [:]
         for stream in context.streams where selected.isEmpty || selected.contains(stream.pointee.index) {
             let type = stream.pointee.codecpar?.pointee.codec_type
-            guard type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_VIDEO else { continue }
+            // A subtitle stream only when it is chosen (a subtitle read): a sparse one's first cue
+            // may come minutes in, far past what a rewind for pictures and sound reads ahead.
+            let chosenSubtitle = type == AVMEDIA_TYPE_SUBTITLE && selected.contains(stream.pointee.index)
+            guard type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_VIDEO || chosenSubtitle else { continue }
             let index = stream.pointee.index
             let start = stream.pointee.start_time
-            if let first = firstTimestamps[index] ?? (start == FFmpegConstants.noPTS ? nil : start) { expected[index] = first }
+            if let first = firstPackets[index] ?? (start == FFmpegConstants.noPTS ? nil : (start, -1)) { expected[index] = first }
         }
         var lost: [Int32] = []
         var read: [OwnedPacket] = []
@@ -641,7 +669,7 @@ package final class Demuxer {
             read.append(holder)
             let time = p.pts != FFmpegConstants.noPTS ? p.pts : p.dts
             guard let first = expected[p.stream_index], time != FFmpegConstants.noPTS else { continue }
-            if time > first { lost.append(p.stream_index) }
+            if time > first.time || (time == first.time && first.position >= 0 && p.pos > first.position) { lost.append(p.stream_index) }
             expected[p.stream_index] = nil
         }
         return lost

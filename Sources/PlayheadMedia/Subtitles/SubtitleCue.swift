@@ -11,6 +11,9 @@ public struct SubtitleCue: Sendable, Hashable {
     public var styledText: String?
     /// A bitmap subtitle (PGS, DVB, DVD) has pictures, not text: how many (its text is empty).
     public var pictureCount: Int
+    /// A bitmap subtitle's pictures and their places, when they were asked for
+    /// (``Asset/subtitleCues(_:pictures:bufferingLimit:)``); empty otherwise.
+    public var pictures: [SubtitlePicture]
     /// The subtitles are forced (shown whatever a viewer chose: a film's foreign-language lines).
     public var isForced: Bool
 
@@ -22,13 +25,18 @@ public struct SubtitleCue: Sendable, Hashable {
     ///   - styledText: its ASS text, when it has text.
     ///   - pictureCount: how many pictures a bitmap cue has.
     ///   - isForced: whether it is forced.
-    public init(start: MediaTime, end: MediaTime, text: String, styledText: String? = nil, pictureCount: Int = 0, isForced: Bool = false) {
+    ///   - pictures: a bitmap cue's pictures.
+    public init(
+        start: MediaTime, end: MediaTime, text: String, styledText: String? = nil, pictureCount: Int = 0, isForced: Bool = false,
+        pictures: [SubtitlePicture] = []
+    ) {
         self.start = start
         self.end = end
         self.text = text
         self.styledText = styledText
         self.pictureCount = pictureCount
         self.isForced = isForced
+        self.pictures = pictures
     }
 }
 
@@ -110,11 +118,15 @@ public struct SubtitleTrack: Sendable, Hashable {
     public var cues: [SubtitleCue]
     /// Damaged packets passed over while reading.
     public var damagedPackets: Int
+    /// The picture size a bitmap track's ``SubtitlePicture/rect``s count in (the size the stream
+    /// declares, as FFmpeg's decoder reads it; nil when it declares none: the video's).
+    public var canvasSize: PixelSize?
 
-    package init(trackIndex: Int, cues: [SubtitleCue], damagedPackets: Int) {
+    package init(trackIndex: Int, cues: [SubtitleCue], damagedPackets: Int, canvasSize: PixelSize? = nil) {
         self.trackIndex = trackIndex
         self.cues = cues
         self.damagedPackets = damagedPackets
+        self.canvasSize = canvasSize
     }
 }
 

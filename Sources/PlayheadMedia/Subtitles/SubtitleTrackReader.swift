@@ -15,19 +15,49 @@ package enum SubtitleTrackReader {
     /// - Throws: `demux.trackNotFound` (no such subtitle track, naming what the file holds),
     ///   `decode.decoderNotFound`, the source's read failure (`io.truncated`, …), `state.cancelled`.
     package static func cues(_ choice: TrackChoice, demuxer: Demuxer) throws(PlayheadError) -> SubtitleTrack {
-        let index = try stream(choice, in: demuxer)
         var cues: [SubtitleCue] = []
-        let damage = try read(index, of: demuxer) { (subtitle) throws(PlayheadError) in
-            let cue = Self.cue(subtitle.pointee)
+        var track = try read(choice, demuxer: demuxer, pictures: false) { (cue) throws(PlayheadError) in cues.append(cue) }
+        track.cues = cues
+        return track
+    }
+
+    /// Every cue of the subtitle stream `choice` names, handed to `each` one at a time as it is
+    /// read (a cue is held back until the next subtitle, or the end, says where it ends: by the
+    /// rule of ``cues(_:demuxer:)``), so that a track of pictures is never held whole.
+    /// - Parameters:
+    ///   - choice: the subtitle track.
+    ///   - demuxer: the opened source; its reading position is used up.
+    ///   - pictures: whether a bitmap cue carries its pictures (``SubtitleCue/pictures``).
+    ///   - each: takes each cue, in the container's order; what it throws ends the read.
+    /// - Returns: the track's index, damage and canvas (its cues empty: they went to `each`).
+    /// - Throws: as ``cues(_:demuxer:)``; `output.conversionFailed` when a picture cannot be
+    ///   converted; what `each` throws.
+    package static func read(
+        _ choice: TrackChoice, demuxer: Demuxer, pictures: Bool, each: (SubtitleCue) throws(PlayheadError) -> Void
+    ) throws(PlayheadError) -> SubtitleTrack {
+        let index = try stream(choice, in: demuxer)
+        guard let stream = demuxer.context.stream(at: Int(index)) else {
+            throw PlayheadError(code: .trackNotFound, message: "no stream #\(index)", file: demuxer.source)
+        }
+        let decoder = try StreamDecoder(stream: stream, threads: 1, source: demuxer.source)
+        var pending: SubtitleCue?
+        let damage = try read(index, of: demuxer, decoder: decoder) { (subtitle) throws(PlayheadError) in
+            let cue = try Self.cue(subtitle.pointee, pictures: pictures, source: demuxer.source)
             guard cue.start.isNumeric else { return }
             // A cue left open ends where the next begins; an empty subtitle (a bitmap stream's
             // clearing of the screen) ends the one before it, if that one was to last longer.
-            if let last = cues.indices.last, !cues[last].end.isNumeric || (subtitle.pointee.num_rects == 0 && cues[last].end > cue.start) {
-                cues[last].end = max(cues[last].start, cue.start)
+            if var last = pending, !last.end.isNumeric || (subtitle.pointee.num_rects == 0 && last.end > cue.start) {
+                last.end = max(last.start, cue.start)
+                pending = last
             }
-            if subtitle.pointee.num_rects > 0 { cues.append(cue) }
+            guard subtitle.pointee.num_rects > 0 else { return }
+            if let last = pending { try each(last) }
+            pending = cue
         }
-        return SubtitleTrack(trackIndex: Int(index), cues: cues, damagedPackets: damage.count)
+        if let last = pending { try each(last) }
+        let (width, height) = (Int(decoder.context.pointee.width), Int(decoder.context.pointee.height))
+        let declared = width > 0 && height > 0 ? PixelSize(width: width, height: height) : nil
+        return SubtitleTrack(trackIndex: Int(index), cues: [], damagedPackets: damage.count, canvasSize: declared)
     }
 
     /// Writes the subtitle stream `choice` names as a file of `format` (srt, vtt, ass) at `path`,
@@ -152,12 +182,13 @@ package enum SubtitleTrackReader {
     }
 
     /// What a decoded subtitle shows, on the container's timeline.
-    private static func cue(_ subtitle: AVSubtitle) -> SubtitleCue {
+    private static func cue(_ subtitle: AVSubtitle, pictures wanted: Bool, source: String) throws(PlayheadError) -> SubtitleCue {
         let microseconds = AVRational(num: 1, den: Int32(AV_TIME_BASE))
         let base = MediaTime(ffmpegTimestamp: subtitle.pts, timeBase: microseconds)
         let milliseconds = { (value: UInt32) in MediaTime(value: Int64(value), timescale: 1000) }
         var texts: [String] = [], styled: [String] = []
         var pictures = 0
+        var images: [SubtitlePicture] = []
         var forced = false
         for i in 0..<Int(subtitle.num_rects) {
             guard let rect = subtitle.rects?[i]?.pointee else { continue }
@@ -173,6 +204,7 @@ package enum SubtitleTrackReader {
                 texts.append(text)
             default:
                 pictures += 1
+                if wanted, rect.type == SUBTITLE_BITMAP, let image = try SubtitlePicture.converting(rect, source: source) { images.append(image) }
             }
         }
         return SubtitleCue(
@@ -181,6 +213,6 @@ package enum SubtitleTrackReader {
             end: subtitle.end_display_time == 0 || subtitle.end_display_time >= UInt32(Int32.max)
                 || subtitle.end_display_time < subtitle.start_display_time ? .indefinite : base + milliseconds(subtitle.end_display_time),
             text: texts.joined(separator: "\n"), styledText: styled.isEmpty ? nil : styled.joined(separator: "\n"), pictureCount: pictures,
-            isForced: forced)
+            isForced: forced, pictures: images)
     }
 }

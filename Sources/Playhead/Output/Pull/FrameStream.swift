@@ -79,7 +79,7 @@ public final class FrameStream: FrameSink, AsyncSequence, Sendable {
                 state.cancelWait(key: key)
             }
             switch answer {
-            case .frame(let frame):
+            case .element(let frame):
                 stream.wakeProducerIfWaiting()
                 return frame
             case .end:
@@ -130,7 +130,7 @@ public final class FrameStream: FrameSink, AsyncSequence, Sendable {
             case .queued, .dropped:
                 return
             case .handOver(let continuation):
-                continuation.resume(returning: .frame(copy))
+                continuation.resume(returning: .element(copy))
                 return
             case .full:
                 // Nothing waits for a frame a seek superseded or a stopped session made.

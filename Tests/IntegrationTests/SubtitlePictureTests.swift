@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+
+@testable import Playhead
+
+/// A bitmap subtitle track's pictures (PGS, and DVD as ffmpeg's own encoder converts them), with
+/// ffmpeg as the oracle: each picture that `playhead subtitles --format json` writes, put where
+/// its cue says on a black canvas, is the frame ffmpeg draws by overlaying the same track on black
+/// (`[black][0:s]overlay`) at a time inside the cue — every pixel of the canvas, so a picture in the
+/// wrong place, of the wrong colour or transparency, or a missing one fails.
+@Suite struct SubtitlePictureTests {
+    static let canvas = (width: 320, height: 240)
+
+    /// The fixtures: the PGS file, the same in Matroska, and DVD subtitles (ffmpeg's `dvdsub`
+    /// encoder, from the PGS pictures) in Matroska.
+    static func files(in folder: String) async throws -> [String] {
+        let sup = folder + "/pictures.sup"
+        try SubtitleTests.pictureSubtitles(sup)
+        let pgs = folder + "/pgs.mkv", dvd = folder + "/dvd.mkv"
+        _ = try await Reference.run(try Reference.ffmpeg(), ["-v", "error", "-y", "-i", sup, "-map", "0", "-c", "copy", pgs])
+        _ = try await Reference.run(try Reference.ffmpeg(), ["-v", "error", "-y", "-i", sup, "-c:s", "dvdsub", dvd])
+        return [sup, pgs, dvd]
+    }
+
+    /// ffmpeg's frames of `path`'s subtitles overlaid on black, 25 a second for 6 s, as RGBA.
+    static func ffmpegFrames(_ path: String) async throws -> [UInt8] {
+        try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-f", "lavfi", "-i", "color=c=black:s=\(canvas.width)x\(canvas.height):r=25:d=6,format=rgba", "-i", path,
+                "-filter_complex", "[0:v][1:s]overlay=format=auto:eof_action=pass,format=rgba", "-frames:v", "150", "-f", "rawvideo",
+                "-pix_fmt", "rgba", "-",
+            ])
+    }
+
+    /// A PNG's pixels as RGBA, decoded by ffmpeg.
+    static func rgba(_ png: String) async throws -> [UInt8] {
+        try await Reference.run(try Reference.ffmpeg(), ["-v", "error", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgba", "-"])
+    }
+
+    @Test func picturesAreFFmpegsInTheirPlaces() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let frameBytes = Self.canvas.width * Self.canvas.height * 4
+        for path in try await Self.files(in: folder) {
+            let name = URL(fileURLWithPath: path).lastPathComponent
+            let out = folder + "/out-" + name
+            let run = try await CLI.run(["subtitles", "--out", out, "--format", "json", "--json", path])
+            #expect(run.status == 0, "\(name): \(run.stderr)")
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            let report = try #require((summary["files"] as? [[String: Any]])?.first)
+            #expect(report["pictures"] as? Int == 3, "\(name): \(report)")
+            let place = out + "/01-" + name
+            let cues = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: place + "/subtitles.json"))) as? [[String: Any]])
+            #expect(cues.count == 3, "\(name): \(cues)")
+            let reference = try await Self.ffmpegFrames(path)
+            #expect(reference.count == 150 * frameBytes, "\(name): ffmpeg drew \(reference.count / frameBytes) frames")
+            for (number, cue) in cues.enumerated() {
+                let canvas = cue["canvas"] as? [String: Int]
+                #expect(canvas == ["width": 320, "height": 240], "\(name) cue \(number + 1): \(cue)")
+                let pictures = try #require(cue["pictures"] as? [[String: Any]], "\(name) cue \(number + 1): \(cue)")
+                let expected = SubtitleTests.pictureCues[number].rect
+                #expect(pictures.count == 1, "\(name) cue \(number + 1): \(pictures)")
+                // Ours: each picture over black where the cue says it goes (alpha as overlay blends it).
+                var ours = [UInt8](repeating: 0, count: frameBytes)
+                for index in stride(from: 3, to: frameBytes, by: 4) { ours[index] = 255 }
+                for picture in pictures {
+                    let (x, y, w, h) = (
+                        picture["x"] as? Int ?? -1, picture["y"] as? Int ?? -1, picture["width"] as? Int ?? 0, picture["height"] as? Int ?? 0
+                    )
+                    #expect(
+                        x == expected.x && y == expected.y && w == expected.width && h == expected.height, "\(name) cue \(number + 1): \(picture)")
+                    let file = try #require(picture["file"] as? String)
+                    #expect(file == String(format: "cue-%06d-1.png", number + 1))
+                    let pixels = try await Self.rgba(place + "/" + file)
+                    try #require(pixels.count == w * h * 4 && x >= 0 && y >= 0 && x + w <= 320 && y + h <= 240, "\(name): \(file)")
+                    for row in 0..<h {
+                        for column in 0..<w {
+                            let from = (row * w + column) * 4, to = ((y + row) * Self.canvas.width + x + column) * 4
+                            let alpha = Int(pixels[from + 3])
+                            for channel in 0..<3 {
+                                let under = Int(ours[to + channel])
+                                ours[to + channel] = UInt8((Int(pixels[from + channel]) * alpha + under * (255 - alpha) + 127) / 255)
+                            }
+                        }
+                    }
+                }
+                // ffmpeg's frame half a second into the cue.
+                let start = try #require(cue["start"] as? Double)
+                let frame = Int(((start + 0.5) * 25).rounded())
+                let theirs = reference[(frame * frameBytes)..<((frame + 1) * frameBytes)]
+                let differing = zip(ours, theirs).filter { abs(Int($0) - Int($1)) > 2 }.count
+                #expect(differing == 0, "\(name) cue \(number + 1): \(differing) bytes differ from ffmpeg's frame \(frame)")
+                // The picture is not blank: ffmpeg shows something there (a wrong time would compare black with black).
+                #expect(theirs.enumerated().contains { $0.offset % 4 != 3 && $0.element > 100 }, "\(name) cue \(number + 1): ffmpeg's frame is blank")
+            }
+        }
+    }
+
+    /// The library's stream: the same pictures and places, the canvas; a track that is not there
+    /// is thrown by the loop (`demux.trackNotFound`), after nothing.
+    @Test func theStreamGivesPicturesAndItsFailure() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let sup = folder + "/pictures.sup"
+        try SubtitleTests.pictureSubtitles(sup)
+        let asset = Asset(path: sup)
+        let stream = asset.subtitleCues(pictures: true, bufferingLimit: 1)
+        var cues: [SubtitleCue] = []
+        for try await cue in stream { cues.append(cue) }
+        #expect(
+            cues.map { $0.pictures.map(\.rect) }
+                == SubtitleTests.pictureCues.map { [PixelRect(x: $0.rect.x, y: $0.rect.y, width: $0.rect.width, height: $0.rect.height)] })
+        #expect(cues.map(\.start.seconds) == [1, 3, 5] && cues.prefix(2).map(\.end.seconds) == [2, 4.5], "\(cues.map(\.start))")
+        #expect(stream.track?.canvasSize == PixelSize(width: 320, height: 240), "\(String(describing: stream.track))")
+        // Without pictures: the times and counts only.
+        var counted: [Int] = []
+        var starts: [Double] = []
+        for try await cue in asset.subtitleCues() {
+            counted.append(cue.pictures.count * 10 + cue.pictureCount)
+            starts.append(cue.start.seconds)
+        }
+        #expect(counted == [1, 1, 1], "\(starts)")
+        var taken = 0
+        do {
+            for try await _ in asset.subtitleCues(.index(7)) { taken += 1 }
+            Issue.record("a missing track gave no error")
+        } catch {
+            #expect(error.code == .trackNotFound && taken == 0, "\(error)")
+        }
+    }
+}
