@@ -130,4 +130,48 @@ import Testing
             #expect(error.code == .trackNotFound && taken == 0, "\(error)")
         }
     }
+
+    /// A loop that stops early stops the read: the worker thread is given back (the read is
+    /// over, short of the track's end) whether the loop breaks (its iterator dropped) or its task
+    /// is cancelled while it waits — never a thread held by a queue nobody takes from.
+    @Test func aLoopThatStopsEarlyStopsTheRead() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // 400 cues, a picture each: far more than the queue holds.
+        var text = ""
+        for n in 0..<400 { text += String(format: "%d\n00:%02d:%02d,000 --> 00:%02d:%02d,500\nCue %d\n\n", n + 1, n / 60, n % 60, n / 60, n % 60, n) }
+        try Data(text.utf8).write(to: URL(fileURLWithPath: folder + "/many.srt"))
+        let asset = Asset(path: folder + "/many.srt")
+        let broken = asset.subtitleCues(bufferingLimit: 1)
+        var taken = 0
+        for try await _ in broken {
+            taken += 1
+            if taken == 2 { break }
+        }
+        let until = ContinuousClock.now + Bound.seconds(5)
+        while !broken.readHasEnded, ContinuousClock.now < until { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(broken.readHasEnded && broken.track == nil, "a broken loop left the read waiting (or it read on to the end)")
+
+        let waiting = asset.subtitleCues(bufferingLimit: 1)
+        let task = Task {
+            var count = 0
+            for try await _ in waiting {
+                count += 1
+                if count == 3 { try await Task.sleep(for: .seconds(60)) }
+            }
+            return count
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        _ = try? await task.value
+        let later = ContinuousClock.now + Bound.seconds(5)
+        while !waiting.readHasEnded, ContinuousClock.now < later { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(waiting.readHasEnded && waiting.track == nil, "a cancelled loop left the read waiting")
+
+        // Read whole: every cue, and the track's facts.
+        var all = 0
+        let whole = asset.subtitleCues(bufferingLimit: 1)
+        for try await _ in whole { all += 1 }
+        #expect(all == 400 && whole.track?.cues.isEmpty == true, "\(all) cues")
+    }
 }

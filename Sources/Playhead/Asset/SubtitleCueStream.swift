@@ -43,6 +43,9 @@ public final class SubtitleCueStream: AsyncSequence, Sendable {
     /// read has ended; ``SubtitleTrack/cues`` is empty (they came through the sequence).
     public var track: SubtitleTrack? { facts.withLock { $0 } }
 
+    /// Whether the read is over: at the track's end, failed, or stopped because the consumer left.
+    var readHasEnded: Bool { state.withLock { $0.hasEnded } }
+
     /// Starts the read of `choice` of `asset` on a worker thread.
     func start(_ asset: Asset, choice: TrackChoice, pictures: Bool) {
         let (state, room, stop, facts) = (self.state, self.room, self.stop, self.facts)

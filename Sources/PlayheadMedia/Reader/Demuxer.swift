@@ -627,6 +627,9 @@ package final class Demuxer {
         readsFromStart = false
         context.relay.readBegins()
         var result = avformat_seek_file(context.pointer, stream, Int64.min, Int64.min, Int64.min, 0)
+        // A demuxer that seeks to the nearest entry within bounds (a subtitle file: SubRip, ASS…)
+        // finds none at or before the very first time: the first one after it, then.
+        if result < 0 { result = avformat_seek_file(context.pointer, stream, Int64.min, Int64.min, Int64.max, 0) }
         if result < 0, stream == -1 { result = avformat_seek_file(context.pointer, -1, Int64.min, 0, 0, AVSEEK_FLAG_BYTE) }
         if context.relay.hasStalled {
             throw FFmpegError.stalled(function: "avformat_seek_file", result: result, file: source)

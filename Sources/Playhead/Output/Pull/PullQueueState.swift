@@ -49,6 +49,9 @@ struct PullQueueState<Element: Sendable> {
         self.limit = max(1, limit)
     }
 
+    /// Whether the producer has ended (its last element given, or it stopped).
+    var hasEnded: Bool { ended }
+
     /// Whether the producer's elements still have a consumer to go to.
     var isOpen: Bool { !ended && consumer != .gone }
 
