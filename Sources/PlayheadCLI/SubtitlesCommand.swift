@@ -113,15 +113,21 @@ struct SubtitlesCommand: AsyncParsableCommand {
                 // The start first: a source read once (a pipe) is not opened again after the read.
                 let start = try await asset.load(.startTime)
                 let origin = start.isNumeric ? start : .zero
-                let (cues, track) = try await Self.readCues(of: asset, track: track, origin: origin, folder: folder)
-                let bytes: [UInt8]
-                do {
-                    bytes = try JSONOutput.encode(cues)
+                let (cues, track, pictures) = try await Self.readCues(of: asset, track: track, origin: origin, folder: folder)
+                do throws(PlayheadError) {
+                    let bytes: [UInt8]
+                    do {
+                        bytes = try JSONOutput.encode(cues)
+                    } catch {
+                        throw PlayheadError(code: .writeFailed, message: "could not encode the cues: \(error)", file: target)
+                    }
+                    try await WorkerPool.shared.value("playhead.output") { () throws(PlayheadError) in
+                        try SafeFile.write(bytes, to: target)
+                    }
                 } catch {
-                    throw PlayheadError(code: .writeFailed, message: "could not encode the cues: \(error)", file: target)
-                }
-                try await WorkerPool.shared.value("playhead.output") { () throws(PlayheadError) in
-                    try SafeFile.write(bytes, to: target)
+                    // Pictures without their index are not passed off as a track.
+                    await Self.remove(pictures, in: folder)
+                    throw error
                 }
                 (report.track, report.cues, report.damagedPackets) = (track.trackIndex, cues.count, track.damagedPackets)
                 report.pictures = cues.reduce(0) { $0 + ($1.pictures?.count ?? 0) }
@@ -142,12 +148,13 @@ struct SubtitlesCommand: AsyncParsableCommand {
 
 extension SubtitlesCommand {
     /// Every cue of `track`, a bitmap cue's pictures written into `folder` as PNGs as they come
-    /// (`cue-000001-1.png`: a track of pictures is never held whole); on a failure, the pictures
-    /// written are removed again.
-    /// - Returns: the cues as JSON lists them, and the track read.
+    /// (`cue-000001-1.png`: a track of pictures is never held whole); on a failure or a cancel
+    /// (a signal), the pictures written are removed again.
+    /// - Returns: the cues as JSON lists them, the track read, and the pictures' names.
+    /// - Throws: the read's or a write's failure; `state.cancelled` when the loop was cut off.
     static func readCues(
         of asset: Asset, track: TrackChoice, origin: MediaTime, folder: String
-    ) async throws(PlayheadError) -> ([SubtitleCueReport], SubtitleTrack) {
+    ) async throws(PlayheadError) -> ([SubtitleCueReport], SubtitleTrack, [String]) {
         var reports: [SubtitleCueReport] = []
         var written: [String] = []
         do throws(PlayheadError) {
@@ -159,17 +166,18 @@ extension SubtitlesCommand {
                     let number = reports.count + 1
                     let names = cue.pictures.indices.map { OutputNames.subtitlePicture(cue: number, picture: $0 + 1) }
                     let pictures = cue.pictures
+                    // Named before they are written: a failure halfway through a cue removes its first ones too.
+                    written += names
                     try await WorkerPool.shared.value("playhead.output") { () throws(PlayheadError) in
                         for (picture, name) in zip(pictures, names) {
                             try SafeFile.write(try picture.pngData(), to: folder + "/" + name, syncFolder: false)
                         }
                     }
-                    written += names
                     report.pictures = zip(pictures, names).map { SubtitlePictureReport(file: $1, rect: $0.rect) }
                 }
                 reports.append(report)
             }
-            guard let read = stream.track else {
+            guard stream.isComplete, let read = stream.track else {
                 throw PlayheadError(code: .cancelled, message: "the read stopped before its end", file: asset.source)
             }
             if let canvas = read.canvasSize {
@@ -177,12 +185,17 @@ extension SubtitlesCommand {
                     reports[index].canvas = SubtitleCanvasReport(width: canvas.width, height: canvas.height)
                 }
             }
-            return (reports, read)
+            return (reports, read, written)
         } catch {
-            let names = written
-            await WorkerPool.shared.value("playhead.output") { for name in names { unlink(folder + "/" + name) } }
+            await remove(written, in: folder)
             throw error
         }
+    }
+
+    /// Removes the files `names` of `folder` (the pictures of a track not written whole).
+    static func remove(_ names: [String], in folder: String) async {
+        guard !names.isEmpty else { return }
+        await WorkerPool.shared.value("playhead.output") { for name in names { unlink(folder + "/" + name) } }
     }
 }
 

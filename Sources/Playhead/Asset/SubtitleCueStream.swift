@@ -11,8 +11,8 @@ import PlayheadMedia
 /// }
 /// ```
 ///
-/// The read starts at once, on one of Playhead's worker threads, and waits while
-/// `bufferingLimit` cues are waiting. The sequence ends after the last cue, or throws the read's
+/// The read starts at the first `next()`, on one of Playhead's worker threads, and waits while
+/// `bufferingLimit` cues are waiting (a stream never iterated holds no thread). The sequence ends after the last cue, or throws the read's
 /// failure (`demux.trackNotFound`, `io.truncated`, …) once the cues read before it have been
 /// taken. Dropping the iterator, cancelling the task that iterates or letting go of the stream
 /// stops the read. One consumer: another iterator ends at once.
@@ -26,10 +26,15 @@ public final class SubtitleCueStream: AsyncSequence, Sendable {
     /// Raised when the consumer is gone: the read stops where it is.
     private let stop = InterruptFlag()
     private let facts = Locked<SubtitleTrack?>(nil)
+    /// What the read is, until the first `next()` starts it (nil afterwards).
+    private let unstarted: Locked<(asset: Asset, choice: TrackChoice, pictures: Bool)?>
+    private let completed = Locked(false)
 
+    /// A stream of `choice` of `asset`, read once iterated.
     /// - Parameter bufferingLimit: cues that may wait (held to 1…256).
-    init(bufferingLimit: Int) {
+    init(_ asset: Asset, choice: TrackChoice, pictures: Bool, bufferingLimit: Int) {
         state = Locked(PullQueueState(limit: Swift.min(Swift.max(bufferingLimit, 1), 256)))
+        unstarted = Locked((asset, choice, pictures))
     }
 
     deinit {
@@ -43,11 +48,21 @@ public final class SubtitleCueStream: AsyncSequence, Sendable {
     /// read has ended; ``SubtitleTrack/cues`` is empty (they came through the sequence).
     public var track: SubtitleTrack? { facts.withLock { $0 } }
 
+    /// Whether the consumer has taken every cue of the track (the loop reached the track's end,
+    /// neither cancelled nor failed): false after a loop that a cancel or a failure ended.
+    public var isComplete: Bool { completed.withLock { $0 } }
+
     /// Whether the read is over: at the track's end, failed, or stopped because the consumer left.
     var readHasEnded: Bool { state.withLock { $0.hasEnded } }
 
-    /// Starts the read of `choice` of `asset` on a worker thread.
-    func start(_ asset: Asset, choice: TrackChoice, pictures: Bool) {
+    /// Starts the read on a worker thread, the first time it is called.
+    fileprivate func startOnce() {
+        guard
+            let (asset, choice, pictures) = unstarted.withLock({ read in
+                defer { read = nil }
+                return read
+            })
+        else { return }
         let (state, room, stop, facts) = (self.state, self.room, self.stop, self.facts)
         WorkerPool.shared.run("playhead.subtitles") {
             let result: Result<SubtitleTrack, PlayheadError>
@@ -106,6 +121,7 @@ public final class SubtitleCueStream: AsyncSequence, Sendable {
         /// - Throws: the read's failure, once, after the cues read before it.
         public mutating func next() async throws(PlayheadError) -> SubtitleCue? {
             let id = consumer.id
+            if id != nil { stream.startOnce() }
             let answer = await cancellableWait(stream.state, cancelled: PullQueueState<SubtitleCue>.Pull.end) { state, key, continuation in
                 if let now = state.next(consumer: id) { return now }
                 state.wait(key: key, continuation: continuation)
@@ -115,15 +131,19 @@ public final class SubtitleCueStream: AsyncSequence, Sendable {
             }
             switch answer {
             case .element(let cue):
-                stream.room.signal()
+                stream.wakeProducerIfWaiting()
                 return cue
             case .end:
                 if Task.isCancelled, let id {
                     stream.state.withLock { $0.consumerGone(id) }
                     stream.stop.raise()
                 }
-                stream.room.signal()
-                if id != nil, let failure = stream.state.withLock({ $0.takeFailure() }) { throw failure }
+                stream.wakeProducerIfWaiting()
+                guard id != nil else { return nil }
+                if let failure = stream.state.withLock({ $0.takeFailure() }) { throw failure }
+                // Every cue taken: the read reached the track's end (its facts are there) and this
+                // loop was not cut off by a cancel.
+                if !Task.isCancelled, stream.track != nil { stream.completed.withLock { $0 = true } }
                 return nil
             }
         }
@@ -146,6 +166,11 @@ public final class SubtitleCueStream: AsyncSequence, Sendable {
             stream.room.signal()
         }
     }
+
+    /// Wakes a read that waits for room, once (no wake-ups pile up while none waits).
+    private func wakeProducerIfWaiting() {
+        if state.withLock({ $0.takeProducerWake() }) { room.signal() }
+    }
 }
 
 extension Asset {
@@ -157,10 +182,8 @@ extension Asset {
     ///   - choice: the track: ``TrackChoice/default``, an index, or a language.
     ///   - pictures: whether a bitmap cue carries its pictures (each is converted to RGBA).
     ///   - bufferingLimit: cues read ahead of the loop at most (1…256).
-    /// - Returns: the sequence; its read has begun.
+    /// - Returns: the sequence; its read begins with the first `next()`.
     public nonisolated func subtitleCues(_ choice: TrackChoice = .default, pictures: Bool = false, bufferingLimit: Int = 8) -> SubtitleCueStream {
-        let stream = SubtitleCueStream(bufferingLimit: bufferingLimit)
-        stream.start(self, choice: choice, pictures: pictures)
-        return stream
+        SubtitleCueStream(self, choice: choice, pictures: pictures, bufferingLimit: bufferingLimit)
     }
 }

@@ -47,8 +47,9 @@ package enum WholeStreamAudio {
     ) throws(PlayheadError) -> AudioStreamFacts? {
         guard let audio = demuxer.audio, let stream = demuxer.context.stream(at: Int(audio.index)) else { return nil }
         if let scheme = demuxer.encryption[audio.index] { throw Encryption.refusal(scheme: scheme, stream: audio.index, file: demuxer.source) }
-        try demuxer.rewind()
+        // Chosen first, so that the rewind checks this stream's start.
         demuxer.select([audio.index])
+        try demuxer.rewind()
         let decoder = try StreamDecoder(stream: stream, threads: 1, source: demuxer.source)
         let timeBase = stream.pointee.time_base
         try opened(decoder, timeBase)

@@ -588,11 +588,15 @@ package final class Demuxer {
             try seekToStart(by: by)
             let lost = try streamsThatLostTheirStart()
             guard let next = lost.first(where: { !tried.contains($0) }) else {
-                if !lost.isEmpty, try seekToFirstByte() {
-                    readsFromStart = true
-                    return
+                var moved = by != -1
+                if lost.contains(where: isChosenSubtitle) {
+                    if try seekToFirstByte() {
+                        readsFromStart = true
+                        return
+                    }
+                    moved = true
                 }
-                if !lost.isEmpty, by != -1 {
+                if !lost.isEmpty, moved {
                     // No seek keeps every stream: the container's own choice, as before.
                     try seekToStart(by: -1)
                 }
@@ -603,9 +607,10 @@ package final class Demuxer {
         }
     }
 
-    /// Where no stream's seek keeps every stream's start: a seek to the byte where the first
-    /// packet read from the start began, when the container seeks by bytes (a raw stream of
-    /// packets: a PGS file). Checked as every rewind is.
+    /// Where no stream's seek keeps a chosen subtitle stream's start: a seek to the byte where
+    /// the first packet read from the start began, when the container seeks by bytes (a raw
+    /// stream of packets: a PGS file). Checked as every rewind is, and a stream that then shows
+    /// no packet counts as lost (Matroska at its end reads nothing after a byte seek).
     /// - Returns: whether it kept every stream's start.
     private func seekToFirstByte() throws(PlayheadError) -> Bool {
         let positions = firstPackets.values.map(\.position).filter { $0 >= 0 }
@@ -619,7 +624,12 @@ package final class Demuxer {
             throw FFmpegError.stalled(function: "avformat_seek_file", result: result, file: source)
         }
         guard result >= 0 else { return false }
-        return try streamsThatLostTheirStart().isEmpty
+        return try streamsThatLostTheirStart(unseenAreLost: true).isEmpty
+    }
+
+    /// Whether `index` is a subtitle stream chosen to be read.
+    private func isChosenSubtitle(_ index: Int32) -> Bool {
+        selected.contains(index) && context.stream(at: Int(index))?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE
     }
 
     private func seekToStart(by stream: Int32) throws(PlayheadError) {
@@ -643,7 +653,9 @@ package final class Demuxer {
     /// known has shown one, and returns the streams whose first packet now comes later: a later
     /// time, or the same time further into the file (a subtitle's display set is several packets
     /// of one time, and a seek to the second loses the first).
-    private func streamsThatLostTheirStart() throws(PlayheadError) -> [Int32] {
+    /// - Parameter unseenAreLost: count a stream that showed no packet at all as lost too (a seek
+    ///   that left the demuxer at its end reads nothing).
+    private func streamsThatLostTheirStart(unseenAreLost: Bool = false) throws(PlayheadError) -> [Int32] {
         var expected: [Int32: (time: Int64, position: Int64)] = [:]
         for stream in context.streams where selected.isEmpty || selected.contains(stream.pointee.index) {
             let type = stream.pointee.codecpar?.pointee.codec_type
@@ -675,6 +687,7 @@ package final class Demuxer {
             if time > first.time || (time == first.time && first.position >= 0 && p.pos > first.position) { lost.append(p.stream_index) }
             expected[p.stream_index] = nil
         }
+        if unseenAreLost { lost += expected.keys }
         return lost
     }
 

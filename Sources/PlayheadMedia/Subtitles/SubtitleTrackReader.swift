@@ -35,29 +35,9 @@ package enum SubtitleTrackReader {
     package static func read(
         _ choice: TrackChoice, demuxer: Demuxer, pictures: Bool, each: (SubtitleCue) throws(PlayheadError) -> Void
     ) throws(PlayheadError) -> SubtitleTrack {
-        let index = try stream(choice, in: demuxer)
-        guard let stream = demuxer.context.stream(at: Int(index)) else {
-            throw PlayheadError(code: .trackNotFound, message: "no stream #\(index)", file: demuxer.source)
-        }
-        let decoder = try StreamDecoder(stream: stream, threads: 1, source: demuxer.source)
-        var pending: SubtitleCue?
-        let damage = try read(index, of: demuxer, decoder: decoder) { (subtitle) throws(PlayheadError) in
-            let cue = try Self.cue(subtitle.pointee, pictures: pictures, source: demuxer.source)
-            guard cue.start.isNumeric else { return }
-            // A cue left open ends where the next begins; an empty subtitle (a bitmap stream's
-            // clearing of the screen) ends the one before it, if that one was to last longer.
-            if var last = pending, !last.end.isNumeric || (subtitle.pointee.num_rects == 0 && last.end > cue.start) {
-                last.end = max(last.start, cue.start)
-                pending = last
-            }
-            guard subtitle.pointee.num_rects > 0 else { return }
-            if let last = pending { try each(last) }
-            pending = cue
-        }
-        if let last = pending { try each(last) }
-        let (width, height) = (Int(decoder.context.pointee.width), Int(decoder.context.pointee.height))
-        let declared = width > 0 && height > 0 ? PixelSize(width: width, height: height) : nil
-        return SubtitleTrack(trackIndex: Int(index), cues: [], damagedPackets: damage.count, canvasSize: declared)
+        let reader = try SubtitleCueReader(choice, demuxer: demuxer, pictures: pictures)
+        while let cue = try reader.next() { try each(cue) }
+        return SubtitleTrack(trackIndex: Int(reader.index), cues: [], damagedPackets: reader.damage.count, canvasSize: reader.canvasSize)
     }
 
     /// Writes the subtitle stream `choice` names as a file of `format` (srt, vtt, ass) at `path`,
@@ -147,20 +127,17 @@ package enum SubtitleTrackReader {
         return Int32(chosen)
     }
 
-    /// Reads stream `index` to its end, handing each decoded subtitle to `body`.
+    /// Reads stream `index` to its end, handing each decoded subtitle, as `decoder` gives it, to
+    /// `body` (for the text encoder, which takes FFmpeg's subtitles themselves; a list of cues is
+    /// the ``SubtitleCueReader``'s).
     /// - Returns: the damage passed over.
     private static func read(
-        _ index: Int32, of demuxer: Demuxer, decoder given: StreamDecoder? = nil,
-        _ body: (UnsafeMutablePointer<AVSubtitle>) throws(PlayheadError) -> Void
+        _ index: Int32, of demuxer: Demuxer, decoder: StreamDecoder, _ body: (UnsafeMutablePointer<AVSubtitle>) throws(PlayheadError) -> Void
     ) throws(PlayheadError) -> DamageTally {
-        guard let stream = demuxer.context.stream(at: Int(index)) else {
-            throw PlayheadError(code: .trackNotFound, message: "no stream #\(index)", file: demuxer.source)
-        }
-        let decoder: StreamDecoder
-        if let given { decoder = given } else { decoder = try StreamDecoder(stream: stream, threads: 1, source: demuxer.source) }
-        // From the start, whoever read the demuxer before (a kept one is handed on where it stopped).
-        try demuxer.rewind()
+        // That stream alone, from the start, whoever read the demuxer before (a kept one is handed
+        // on where it stopped): chosen first, so that the rewind checks its start.
         demuxer.select([index], alone: true)
+        try demuxer.rewind()
         let packet = try OwnedPacket()
         reading: while true {
             switch demuxer.read(into: packet) {
@@ -182,7 +159,7 @@ package enum SubtitleTrackReader {
     }
 
     /// What a decoded subtitle shows, on the container's timeline.
-    private static func cue(_ subtitle: AVSubtitle, pictures wanted: Bool, source: String) throws(PlayheadError) -> SubtitleCue {
+    static func cue(_ subtitle: AVSubtitle, pictures wanted: Bool, source: String) throws(PlayheadError) -> SubtitleCue {
         let microseconds = AVRational(num: 1, den: Int32(AV_TIME_BASE))
         let base = MediaTime(ffmpegTimestamp: subtitle.pts, timeBase: microseconds)
         let milliseconds = { (value: UInt32) in MediaTime(value: Int64(value), timescale: 1000) }
