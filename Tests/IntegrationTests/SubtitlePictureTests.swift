@@ -185,4 +185,101 @@ import Testing
         for try await _ in whole { all += 1 }
         #expect(all == 400 && whole.track?.cues.isEmpty == true && whole.isComplete, "\(all) cues")
     }
+
+    /// A 320x240 film of 6 s with the PGS track of ``SubtitleTests/pictureSubtitles(_:)`` (its
+    /// cues moved to 0, 2 and 4 s, as ffmpeg starts each input at 0).
+    static func film(in folder: String) async throws -> (film: String, sup: String) {
+        let sup = folder + "/pictures.sup"
+        try SubtitleTests.pictureSubtitles(sup)
+        let film = folder + "/film.mkv"
+        _ = try await Reference.run(
+            try Reference.ffmpeg(),
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=6", "-i", sup, "-map", "0", "-map", "1", "-c:v", "libx264",
+                "-preset", "ultrafast", "-c:s", "copy", film,
+            ])
+        return (film, sup)
+    }
+
+    /// Frame `number` (from 1) of `path` as ffmpeg decodes it to RGB, its subtitle track laid on
+    /// (`[0:v][0:s]overlay`) when `overlaid`, or the pictures of `sidecar`.
+    static func ffmpegFrame(_ path: String, _ number: Int, overlaid: Bool, sidecar: String? = nil) async throws -> [UInt8] {
+        let select = "select=eq(n\\,\(number - 1))"
+        let graph: [String]
+        if let sidecar {
+            graph = ["-i", sidecar, "-filter_complex", "[0:v][1:s]overlay=format=auto," + select]
+        } else {
+            graph = overlaid ? ["-filter_complex", "[0:v][0:s]overlay=format=auto," + select] : ["-vf", select]
+        }
+        // A file beside the film keeps its own times (as a SubRip file beside it does), which
+        // ffmpeg does with -copyts (without, it would move the first cue to the film's start).
+        let times = sidecar == nil ? [] : ["-copyts"]
+        return try await Reference.run(
+            try Reference.ffmpeg(), ["-v", "error"] + times + ["-i", path] + graph + ["-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+    }
+
+    static func ppm(_ path: String) throws -> [UInt8] {
+        let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let header = Array("P6\n320 240\n255\n".utf8)
+        guard data.starts(with: header) else { return [] }
+        return Array(data.dropFirst(header.count))
+    }
+
+    /// Picture subtitles drawn in (`--subtitles` on `play`, `thumbnails` and a composition
+    /// layer; a `.sup` file beside the film): each frame is ffmpeg's overlay of the track, a frame
+    /// inside a cue shows the picture the plain frame lacks, one outside is the plain frame —
+    /// thumbnails asked out of order too (the cues read again after a seek back), and every pass
+    /// of a looped layer.
+    @Test func picturesAreDrawnInAsFFmpegOverlaysThem() async throws {
+        let folder = try HostileOperationsTests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (film, sup) = try await Self.film(in: folder)
+        // Inside the cues (0–1, 2–3.5, 4– s) and between them.
+        let inside = [6, 13, 51, 63, 81, 101, 140], outside = [31, 38, 95]
+        let run = try await CLI.run(["play", "--out", folder + "/p", "--format", "ppm", "--no-audio", "--subtitles", "default", film])
+        #expect(run.status == 0, "\(run.stderr)")
+        for frame in inside + outside {
+            let ours = try Self.ppm(folder + String(format: "/p/01-film.mkv/frame-%06d.ppm", frame))
+            let theirs = try await Self.ffmpegFrame(film, frame, overlaid: true)
+            let plain = try await Self.ffmpegFrame(film, frame, overlaid: false)
+            #expect(
+                SubtitleBurnInTests.differing(ours, theirs) == 0,
+                "frame \(frame): \(SubtitleBurnInTests.differing(ours, theirs)) bytes unlike ffmpeg's")
+            let shown = SubtitleBurnInTests.differing(ours, plain)
+            #expect(inside.contains(frame) ? shown > 1000 : shown == 0, "frame \(frame): \(shown) bytes unlike the plain frame")
+        }
+
+        // Thumbnails out of order (a time before the last one reads the cues again), and the same
+        // pictures from a .sup beside the film (its own times, from the film's start).
+        for (name, spec) in [("track", "default"), ("sidecar", sup)] {
+            let out = folder + "/t-" + name
+            let thumbs = try await CLI.run(
+                ["thumbnails", "--out", out, "--at", "4.5,0.5,2.5,1.5", "--format", "ppm", "--size", "320x240", "--subtitles", spec, film])
+            #expect(thumbs.status == 0, "\(name): \(thumbs.stderr)")
+            // Ascending order of time: 0.5, 1.5, 2.5, 4.5 s are frames 13, 38, 63, 113.
+            for (number, frame) in [(1, 13), (2, 38), (3, 63), (4, 113)] {
+                let ours = try Self.ppm(out + "/01-film.mkv/thumb-000\(number).ppm")
+                let theirs = try await Self.ffmpegFrame(film, frame, overlaid: name == "track", sidecar: name == "sidecar" ? sup : nil)
+                #expect(
+                    SubtitleBurnInTests.differing(ours, theirs) == 0 && !ours.isEmpty,
+                    "\(name) thumbnail \(number): \(SubtitleBurnInTests.differing(ours, theirs)) bytes unlike ffmpeg's")
+            }
+        }
+
+        // A looped layer: the second pass (from the loop cache) shows the same pictures.
+        let composed = try await CLI.run([
+            "compose", "--json", "--size", "320x240", "--rate", "25", "--duration", "12", "--format", "ppm", "--out", folder + "/c",
+            "--layer", "x=0,y=0,w=320,h=240,loop=2,subtitles=default,source=\(film)",
+        ])
+        #expect(composed.status == 0, "\(composed.stderr)")
+        for frame in [13, 63] {
+            let theirs = try await Self.ffmpegFrame(film, frame, overlaid: true)
+            for pass in 0..<2 {
+                let ours = try Self.ppm(folder + String(format: "/c/composition/frame-%06d.ppm", frame + 150 * pass))
+                #expect(
+                    SubtitleBurnInTests.differing(ours, theirs) <= ours.count / 1000 && !ours.isEmpty,
+                    "pass \(pass + 1), frame \(frame): \(SubtitleBurnInTests.differing(ours, theirs)) bytes unlike ffmpeg's")
+            }
+        }
+    }
 }

@@ -1,9 +1,11 @@
 internal import CFFmpeg
 
-/// Subtitles drawn into the picture, before it is fitted: a text track of the played file, or a
-/// subtitle file beside it (`.srt`, `.ass`, `.vtt`), rendered by libavfilter's `subtitles`
-/// filter (libass) as `ffmpeg -vf subtitles=FILE:si=N` renders them. The played file is opened
-/// again by the filter, by its path or URL (not a byte source or a pipe).
+/// Subtitles drawn into the picture, before it is fitted: a track of the played file, or a
+/// subtitle file beside it (`.srt`, `.ass`, `.vtt`, `.sup`). Text is rendered by libavfilter's
+/// `subtitles` filter (libass) as `ffmpeg -vf subtitles=FILE:si=N` renders it; a bitmap track
+/// (PGS, DVB, DVD) is laid on the picture by its `overlay` filter, each picture where the stream
+/// places it, as `ffmpeg -filter_complex "[0:v][0:s]overlay"` lays it. The played file is opened
+/// again for its subtitles, by its path or URL (not a byte source or a pipe).
 public enum SubtitleBurnIn: Sendable, Hashable {
     /// A subtitle track of the played file (an index as `probe` prints it, a language, its default).
     case track(TrackChoice)
@@ -30,6 +32,8 @@ package final class SubtitleBurner {
     private var graphKey: (size: PixelSize, format: Int32)?
     private let input: OwnedFrame
     private let output: OwnedFrame
+    /// A bitmap track's overlay (nil: text, through the `subtitles` filter).
+    private var pictures: SubtitlePictureOverlay?
 
     /// A burner of `burnIn` for the pictures of `demuxer`'s stream timed in `timeBase`.
     /// - Parameters:
@@ -46,7 +50,7 @@ package final class SubtitleBurner {
                 throw PlayheadError(
                     code: .invalidArgument,
                     message:
-                        "its own subtitles cannot be drawn: the subtitles filter opens the file again, and a pipe, standard input or a byte source cannot be (give a subtitle file)",
+                        "its own subtitles cannot be drawn: drawing them opens the file again, and a pipe, standard input or a byte source cannot be (give a subtitle file)",
                     file: demuxer.source)
             }
             file = demuxer.source
@@ -54,11 +58,19 @@ package final class SubtitleBurner {
                 demuxer.context.streams.filter {
                     $0.pointee.index < index && $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE
                 }.count
+            if let stream = demuxer.context.stream(at: Int(index)), !SubtitleTrackReader.isText(stream.pointee.codecpar.pointee.codec_id) {
+                pictures = try SubtitlePictureOverlay(
+                    file: file, choice: .index(Int(index)), timeBase: timeBase.ffmpeg, shift: 0, source: demuxer.source)
+            }
         case .file(let path):
             file = path
             subtitleTrack = nil
             let start = demuxer.containerStart
             if start.isNumeric { shift = start.ffmpegTimestamp(in: timeBase.ffmpeg) }
+            // A file of pictures (a `.sup`) is laid on as a bitmap track is; text goes to libass.
+            if Self.holdsPictures(path) {
+                pictures = try SubtitlePictureOverlay(file: path, choice: .default, timeBase: timeBase.ffmpeg, shift: shift, source: path)
+            }
         }
         self.timeBase = timeBase.ffmpeg
         source = demuxer.source
@@ -66,10 +78,20 @@ package final class SubtitleBurner {
         output = try OwnedFrame()
     }
 
+    /// Whether the subtitle file at `path` holds a bitmap track first (its first subtitle stream,
+    /// as its header says); false when it cannot be opened (the `subtitles` filter then says why).
+    private static func holdsPictures(_ path: String) -> Bool {
+        guard let demuxer = try? Demuxer.open(path, interrupt: InterruptFlag()),
+            let stream = demuxer.context.streams.first(where: { $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE })
+        else { return false }
+        return !SubtitleTrackReader.isText(stream.pointee.codecpar.pointee.codec_id)
+    }
+
     /// `frame` with the cues showing at its time drawn in: a frame of the burner's own, valid
     /// until the next call; `frame` itself is left as it was.
     /// - Throws: `decode.decodeFailed` naming the subtitle file when it cannot be read or drawn.
     func burn(_ frame: OwnedFrame) throws(PlayheadError) -> OwnedFrame {
+        if let pictures { return try pictures.burn(frame) }
         let size = frame.size
         let format = frame.pointer.pointee.format
         if graphKey?.size != size || graphKey?.format != format {
