@@ -24,10 +24,17 @@ import Testing
 
     /// Frame `number` (from 1) of `path` as ffmpeg decodes it to RGB, through `filter` when given.
     static func ffmpegFrame(_ path: String, _ number: Int, filter: String?) async throws -> [UInt8] {
-        let chain = (filter.map { [$0] } ?? []) + ["select=eq(n\\,\(number - 1))"]
-        return try await Reference.run(
-            try Reference.ffmpeg(),
-            ["-v", "error", "-i", path, "-vf", chain.joined(separator: ","), "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        let chain = (filter.map { [$0] } ?? []) + [selecting(number)]
+        return try await rgbFrame(["-i", path, "-vf", chain.joined(separator: ",")])
+    }
+
+    /// The filter that keeps frame `number` (from 1) alone.
+    static func selecting(_ number: Int) -> String { "select=eq(n\\,\(number - 1))" }
+
+    /// The one frame ffmpeg gives for `arguments` (its inputs and filters), as RGB.
+    static func rgbFrame(_ arguments: [String]) async throws -> [UInt8] {
+        try await Reference.run(
+            try Reference.ffmpeg(), ["-v", "error"] + arguments + ["-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
     }
 
     /// The bytes of two pictures that differ by more than 8 (rounding in a conversion aside).
@@ -36,9 +43,10 @@ import Testing
         return zip(a, b).filter { abs(Int($0) - Int($1)) > 8 }.count
     }
 
-    static func ours(_ ppm: String) throws -> [UInt8] {
+    /// The pixels of a PPM file of `size` (empty when it is not one).
+    static func ours(_ ppm: String, size: String = "320 180") throws -> [UInt8] {
         let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: ppm)))
-        let header = Array("P6\n320 180\n255\n".utf8)
+        let header = Array("P6\n\(size)\n255\n".utf8)
         guard data.starts(with: header) else { return [] }
         return Array(data.dropFirst(header.count))
     }

@@ -204,26 +204,18 @@ import Testing
     /// Frame `number` (from 1) of `path` as ffmpeg decodes it to RGB, its subtitle track laid on
     /// (`[0:v][0:s]overlay`) when `overlaid`, or the pictures of `sidecar`.
     static func ffmpegFrame(_ path: String, _ number: Int, overlaid: Bool, sidecar: String? = nil) async throws -> [UInt8] {
-        let select = "select=eq(n\\,\(number - 1))"
-        let graph: [String]
-        if let sidecar {
-            graph = ["-i", sidecar, "-filter_complex", "[0:v][1:s]overlay=format=auto," + select]
-        } else {
-            graph = overlaid ? ["-filter_complex", "[0:v][0:s]overlay=format=auto," + select] : ["-vf", select]
+        let select = SubtitleBurnInTests.selecting(number)
+        guard let sidecar else {
+            return try await SubtitleBurnInTests.rgbFrame(
+                ["-i", path] + (overlaid ? ["-filter_complex", "[0:v][0:s]overlay=format=auto," + select] : ["-vf", select]))
         }
         // A file beside the film keeps its own times (as a SubRip file beside it does), which
         // ffmpeg does with -copyts (without, it would move the first cue to the film's start).
-        let times = sidecar == nil ? [] : ["-copyts"]
-        return try await Reference.run(
-            try Reference.ffmpeg(), ["-v", "error"] + times + ["-i", path] + graph + ["-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        return try await SubtitleBurnInTests.rgbFrame(
+            ["-copyts", "-i", path, "-i", sidecar, "-filter_complex", "[0:v][1:s]overlay=format=auto," + select])
     }
 
-    static func ppm(_ path: String) throws -> [UInt8] {
-        let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        let header = Array("P6\n320 240\n255\n".utf8)
-        guard data.starts(with: header) else { return [] }
-        return Array(data.dropFirst(header.count))
-    }
+    static func ppm(_ path: String) throws -> [UInt8] { try SubtitleBurnInTests.ours(path, size: "320 240") }
 
     /// Picture subtitles drawn in (`--subtitles` on `play`, `thumbnails` and a composition
     /// layer; a `.sup` file beside the film): each frame is ffmpeg's overlay of the track, a frame

@@ -20,9 +20,7 @@ public final class SubtitleCueStream: AsyncSequence, Sendable {
     public typealias Element = SubtitleCue
     public typealias Failure = PlayheadError
 
-    private let state: Locked<PullQueueState<SubtitleCue>>
-    /// Signalled when the consumer takes a cue or leaves while the read waits for room.
-    private let room = DispatchSemaphore(value: 0)
+    private let queue: PullQueue<SubtitleCue>
     /// Raised when the consumer is gone: the read stops where it is.
     private let stop = InterruptFlag()
     private let facts = Locked<SubtitleTrack?>(nil)
@@ -33,15 +31,15 @@ public final class SubtitleCueStream: AsyncSequence, Sendable {
     /// A stream of `choice` of `asset`, read once iterated.
     /// - Parameter bufferingLimit: cues that may wait (held to 1…256).
     init(_ asset: Asset, choice: TrackChoice, pictures: Bool, bufferingLimit: Int) {
-        state = Locked(PullQueueState(limit: Swift.min(Swift.max(bufferingLimit, 1), 256)))
+        queue = PullQueue(limit: Swift.min(Swift.max(bufferingLimit, 1), 256))
         unstarted = Locked((asset, choice, pictures))
     }
 
     deinit {
         // Nobody can iterate any more: the read stops and gives its thread back.
         stop.raise()
-        state.withLock { $0.end() }?.resume(returning: .end)
-        room.signal()
+        queue.end()
+        queue.wakeProducerIfWaiting()
     }
 
     /// The track read (its index, the damage passed over, a bitmap track's canvas size) once the
@@ -53,7 +51,7 @@ public final class SubtitleCueStream: AsyncSequence, Sendable {
     public var isComplete: Bool { completed.withLock { $0 } }
 
     /// Whether the read is over: at the track's end, failed, or stopped because the consumer left.
-    var readHasEnded: Bool { state.withLock { $0.hasEnded } }
+    var readHasEnded: Bool { queue.state.withLock { $0.hasEnded } }
 
     /// Starts the read on a worker thread, the first time it is called.
     fileprivate func startOnce() {
@@ -63,7 +61,7 @@ public final class SubtitleCueStream: AsyncSequence, Sendable {
                 return read
             })
         else { return }
-        let (state, room, stop, facts) = (self.state, self.room, self.stop, self.facts)
+        let (queue, stop, facts) = (self.queue, self.stop, self.facts)
         WorkerPool.shared.run("playhead.subtitles") {
             let result: Result<SubtitleTrack, PlayheadError>
             do throws(PlayheadError) {
@@ -71,105 +69,54 @@ public final class SubtitleCueStream: AsyncSequence, Sendable {
                 defer { asset.giveBack(demuxer) }
                 result = .success(
                     try SubtitleTrackReader.read(choice, demuxer: demuxer, pictures: pictures) { (cue) throws(PlayheadError) in
-                        try Self.offer(cue, state: state, room: room, stop: stop, file: demuxer.source)
+                        // Waits while the queue is full; a consumer gone stops the read.
+                        guard !stop.isRaised, case .taken = queue.offer(cue, poll: .milliseconds(50), giveUp: { stop.isRaised }) else {
+                            stop.raise()
+                            throw .cancelled(file: demuxer.source)
+                        }
                     })
             } catch {
                 result = .failure(error)
             }
             if case .success(let track) = result { facts.withLock { $0 = track } }
             let failure: PlayheadError? = if case .failure(let error) = result, !stop.isRaised { error } else { nil }
-            state.withLock { $0.end(failure: failure) }?.resume(returning: .end)
-        }
-    }
-
-    /// Hands `cue` to the consumer, waiting while the queue is full.
-    /// - Throws: `state.cancelled` once the consumer is gone (the read stops).
-    private static func offer(
-        _ cue: SubtitleCue, state: Locked<PullQueueState<SubtitleCue>>, room: DispatchSemaphore, stop: InterruptFlag, file: String
-    ) throws(PlayheadError) {
-        while true {
-            if stop.isRaised { throw .cancelled(file: file) }
-            switch state.withLock({ $0.offer(cue) }) {
-            case .queued:
-                return
-            case .handOver(let continuation):
-                continuation.resume(returning: .element(cue))
-                return
-            case .dropped:
-                stop.raise()
-                throw .cancelled(file: file)
-            case .full:
-                _ = room.wait(timeout: .now() + .milliseconds(50))
-            }
+            queue.end(failure: failure)
         }
     }
 
     // MARK: AsyncSequence
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(stream: self, consumer: Consumer(stream: self, id: state.withLock { $0.startConsumer() }))
+        let (queue, stop) = (self.queue, self.stop)
+        let consumer = PullQueue<SubtitleCue>.Consumer(id: queue.startConsumer()) { id in
+            queue.consumerGone(id)
+            stop.raise()
+        }
+        return AsyncIterator(stream: self, consumer: consumer)
     }
 
     /// The one consumer's iterator. Not `Sendable`: it is used by the task that iterates.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let stream: SubtitleCueStream
-        let consumer: Consumer
+        let consumer: PullQueue<SubtitleCue>.Consumer
 
         /// The next cue, waiting for it when none is queued.
         /// - Returns: the cue, or nil at the end of the track, when the calling task is cancelled
         ///   (the read then stops), or for an iterator that is not the stream's consumer.
         /// - Throws: the read's failure, once, after the cues read before it.
         public mutating func next() async throws(PlayheadError) -> SubtitleCue? {
-            let id = consumer.id
-            if id != nil { stream.startOnce() }
-            let answer = await cancellableWait(stream.state, cancelled: PullQueueState<SubtitleCue>.Pull.end) { state, key, continuation in
-                if let now = state.next(consumer: id) { return now }
-                state.wait(key: key, continuation: continuation)
-                return nil
-            } unregister: { state, key in
-                state.cancelWait(key: key)
-            }
-            switch answer {
-            case .element(let cue):
-                stream.wakeProducerIfWaiting()
-                return cue
-            case .end:
-                if Task.isCancelled, let id {
-                    stream.state.withLock { $0.consumerGone(id) }
-                    stream.stop.raise()
-                }
-                stream.wakeProducerIfWaiting()
-                guard id != nil else { return nil }
-                if let failure = stream.state.withLock({ $0.takeFailure() }) { throw failure }
-                // Every cue taken: the read reached the track's end (its facts are there) and this
-                // loop was not cut off by a cancel.
-                if !Task.isCancelled, stream.track != nil { stream.completed.withLock { $0 = true } }
+            guard consumer.id != nil else { return nil }
+            stream.startOnce()
+            if let cue = await stream.queue.next(consumer: consumer.id) { return cue }
+            if Task.isCancelled {
+                stream.stop.raise()
                 return nil
             }
+            if let failure = stream.queue.takeFailure() { throw failure }
+            // Every cue taken: the read reached the track's end (its facts are there).
+            if stream.track != nil { stream.completed.withLock { $0 = true } }
+            return nil
         }
-    }
-
-    /// Ends the consumer (and the read) when its iterator, every copy of it, is dropped.
-    final class Consumer: Sendable {
-        let stream: SubtitleCueStream
-        let id: UInt64?
-
-        init(stream: SubtitleCueStream, id: UInt64?) {
-            self.stream = stream
-            self.id = id
-        }
-
-        deinit {
-            guard let id else { return }
-            stream.state.withLock { $0.consumerGone(id) }
-            stream.stop.raise()
-            stream.room.signal()
-        }
-    }
-
-    /// Wakes a read that waits for room, once (no wake-ups pile up while none waits).
-    private func wakeProducerIfWaiting() {
-        if state.withLock({ $0.takeProducerWake() }) { room.signal() }
     }
 }
 

@@ -34,10 +34,8 @@ public final class FrameStream: FrameSink, AsyncSequence, Sendable {
     public typealias Failure = Never
 
     public let pixelFormat: OutputPixelFormat
-    private let state: Locked<FrameStreamState>
+    private let queue: PullQueue<CapturedFrame>
     private let info = Locked<FrameStreamInfo?>(nil)
-    /// Signalled when the consumer takes a frame or leaves while the producer waits for room.
-    private let room = DispatchSemaphore(value: 0)
 
     /// - Parameters:
     ///   - pixelFormat: the layout frames are converted to (rgb24 by default).
@@ -45,11 +43,11 @@ public final class FrameStream: FrameSink, AsyncSequence, Sendable {
     ///     (1…64; values outside are held to the range).
     public init(pixelFormat: OutputPixelFormat = .rgb24, bufferingLimit: Int = 4) {
         self.pixelFormat = pixelFormat
-        state = Locked(FrameStreamState(limit: Swift.min(Swift.max(bufferingLimit, 1), 64)))
+        queue = PullQueue(limit: Swift.min(Swift.max(bufferingLimit, 1), 64))
     }
 
     /// Frames waiting for the consumer now.
-    public var bufferedFrameCount: Int { state.withLock { $0.queue.count } }
+    public var bufferedFrameCount: Int { queue.state.withLock { $0.queue.count } }
 
     /// What the latest stream of frames is (size, layout, rate), once the first has begun.
     public var streamInfo: FrameStreamInfo? { info.withLock { $0 } }
@@ -57,54 +55,21 @@ public final class FrameStream: FrameSink, AsyncSequence, Sendable {
     // MARK: AsyncSequence
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(stream: self, consumer: Consumer(stream: self, id: state.withLock { $0.startConsumer() }))
+        let queue = self.queue
+        return AsyncIterator(queue: queue, consumer: PullQueue.Consumer(id: queue.startConsumer()) { queue.consumerGone($0) })
     }
 
     /// The one consumer's iterator. Not `Sendable`: it is used by the task that iterates (a copy
     /// that calls `next()` while another copy waits gets nil).
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let stream: FrameStream
-        let consumer: Consumer
+        let queue: PullQueue<CapturedFrame>
+        let consumer: PullQueue<CapturedFrame>.Consumer
 
         /// The next frame, waiting for it when none is queued.
         /// - Returns: the frame, or nil at the end of the stream, when the calling task is cancelled
         ///   (the consumer then leaves for good), or for an iterator that is not the stream's consumer.
         public mutating func next() async -> CapturedFrame? {
-            let id = consumer.id
-            let answer = await cancellableWait(stream.state, cancelled: FrameStreamState.Pull.end) { state, key, continuation in
-                if let now = state.next(consumer: id) { return now }
-                state.wait(key: key, continuation: continuation)
-                return nil
-            } unregister: { state, key in
-                state.cancelWait(key: key)
-            }
-            switch answer {
-            case .element(let frame):
-                stream.wakeProducerIfWaiting()
-                return frame
-            case .end:
-                // Cancelled before it could wait: the consumer leaves as if it had waited.
-                if Task.isCancelled, let id { stream.state.withLock { $0.consumerGone(id) } }
-                stream.wakeProducerIfWaiting()
-                return nil
-            }
-        }
-    }
-
-    /// Ends the consumer when its iterator (every copy of it) is dropped.
-    final class Consumer: Sendable {
-        let stream: FrameStream
-        let id: UInt64?
-
-        init(stream: FrameStream, id: UInt64?) {
-            self.stream = stream
-            self.id = id
-        }
-
-        deinit {
-            guard let id else { return }
-            stream.state.withLock { $0.consumerGone(id) }
-            stream.wakeProducerIfWaiting()
+            await queue.next(consumer: consumer.id)
         }
     }
 
@@ -123,36 +88,15 @@ public final class FrameStream: FrameSink, AsyncSequence, Sendable {
     /// - Parameter frame: the frame presented.
     /// - Throws: never.
     public func write(_ frame: VideoFrame) throws(PlayheadError) {
-        guard state.withLock({ $0.isOpen }) else { return }
-        let copy = CapturedFrame(copying: frame)
-        while true {
-            switch state.withLock({ $0.offer(copy) }) {
-            case .queued, .dropped:
-                return
-            case .handOver(let continuation):
-                continuation.resume(returning: .element(copy))
-                return
-            case .full:
-                // Nothing waits for a frame a seek superseded or a stopped session made.
-                if frame.isAbandoned { return }
-                _ = room.wait(timeout: .now() + .milliseconds(10))
-            }
-        }
+        guard queue.state.withLock({ $0.isOpen }) else { return }
+        // Nothing waits for a frame a seek superseded or a stopped session made.
+        _ = queue.offer(CapturedFrame(copying: frame), poll: .milliseconds(10)) { frame.isAbandoned }
     }
 
     /// Ends the stream: the consumer gets the frames queued, then the end.
     /// - Throws: never.
-    public func finish() throws(PlayheadError) { endStream() }
+    public func finish() throws(PlayheadError) { queue.end() }
 
     /// Ends the stream, as ``finish()`` does: the consumer gets the frames queued, then the end.
-    public func abort() { endStream() }
-
-    private func endStream() {
-        state.withLock { $0.end() }?.resume(returning: .end)
-    }
-
-    /// Wakes a producer that waits for room, once (no wake-ups pile up while none waits).
-    func wakeProducerIfWaiting() {
-        if state.withLock({ $0.takeProducerWake() }) { room.signal() }
-    }
+    public func abort() { queue.end() }
 }
